@@ -1,0 +1,282 @@
+"""The move-log notation: ``Move``, ``Draw`` and ``Undo``, in text and JSON form.
+
+Parsing is strict and independent of any position (stage one: syntax);
+whether an action is allowed is the rules' business (stage two).
+
+>>> str(Move.from_text("t2:10♦>t5"))
+'T2:TD>T5'
+>>> parse_action("S>W")
+Draw()
+>>> [str(a) for a in parse_log("T7>F  # to its foundation\\nS, U")]
+['T7>F', 'S', 'U']
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Iterable, Union
+
+from .cards import Card
+from .errors import InvalidActionError, InvalidCardError
+
+_NUMBER = re.compile(r"[1-9][0-9]{0,2}\Z")
+_SEPARATORS = re.compile(r"[\s,;]+")
+
+EXAMPLES = "a move like T2:TD>T5, T7>F or W>T4, S to draw, or U to undo"
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """Move the card (Yukon: the group) named by ``source``/``card`` onto ``target``.
+
+    ``source`` is ``"T"`` (column), ``"W"`` (waste) or ``"F"`` (foundation) with a
+    1-based ``source_index`` (0 for the waste); ``target`` is ``"T"`` or ``"F"``,
+    ``target_index`` ``None`` for a foundation left to the app's choice.
+    ``card``, when given, asserts which card the action picks up.
+    """
+
+    source: str
+    source_index: int
+    target: str
+    target_index: int | None
+    card: Card | None = None
+
+    @classmethod
+    def from_text(cls, text: str) -> "Move":
+        action = parse_action(text)
+        if not isinstance(action, Move):
+            raise InvalidActionError(f"{text!r} is not a move", text=text)
+        return action
+
+    @property
+    def source_name(self) -> str:
+        return "W" if self.source == "W" else f"{self.source}{self.source_index}"
+
+    @property
+    def target_name(self) -> str:
+        return "F" if self.target_index is None else f"{self.target}{self.target_index}"
+
+    @property
+    def is_canonical(self) -> bool:
+        """Canonical moves name the card and the foundation index."""
+        return self.card is not None and self.target_index is not None
+
+    def __str__(self) -> str:
+        card = "" if self.card is None else f":{self.card}"
+        return f"{self.source_name}{card}>{self.target_name}"
+
+    def to_json(self) -> dict[str, str]:
+        out = {"from": self.source_name}
+        if self.card is not None:
+            out["card"] = str(self.card)
+        out["to"] = self.target_name
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Draw:
+    """Turn the next stock card onto the waste (Forty Thieves)."""
+
+    def __str__(self) -> str:
+        return "S"
+
+    def to_json(self) -> dict[str, str]:
+        return {"action": "draw"}
+
+
+@dataclass(frozen=True, slots=True)
+class Undo:
+    """Undo the last action that can still be undone."""
+
+    def __str__(self) -> str:
+        return "U"
+
+    def to_json(self) -> dict[str, str]:
+        return {"action": "undo"}
+
+
+Action = Union[Move, Draw, Undo]
+DRAW = Draw()
+UNDO = Undo()
+
+
+def _pile_number(text: str, what: str, whole: str) -> int:
+    if not _NUMBER.match(text):
+        raise InvalidActionError(
+            f"{whole!r}: {what} number {text!r} is not a number from 1 (columns T1…, foundations F1…)",
+            text=whole)
+    return int(text)
+
+
+def _parse_source(text: str, whole: str) -> tuple[str, int]:
+    if text == "W":
+        return "W", 0
+    if text[:1] in ("T", "F") and len(text) > 1:
+        return text[0], _pile_number(text[1:], "column" if text[0] == "T" else "foundation", whole)
+    if text == "S":
+        raise InvalidActionError(f"{whole!r}: the stock only turns cards onto the waste: write S", text=whole)
+    if text == "F":
+        raise InvalidActionError(f"{whole!r}: a foundation as source needs its number, e.g. F2>T4", text=whole)
+    shown = text or "nothing"
+    raise InvalidActionError(
+        f"{whole!r}: source {shown!r} is not a pile: expected a column T1…, the waste W or a foundation F1…",
+        text=whole)
+
+
+def _parse_target(text: str, whole: str) -> tuple[str, int | None]:
+    if text == "F":
+        return "F", None
+    if text[:1] in ("T", "F") and len(text) > 1:
+        return text[0], _pile_number(text[1:], "column" if text[0] == "T" else "foundation", whole)
+    shown = text or "nothing"
+    raise InvalidActionError(
+        f"{whole!r}: target {shown!r} is not a column T1… or a foundation F or F1…", text=whole)
+
+
+@lru_cache(maxsize=8192)
+def parse_action(text: str) -> Action:
+    """Parse one action in text form; raise :class:`InvalidActionError` on bad syntax."""
+    if not isinstance(text, str):
+        raise InvalidActionError(f"an action in text form must be a string, not {type(text).__name__}",
+                                 text=repr(text))
+    upper = text.strip().upper()
+    if upper == "S" or upper == "S>W":
+        return DRAW
+    if upper == "U":
+        return UNDO
+    if not upper:
+        raise InvalidActionError(f"empty action: expected {EXAMPLES}", text=text)
+    if ">" not in upper:
+        raise InvalidActionError(f"{text!r} is not an action: expected {EXAMPLES}", text=text)
+    left, _, right = upper.partition(">")
+    if ">" in right:
+        raise InvalidActionError(f"{text!r}: an action has one '>', between source and target", text=text)
+    card = None
+    if ":" in left:
+        left, _, card_text = left.partition(":")
+        try:
+            card = Card.from_text(card_text)
+        except InvalidCardError:
+            raise InvalidActionError(
+                f"{text!r}: {card_text!r} is not a card: expected rank A 2-9 T J Q K (or 10) "
+                f"then suit S H D C (or ♠ ♥ ♦ ♣)", text=text) from None
+    source, source_index = _parse_source(left, text)
+    target, target_index = _parse_target(right, text)
+    return Move(source, source_index, target, target_index, card)
+
+
+_JSON_MOVE_KEYS = {"from", "card", "to"}
+
+
+def action_from_json(item: Any) -> Action:
+    """Parse one item of a JSON log: a text action or an action object."""
+    if isinstance(item, str):
+        return parse_action(item)
+    if not isinstance(item, dict):
+        raise InvalidActionError(
+            f"an action is a string or an object, not {_json_type(item)}", text=_compact(item))
+    text = _compact(item)
+    if "action" in item:
+        extra = set(item) - {"action"}
+        if extra:
+            raise InvalidActionError(f"{text}: unexpected key {sorted(extra)[0]!r} beside 'action'", text=text)
+        kind = item["action"]
+        if kind == "draw":
+            return DRAW
+        if kind == "undo":
+            return UNDO
+        raise InvalidActionError(f"{text}: 'action' must be \"draw\" or \"undo\"", text=text)
+    extra = set(item) - _JSON_MOVE_KEYS
+    if extra:
+        raise InvalidActionError(
+            f"{text}: unexpected key {sorted(extra)[0]!r}: a move has 'from', 'to' and optionally 'card'",
+            text=text)
+    for key in ("from", "to"):
+        if key not in item:
+            raise InvalidActionError(f"{text}: a move needs {key!r}", text=text)
+        if not isinstance(item[key], str):
+            raise InvalidActionError(f"{text}: {key!r} must be a string", text=text)
+    card = item.get("card")
+    if card is not None and not isinstance(card, str):
+        raise InvalidActionError(f"{text}: 'card' must be a string such as \"TD\"", text=text)
+    source, target = item["from"].strip(), item["to"].strip()
+    if source.upper() == "S" and target.upper() == "W" and card is None:
+        return DRAW
+    for key, value in (("from", source), ("to", target)):
+        if not value or any(ch in value for ch in ":> \t\n,;#"):
+            raise InvalidActionError(f"{text}: {key!r} value {value!r} is not a pile", text=text)
+    if card is not None and (not card.strip() or any(ch in card for ch in ":> \t\n,;#")):
+        raise InvalidActionError(f"{text}: {card!r} is not a card", text=text)
+    middle = "" if card is None else f":{card.strip()}"
+    try:
+        return parse_action(f"{source}{middle}>{target}")
+    except InvalidActionError as exc:
+        raise InvalidActionError(exc.message.replace(repr(f"{source}{middle}>{target}"), text, 1),
+                                 text=text) from None
+
+
+def split_text_log(text: str) -> list[str]:
+    """Split a text log into action tokens: separators are white space, ``,`` and ``;``;
+    ``#`` starts a comment running to the end of the line."""
+    tokens: list[str] = []
+    for line in text.splitlines():
+        hash_at = line.find("#")
+        if hash_at >= 0:
+            line = line[:hash_at]
+        tokens.extend(t for t in _SEPARATORS.split(line) if t)
+    return tokens
+
+
+def iter_log(log: str | Iterable[Any]) -> Iterable[tuple[str, Any]]:
+    """Yield ``(text, raw)`` for each action of a log in text or JSON (list) form."""
+    if isinstance(log, str):
+        for token in split_text_log(log):
+            yield token, token
+        return
+    if isinstance(log, (bytes, dict)) or not hasattr(log, "__iter__"):
+        raise InvalidActionError(
+            f"a log is a string (text form) or an array of actions, not {_json_type(log)}", text=_compact(log))
+    for item in log:
+        yield (item if isinstance(item, str) else _compact(item)), item
+
+
+def parse_log(log: str | Iterable[Any]) -> list[Action]:
+    """Parse a whole log; a syntax error carries the 0-based ``index`` of the bad action."""
+    actions: list[Action] = []
+    for index, (text, raw) in enumerate(iter_log(log)):
+        try:
+            actions.append(parse_action(raw) if isinstance(raw, str) else action_from_json(raw))
+        except InvalidActionError as exc:
+            exc.index = index
+            exc.text = text
+            raise
+    return actions
+
+
+def format_log(actions: Iterable[Action]) -> str:
+    """The text form of a log, one space between actions."""
+    return " ".join(str(action) for action in actions)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _compact(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
+    except (TypeError, ValueError):
+        return repr(value)

@@ -1,0 +1,133 @@
+"""Game codes such as ``YU1-C-AAAAAAB``: parse and format.
+
+>>> code = GameCode.from_text(" yu1-r-aaaaab7 ")
+>>> str(code), code.number
+('YU1-R-AAAAAB7', 63)
+>>> str(GameCode("FT", "N", 1))
+'FT1-N-AAAAAAB'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import InvalidCodeError
+
+BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+DEAL_LENGTH = 7
+MAX_DEAL = 32 ** DEAL_LENGTH - 1  # 34359738367
+VERSION = 1
+
+#: the rule letters each game accepts, and their names
+RULES: dict[str, dict[str, str]] = {
+    "YU": {"C": "classic", "R": "relaxed"},
+    "FT": {"N": "normal"},
+}
+GAME_NAMES = {"YU": "yukon", "FT": "forty-thieves"}
+
+_GAME_PART = re.compile(r"([A-Z]*)(.*)\Z", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class GameCode:
+    """A deal (``number``) of a game (``YU``/``FT``) under a rule set (``C``/``R``/``N``)."""
+
+    game: str
+    rules: str
+    number: int
+    version: int = VERSION
+
+    def __post_init__(self) -> None:
+        if self.game not in RULES:
+            raise InvalidCodeError(f"unknown game {self.game!r}: expected YU or FT", part="game")
+        if self.rules not in RULES[self.game]:
+            raise InvalidCodeError(
+                f"rule letter {self.rules} is not valid for {self.game}: expected "
+                + " or ".join(RULES[self.game]), part="rules")
+        if not isinstance(self.number, int) or not 0 <= self.number <= MAX_DEAL:
+            raise InvalidCodeError(f"deal number {self.number!r} is outside 0 … {MAX_DEAL}", part="deal")
+        if self.version != VERSION:
+            raise InvalidCodeError(f"unsupported version {self.version}", part="version")
+
+    @classmethod
+    def from_text(cls, text: str) -> "GameCode":
+        """Parse a code, case-insensitively, with surrounding white space removed.
+
+        Errors name the wrong part and the 1-based position of the wrong
+        character in the trimmed code.
+        """
+        if not isinstance(text, str):
+            raise InvalidCodeError("a game code must be text", part="format")
+        code = text.strip().upper()
+        if not code:
+            raise InvalidCodeError("the game code is empty: expected e.g. YU1-C-AAAAAAB", part="format")
+        parts = code.split("-")
+        if len(parts) != 3:
+            raise InvalidCodeError(
+                f"a game code has three parts separated by '-' (GAME+VERSION-RULES-DEAL, e.g. YU1-C-AAAAAAB), "
+                f"found {len(parts)}", part="format")
+        head, rules, deal = parts
+        game, version = _GAME_PART.match(head).groups()  # type: ignore[union-attr]
+        if game not in RULES:
+            raise InvalidCodeError(f"unknown game {game!r} at position 1: expected YU or FT",
+                                   part="game", position=1)
+        if not version:
+            raise InvalidCodeError(f"missing version after {game} at position {len(game) + 1}: expected 1",
+                                   part="version", position=len(game) + 1)
+        if not version.isdigit() or not version.isascii():
+            bad = next(i for i, ch in enumerate(version) if not (ch.isascii() and ch.isdigit()))
+            raise InvalidCodeError(
+                f"character {len(game) + bad + 1} {version[bad]!r} of the version is not a digit",
+                part="version", position=len(game) + bad + 1)
+        if version != str(VERSION):
+            raise InvalidCodeError(f"unsupported version {version}: only version {VERSION} exists",
+                                   part="version", position=len(game) + 1)
+        rules_at = len(head) + 2
+        if rules not in RULES[game]:
+            shown = rules if rules else "(none)"
+            raise InvalidCodeError(
+                f"rule letter {shown} is not valid for {game} at position {rules_at}: expected "
+                + " or ".join(RULES[game]), part="rules", position=rules_at)
+        deal_at = rules_at + len(rules) + 1
+        if len(deal) != DEAL_LENGTH:
+            raise InvalidCodeError(
+                f"the deal number has {DEAL_LENGTH} characters, found {len(deal)} at position {deal_at}",
+                part="deal", position=deal_at)
+        number = 0
+        for i, ch in enumerate(deal):
+            value = BASE32.find(ch)
+            if value < 0:
+                raise InvalidCodeError(
+                    f"deal number: character {i + 1} {ch!r} is not base32 (A-Z, 2-7), at position {deal_at + i} "
+                    f"of the code", part="deal", position=deal_at + i)
+            number = number * 32 + value
+        return cls(game, rules, number)
+
+    def __str__(self) -> str:
+        digits = []
+        n = self.number
+        for _ in range(DEAL_LENGTH):
+            digits.append(BASE32[n % 32])
+            n //= 32
+        return f"{self.game}{self.version}-{self.rules}-{''.join(reversed(digits))}"
+
+    @property
+    def deal(self) -> str:
+        """The 7-character base32 deal part."""
+        return str(self)[-DEAL_LENGTH:]
+
+    @property
+    def game_name(self) -> str:
+        """``yukon`` or ``forty-thieves``."""
+        return GAME_NAMES[self.game]
+
+    @property
+    def rules_name(self) -> str:
+        """``classic``, ``relaxed`` or ``normal``."""
+        return RULES[self.game][self.rules]
+
+    @property
+    def variant(self) -> str:
+        """``yukon-classic``, ``yukon-relaxed`` or ``forty-thieves``."""
+        return "forty-thieves" if self.game == "FT" else f"yukon-{self.rules_name}"

@@ -1,0 +1,152 @@
+"""``Game``: a position plus its undo stack.
+
+Actions are pushed one at a time; each push keeps a small undo record (which
+lists moved how many cards, whether a card was turned up, the score and
+take-backs before), never a copy of the position.
+
+>>> game = Game.from_code("FT1-N-AAAAAAB")
+>>> str(game.push(parse_action("S")))
+'S'
+>>> game.position.waste
+[Card.from_text('6D')]
+>>> game.undo(); game.position.waste, game.position.moves
+([], 1)
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Iterable
+
+from .actions import DRAW, UNDO, Action, Draw, Move, Undo, parse_action
+from .codes import GameCode
+from .errors import IllegalActionError
+from .position import Position
+from .rules import UNDO_DEPTH, Rules, rules_for
+
+# One undo record: (source list, target list, cards moved, column turned up or -1, score before, take-backs before)
+UndoRecord = tuple[list, list, int, int, int, int]
+
+
+class Game:
+    """A game in progress under one rule set."""
+
+    __slots__ = ("rules", "position", "code", "actions", "undos", "_stack", "_in_effect")
+
+    def __init__(self, rules: Rules, position: Position, code: GameCode | None = None) -> None:
+        self.rules = rules
+        self.position = position
+        self.code = code
+        #: actions applied so far, undos included
+        self.actions = 0
+        #: undo actions applied so far
+        self.undos = 0
+        self._stack: deque[UndoRecord] = deque(maxlen=UNDO_DEPTH)
+        self._in_effect = 0  # actions applied and not undone
+
+    @classmethod
+    def from_code(cls, code: GameCode | str) -> "Game":
+        """A new game at the start of the deal the code names."""
+        if not isinstance(code, GameCode):
+            code = GameCode.from_text(code)
+        rules = rules_for(code.game, code.rules)
+        return cls(rules, rules.deal(code.number), code)
+
+    @classmethod
+    def from_position(cls, text: str) -> "Game":
+        """A game that starts at a position's text form, with nothing to undo."""
+        position = Position.from_text(text)
+        return cls(position.rules, position)
+
+    # -- playing -------------------------------------------------------
+
+    @property
+    def is_won(self) -> bool:
+        return self.position.is_won
+
+    def push(self, action: Action) -> Action:
+        """Apply a legal action and return it in canonical form; raise
+        :class:`IllegalActionError` (and change nothing) if it breaks a rule."""
+        pos = self.position
+        if type(action) is Move:
+            if pos.is_won:
+                self._game_over(action)
+            plan = self.rules.plan(pos, action)
+            src, start, dst = plan.src, plan.start, plan.dst
+            count = len(src) - start
+            if count == 1:
+                dst.append(src.pop())
+            else:
+                dst.extend(src[start:])
+                del src[start:]
+            if plan.flip >= 0:
+                pos.down[plan.flip] -= 1
+            self._stack.append((src, dst, count, plan.flip, pos.score, pos.takebacks))
+            score = pos.score + plan.gain
+            pos.score = score if score > 0 else 0
+            pos.takebacks += plan.takeback
+            pos.moves += 1
+            self._in_effect += 1
+            self.actions += 1
+            return plan.canonical
+        if type(action) is Draw:
+            if pos.is_won:
+                self._game_over(action)
+            self.rules.check_draw(pos)
+            self._stack.append((pos.stock, pos.waste, 1, -1, pos.score, pos.takebacks))
+            pos.waste.append(pos.stock.pop())
+            pos.moves += 1
+            self._in_effect += 1
+            self.actions += 1
+            return DRAW
+        if type(action) is Undo:
+            self.undo()
+            return UNDO
+        raise TypeError(f"not an action: {action!r}")
+
+    def push_text(self, text: str) -> Action:
+        """Parse one action in text form and push it."""
+        return self.push(parse_action(text))
+
+    def undo(self) -> None:
+        """Undo the last action still undoable: cards, face-up state, score and
+        take-backs return; the move counter stays."""
+        if not self._stack:
+            if self._in_effect:
+                raise IllegalActionError(
+                    "undo.max-100", f"Only the {UNDO_DEPTH} most recent actions can be undone.", UNDO)
+            raise IllegalActionError("undo.nothing-to-undo", "There is nothing to undo.", UNDO)
+        src, dst, count, flip, score, takebacks = self._stack.pop()
+        if count == 1:
+            src.append(dst.pop())
+        else:
+            src.extend(dst[-count:])
+            del dst[-count:]
+        pos = self.position
+        if flip >= 0:
+            pos.down[flip] += 1
+        pos.score = score
+        pos.takebacks = takebacks
+        self._in_effect -= 1
+        self.undos += 1
+        self.actions += 1
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._stack)
+
+    def legal_actions(self) -> list[Action]:
+        """Every legal action (undo excepted) in canonical form; none once the game is won."""
+        if self.position.is_won:
+            return []
+        return self.rules.legal_moves(self.position)
+
+    def play(self, actions: Iterable[Action]) -> list[Action]:
+        """Push several actions; return their canonical forms."""
+        return [self.push(action) for action in actions]
+
+    @staticmethod
+    def _game_over(action: Action) -> None:
+        raise IllegalActionError(
+            "game.over", "The game is won: every card is on the foundations, so no further action is played.",
+            action)

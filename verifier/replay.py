@@ -1,0 +1,46 @@
+"""``replay(code, log, claimed=None) -> Verdict``: play a log action by action
+and stop at the first action that is not valid notation or breaks a rule."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from engine import Game, GameCode, IllegalActionError, InvalidActionError, action_from_json, parse_action
+from engine.actions import iter_log
+
+from .verdict import ActionError, Verdict, compare_claims
+
+
+def replay(code: GameCode | str, log: str | Iterable[Any], claimed: dict[str, Any] | None = None) -> Verdict:
+    """Replay ``log`` (text form, or a list of text actions and JSON action objects)
+    on the deal of ``code``.
+
+    Raises :class:`engine.InvalidCodeError` for a bad code and
+    :class:`engine.InvalidActionError` (without an index) when ``log`` is
+    neither text nor a list; every problem inside the log is reported in the
+    verdict instead.
+    """
+    game = Game.from_code(code)
+    push = game.push
+    canonical: list[str] = []
+    append = canonical.append
+    error = None
+    for index, (text, raw) in enumerate(iter_log(log)):
+        try:
+            action = parse_action(raw) if type(raw) is str else action_from_json(raw)
+        except InvalidActionError as exc:
+            error = ActionError(index, text, "syntax", exc.message, "syntax", str(game.position))
+            break
+        try:
+            append(str(push(action)))
+        except IllegalActionError as exc:
+            error = ActionError(index, text, exc.rule, exc.message, "rule", str(game.position))
+            break
+    pos = game.position
+    won = pos.is_won
+    claims = compare_claims(claimed, {"score": pos.score, "moves": pos.moves, "won": won})
+    assert game.code is not None
+    return Verdict(
+        code=game.code, legal=error is None, won=won, score=pos.score, moves=pos.moves, actions=game.actions,
+        undos=game.undos, takebacks=pos.takebacks, foundation_cards=pos.foundation_cards, canonical=canonical,
+        position=str(pos), error=error, claimed=claimed, claims=claims)
