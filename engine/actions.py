@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable, Union
+from typing import Any, ClassVar, Iterable, Union
 
 from .cards import Card
 from .errors import InvalidActionError, InvalidCardError
@@ -43,6 +43,13 @@ class Move:
     target: str
     target_index: int | None
     card: Card | None = None
+    text: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        source = "W" if self.source == "W" else f"{self.source}{self.source_index}"
+        target = "F" if self.target_index is None else f"{self.target}{self.target_index}"
+        card = "" if self.card is None else f":{self.card}"
+        object.__setattr__(self, "text", f"{source}{card}>{target}")
 
     @classmethod
     def from_text(cls, text: str) -> "Move":
@@ -65,8 +72,7 @@ class Move:
         return self.card is not None and self.target_index is not None
 
     def __str__(self) -> str:
-        card = "" if self.card is None else f":{self.card}"
-        return f"{self.source_name}{card}>{self.target_name}"
+        return self.text
 
     def to_json(self) -> dict[str, str]:
         out = {"from": self.source_name}
@@ -80,6 +86,8 @@ class Move:
 class Draw:
     """Turn the next stock card onto the waste (Forty Thieves)."""
 
+    text: ClassVar[str] = "S"
+
     def __str__(self) -> str:
         return "S"
 
@@ -90,6 +98,8 @@ class Draw:
 @dataclass(frozen=True, slots=True)
 class Undo:
     """Undo the last action that can still be undone."""
+
+    text: ClassVar[str] = "U"
 
     def __str__(self) -> str:
         return "U"
@@ -230,28 +240,35 @@ def split_text_log(text: str) -> list[str]:
     return tokens
 
 
-def iter_log(log: str | Iterable[Any]) -> Iterable[tuple[str, Any]]:
-    """Yield ``(text, raw)`` for each action of a log in text or JSON (list) form."""
+def log_items(log: str | Iterable[Any]) -> list[Any]:
+    """The items of a log: text tokens for the text form, the array's items for JSON."""
     if isinstance(log, str):
-        for token in split_text_log(log):
-            yield token, token
-        return
+        return split_text_log(log)
     if isinstance(log, (bytes, dict)) or not hasattr(log, "__iter__"):
         raise InvalidActionError(
             f"a log is a string (text form) or an array of actions, not {_json_type(log)}", text=_compact(log))
-    for item in log:
-        yield (item if isinstance(item, str) else _compact(item)), item
+    return list(log)
+
+
+def item_text(item: Any) -> str:
+    """How an item of a log is shown in errors: text as written, objects as compact JSON."""
+    return item if isinstance(item, str) else _compact(item)
+
+
+def parse_item(item: Any) -> Action:
+    """One item of a log in either form."""
+    return parse_action(item) if type(item) is str else action_from_json(item)
 
 
 def parse_log(log: str | Iterable[Any]) -> list[Action]:
     """Parse a whole log; a syntax error carries the 0-based ``index`` of the bad action."""
     actions: list[Action] = []
-    for index, (text, raw) in enumerate(iter_log(log)):
+    for index, item in enumerate(log_items(log)):
         try:
-            actions.append(parse_action(raw) if isinstance(raw, str) else action_from_json(raw))
+            actions.append(parse_item(item))
         except InvalidActionError as exc:
             exc.index = index
-            exc.text = text
+            exc.text = item_text(item)
             raise
     return actions
 

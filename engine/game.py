@@ -31,7 +31,7 @@ UndoRecord = tuple[list, list, int, int, int, int]
 class Game:
     """A game in progress under one rule set."""
 
-    __slots__ = ("rules", "position", "code", "actions", "undos", "_stack", "_in_effect")
+    __slots__ = ("rules", "position", "code", "actions", "undos", "_stack", "_in_effect", "_won")
 
     def __init__(self, rules: Rules, position: Position, code: GameCode | None = None) -> None:
         self.rules = rules
@@ -43,6 +43,7 @@ class Game:
         self.undos = 0
         self._stack: deque[UndoRecord] = deque(maxlen=UNDO_DEPTH)
         self._in_effect = 0  # actions applied and not undone
+        self._won = position.is_won
 
     @classmethod
     def from_code(cls, code: GameCode | str) -> "Game":
@@ -62,36 +63,37 @@ class Game:
 
     @property
     def is_won(self) -> bool:
-        return self.position.is_won
+        """All cards on the foundations: the game is over."""
+        return self._won
 
     def push(self, action: Action) -> Action:
         """Apply a legal action and return it in canonical form; raise
-        :class:`IllegalActionError` (and change nothing) if it breaks a rule."""
+        :class:`IllegalActionError` (and change nothing) if it breaks a rule.
+        A won game is over: every action after the win is refused (``game.over``)."""
+        if self._won:
+            self._game_over(action)
         pos = self.position
         if type(action) is Move:
-            if pos.is_won:
-                self._game_over(action)
-            plan = self.rules.plan(pos, action)
-            src, start, dst = plan.src, plan.start, plan.dst
+            src, start, dst, canonical, gain, takeback, flip = self.rules.plan(pos, action)
             count = len(src) - start
             if count == 1:
                 dst.append(src.pop())
             else:
                 dst.extend(src[start:])
                 del src[start:]
-            if plan.flip >= 0:
-                pos.down[plan.flip] -= 1
-            self._stack.append((src, dst, count, plan.flip, pos.score, pos.takebacks))
-            score = pos.score + plan.gain
+            if flip >= 0:
+                pos.down[flip] -= 1
+            self._stack.append((src, dst, count, flip, pos.score, pos.takebacks))
+            score = pos.score + gain
             pos.score = score if score > 0 else 0
-            pos.takebacks += plan.takeback
+            pos.takebacks += takeback
             pos.moves += 1
             self._in_effect += 1
             self.actions += 1
-            return plan.canonical
+            if len(dst) == 13 and canonical.target == "F":
+                self._won = pos.is_won
+            return canonical
         if type(action) is Draw:
-            if pos.is_won:
-                self._game_over(action)
             self.rules.check_draw(pos)
             self._stack.append((pos.stock, pos.waste, 1, -1, pos.score, pos.takebacks))
             pos.waste.append(pos.stock.pop())
@@ -110,7 +112,8 @@ class Game:
 
     def undo(self) -> None:
         """Undo the last action still undoable: cards, face-up state, score and
-        take-backs return; the move counter stays."""
+        take-backs return; the move counter stays. (In a log, ``U`` after a win
+        is refused by :meth:`push`; this method itself also steps back from a win.)"""
         if not self._stack:
             if self._in_effect:
                 raise IllegalActionError(
@@ -127,6 +130,7 @@ class Game:
             pos.down[flip] += 1
         pos.score = score
         pos.takebacks = takebacks
+        self._won = pos.is_won
         self._in_effect -= 1
         self.undos += 1
         self.actions += 1
@@ -137,7 +141,7 @@ class Game:
 
     def legal_actions(self) -> list[Action]:
         """Every legal action (undo excepted) in canonical form; none once the game is won."""
-        if self.position.is_won:
+        if self._won:
             return []
         return self.rules.legal_moves(self.position)
 

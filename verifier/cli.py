@@ -102,6 +102,26 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK if verdict.verified else EXIT_ILLEGAL
 
 
+def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
+    from .batch import run_batch
+
+    if args.workers < 1:
+        raise UnusableInput("--workers must be at least 1")
+    try:
+        handle = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
+    except OSError as exc:
+        raise UnusableInput(f"cannot read {args.file}: {exc}") from None
+    try:
+        total, failed = run_batch(handle, out, workers=args.workers)
+    except UnicodeDecodeError as exc:
+        raise UnusableInput(f"cannot read {args.file}: {exc}") from None
+    finally:
+        if handle is not sys.stdin:
+            handle.close()
+    print(f"verifier: {total} lines, {total - failed} verified, {failed} not", file=sys.stderr)
+    return EXIT_OK if failed == 0 else EXIT_ILLEGAL
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="verifier", description="Deals and move-log verification for Yukon and "
                                      "Forty Thieves game codes.")
@@ -116,6 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("file", help="the log: text form, a JSON array, or {\"moves\", \"claimed\"}; - for stdin")
     rep.add_argument("--json", action="store_true", help="print one JSON object")
     rep.set_defaults(func=cmd_replay)
+    bat = sub.add_parser("batch", help="verify JSON Lines of {code, moves, claimed?}, one result a line, in order")
+    bat.add_argument("file", help="JSON Lines file; - for stdin")
+    bat.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    bat.set_defaults(func=cmd_batch)
     return parser
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from engine import Game, GameCode, IllegalActionError, InvalidActionError, action_from_json, parse_action
-from engine.actions import iter_log
+from engine import Game, GameCode, IllegalActionError, InvalidActionError
+from engine.actions import item_text, log_items, parse_item
 
 from .verdict import ActionError, Verdict, compare_claims
 
@@ -25,19 +25,17 @@ def replay(code: GameCode | str, log: str | Iterable[Any], claimed: dict[str, An
     canonical: list[str] = []
     append = canonical.append
     error = None
-    for index, (text, raw) in enumerate(iter_log(log)):
+    for index, item in enumerate(log_items(log)):
         try:
-            action = parse_action(raw) if type(raw) is str else action_from_json(raw)
+            append(push(parse_item(item)).text)
         except InvalidActionError as exc:
-            error = ActionError(index, text, "syntax", exc.message, "syntax", str(game.position))
+            error = ActionError(index, item_text(item), "syntax", exc.message, "syntax", str(game.position))
             break
-        try:
-            append(str(push(action)))
         except IllegalActionError as exc:
-            error = ActionError(index, text, exc.rule, exc.message, "rule", str(game.position))
+            error = ActionError(index, item_text(item), exc.rule, exc.message, "rule", str(game.position))
             break
     pos = game.position
-    won = pos.is_won
+    won = game.is_won
     claims = compare_claims(claimed, {"score": pos.score, "moves": pos.moves, "won": won})
     assert game.code is not None
     return Verdict(

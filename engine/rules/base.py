@@ -7,7 +7,7 @@ applies the plan and keeps a compact undo record of it.
 
 from __future__ import annotations
 
-from typing import ClassVar, NamedTuple
+from typing import ClassVar
 
 from ..actions import DRAW, Action, Move
 from ..cards import ACE, KING, SUIT_NAMES, Card
@@ -19,16 +19,13 @@ from ..shuffle import SplitMix64, shuffle
 UNDO_DEPTH = 100
 
 
-class Plan(NamedTuple):
-    """What a legal move does: take ``src[start:]`` onto ``dst``."""
-
-    src: list[Card]
-    start: int
-    dst: list[Card]
-    canonical: Move
-    gain: int          # score change before the floor at 0
-    takeback: int      # 1 for a foundation card put back on a column
-    flip: int          # index of the column whose face-down card is turned up, or -1
+#: What a legal move does, as a plain tuple (cheap on the hot path):
+#: ``(src, start, dst, canonical, gain, takeback, flip)`` — take ``src[start:]``
+#: onto ``dst``; ``canonical`` is the move naming its card and foundation;
+#: ``gain`` the score change before the floor at 0; ``takeback`` 1 for a
+#: foundation card put back on a column; ``flip`` the column whose face-down
+#: card is turned up, or -1.
+Plan = tuple[list[Card], int, list[Card], Move, int, int, int]
 
 
 class Rules:
@@ -79,15 +76,26 @@ class Rules:
     # -- checking moves ----------------------------------------------------
 
     def plan(self, pos: Position, move: Move) -> Plan:
-        """Check ``move`` in ``pos``; raise :class:`IllegalActionError` at the first broken rule."""
+        """Check ``move`` in ``pos``; raise :class:`IllegalActionError` at the first broken rule.
+
+        This is the replay hot path: plain locals and early checks, no allocation
+        but the result tuple (and a canonical move when the input was not one).
+        """
         source = move.source
+        flip = -1
+        gain = 0
         if source == "T":
-            column = self._column(pos, move.source_index, move)
-            src = pos.columns[column]
+            number = move.source_index
+            if not 0 < number <= self.n_columns:
+                self._column(pos, number, move)
+            src = pos.columns[number - 1]
             if not src:
-                raise IllegalActionError("source.empty", f"Column {column + 1} is empty: there is no card to move.", move)
-            start = self._pick(src, pos.down[column], column, move)
-            card = src[start]
+                raise IllegalActionError("source.empty", f"Column {number} is empty: there is no card to move.", move)
+            down = pos.down[number - 1]
+            start = self._pick(src, down, number - 1, move)
+            if start and start == down:
+                flip = number - 1
+                gain = self.SCORE_FLIP
         elif source == "W":
             if not self.has_stock:
                 self._no_stock(move)
@@ -95,16 +103,15 @@ class Rules:
             if not src:
                 raise IllegalActionError("source.empty", "The waste is empty: draw from the stock first.", move)
             start = len(src) - 1
-            card = src[start]
-            self._named_top(card, move, "the waste")
+            self._named_top(src[start], move, "the waste")
         else:
             slot = self._foundation(pos, move.source_index, move)
             src = pos.foundations[slot]
             if not src:
                 raise IllegalActionError("source.empty", f"Foundation {slot + 1} is empty: there is no card to take back.", move)
             start = len(src) - 1
-            card = src[start]
-            self._named_top(card, move, f"foundation {slot + 1}")
+            self._named_top(src[start], move, f"foundation {slot + 1}")
+        card = src[start]
         count = len(src) - start
 
         if move.target == "F":
@@ -119,12 +126,14 @@ class Rules:
                     f"{count - 1} card(s) on top of it.", move)
             slot = self._foundation_slot(pos, card, move)
             dst = pos.foundations[slot]
-            gain = self.SCORE_FOUNDATION
+            gain += self.SCORE_FOUNDATION
             takeback = 0
             target_index = slot + 1
         else:
-            column = self._column(pos, move.target_index, move)  # type: ignore[arg-type]
-            dst = pos.columns[column]
+            target_index = move.target_index  # type: ignore[assignment]
+            if not 0 < target_index <= self.n_columns:
+                self._column(pos, target_index, move)
+            dst = pos.columns[target_index - 1]
             if dst is src:
                 raise IllegalActionError("move.same-column",
                                          "A card never moves onto the column it came from.", move)
@@ -137,23 +146,16 @@ class Rules:
                     self._check_build(card, dst[-1], move)
             elif not self.fills_empty(card):
                 self._check_empty(card, move)
-            target_index = column + 1
             if source == "F":
                 gain = self.SCORE_TAKEBACK
                 takeback = 1
             else:
-                gain = self.SCORE_WASTE_TO_COLUMN if source == "W" else 0
                 takeback = 0
-
-        flip = -1
-        if source == "T":
-            column = move.source_index - 1
-            if start and start == pos.down[column]:
-                flip = column
-                gain += self.SCORE_FLIP
-        canonical = move if move.card is card and move.target_index == target_index else Move(
-            source, move.source_index, move.target, target_index, card)
-        return Plan(src, start, dst, canonical, gain, takeback, flip)
+                if source == "W":
+                    gain = self.SCORE_WASTE_TO_COLUMN
+        if move.card is card and move.target_index == target_index:
+            return src, start, dst, move, gain, takeback, flip
+        return src, start, dst, Move(source, move.source_index, move.target, target_index, card), gain, takeback, flip
 
     def check_draw(self, pos: Position) -> None:
         if not self.has_stock:

@@ -39,13 +39,15 @@ class Yukon(Rules):
         card = move.card
         if card is None:
             return len(column) - 1
-        for at in range(len(column) - 1, -1, -1):
-            if column[at] is card:
-                if at < down:
-                    raise IllegalActionError(
-                        "card.face-down", f"{card} is face down in column {index + 1}: only face-up cards move.", move)
-                return at
-        raise IllegalActionError("card.mismatch", f"The action names {card}, but it is not in column {index + 1}.", move)
+        try:
+            return column.index(card, down)  # one deck: each card at most once; cards compare by identity
+        except ValueError:
+            if card in column:
+                raise IllegalActionError(
+                    "card.face-down", f"{card} is face down in column {index + 1}: only face-up cards move.",
+                    move) from None
+            raise IllegalActionError(
+                "card.mismatch", f"The action names {card}, but it is not in column {index + 1}.", move) from None
 
     def builds_on(self, card: Card, onto: Card) -> bool:
         return onto.rank == card.rank + 1 and (onto.red != card.red or not self.alternate_colours)

@@ -1,0 +1,84 @@
+"""Engine and verifier figures: replay throughput, batch throughput, deals per
+second and peak memory of one long replay. Prints its figures; no pass/fail.
+
+    python -m bench.engine_bench            # full run (a minute or two)
+    python -m bench.engine_bench --quick    # smaller corpus
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import platform
+import time
+import tracemalloc
+
+from engine import Game, GameCode
+from verifier import replay
+from verifier.batch import run_batch
+
+from .corpus import VARIANTS, build_corpus, long_game
+
+
+def best_of(runs: int, fn) -> float:
+    """The fastest of ``runs`` timings of ``fn()`` in seconds (least disturbed by noise)."""
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a small corpus, for a smoke run")
+    parser.add_argument("--games", type=int, default=None, help="games per rule set (default 400, quick 40)")
+    args = parser.parse_args()
+    games = args.games or (40 if args.quick else 400)
+    runs = 2 if args.quick else 5
+
+    print(f"python {platform.python_version()} on {platform.machine()}, {games} games per rule set, best of {runs}")
+    corpora = {variant: build_corpus(variant, games) for variant in VARIANTS}
+
+    print("\nreplay throughput, single process (verifier.replay on text-form logs):")
+    for variant, corpus in corpora.items():
+        actions = sum(len(g.moves) for g in corpus)
+        undos = sum(g.moves.count("U") for g in corpus)
+        takebacks = sum(1 for g in corpus for m in g.moves if m.startswith("F"))
+        texts = [(g.code, " ".join(g.moves)) for g in corpus]
+        assert all(replay(c, t).legal for c, t in texts)
+        seconds = best_of(runs, lambda: [replay(c, t) for c, t in texts])
+        print(f"  {variant:14s} {actions / seconds:>12,.0f} actions/s  ({actions} actions, {undos} undos, "
+              f"{takebacks} take-backs, {len(corpus)} games)")
+
+    print("\nbatch (JSON Lines in and out, all rule sets mixed):")
+    lines = [json.dumps({"id": i, "code": g.code, "moves": " ".join(g.moves)})
+             for i, corpus in enumerate(corpora.values()) for g in corpus]
+    total_actions = sum(len(g.moves) for corpus in corpora.values() for g in corpus)
+    for workers in (1, 2):
+        seconds = best_of(max(1, runs // 2), lambda: run_batch(lines, io.StringIO(), workers=workers))
+        print(f"  workers={workers}: {total_actions / seconds:>12,.0f} actions/s, {len(lines) / seconds:,.0f} logs/s")
+
+    print("\ndeals generated per second (Game.from_code):")
+    for variant, (game_letter, rules_letter) in VARIANTS.items():
+        codes = [GameCode(game_letter, rules_letter, n) for n in range(2000)]
+        seconds = best_of(runs, lambda: [Game.from_code(c) for c in codes])
+        print(f"  {variant:14s} {len(codes) / seconds:>10,.0f} deals/s")
+
+    print("\npeak memory replaying one long game (tracemalloc, above the starting point):")
+    for variant in VARIANTS:
+        game = long_game(variant, 5000)
+        text = " ".join(game.moves)
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        verdict = replay(game.code, text)
+        peak = tracemalloc.get_traced_memory()[1] - base
+        tracemalloc.stop()
+        print(f"  {variant:14s} {len(game.moves)} actions ({game.moves.count('U')} undos): peak {peak / 1024:,.0f} KiB"
+              f" (legal={verdict.legal})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""Batch verification: JSON Lines in, JSON Lines out, in the same order.
+
+Each input line is an object ``{"code": …, "moves": …, "claimed"?: …}``; other
+keys (an ``id``, say) are passed through to the output line. Each output line
+is the ``replay --json`` object plus the pass-through keys and ``line`` (the
+1-based input line number). A line that cannot be used (bad JSON, a missing
+key, a bad code) gives ``{"line": n, "legal": false, "input_error": "…"}``
+and the run goes on. Blank lines are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from multiprocessing import get_context
+from typing import Any, Iterable, Iterator, TextIO
+
+from engine import EngineError
+
+from .replay import replay
+
+RESERVED = ("code", "moves", "claimed")
+
+
+def verify_line(numbered: tuple[int, str]) -> tuple[bool, str]:
+    """One input line → (verified?, output line without the newline)."""
+    number, line = numbered
+    passthrough: dict[str, Any] = {}
+    try:
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not valid JSON: {exc.msg} at column {exc.colno}") from None
+        if not isinstance(item, dict):
+            raise ValueError("a line must be a JSON object with 'code' and 'moves'")
+        passthrough = {k: v for k, v in item.items() if k not in RESERVED}
+        for key in ("code", "moves"):
+            if key not in item:
+                raise ValueError(f"missing {key!r}")
+        if not isinstance(item["moves"], (str, list)):
+            raise ValueError("'moves' must be a string or an array")
+        claimed = item.get("claimed")
+        if claimed is not None and not isinstance(claimed, dict):
+            raise ValueError("'claimed' must be an object")
+        verdict = replay(item["code"], item["moves"], claimed)
+        result = {**passthrough, "line": number, **verdict.to_json()}
+        verified = verdict.verified
+    except (ValueError, EngineError) as exc:
+        result = {**passthrough, "line": number, "legal": False, "verified": False, "input_error": str(exc)}
+        verified = False
+    return verified, json.dumps(result, ensure_ascii=False)
+
+
+def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            yield number, line
+
+
+def run_batch(lines: Iterable[str], out: TextIO, workers: int = 1, chunksize: int = 64) -> tuple[int, int]:
+    """Verify every line, writing results in input order. Returns (lines, lines not verified)."""
+    numbered = _numbered(lines)
+    if workers <= 1:
+        return _write(map(verify_line, numbered), out)
+    with get_context("spawn" if os.name == "nt" else "fork").Pool(workers) as pool:
+        return _write(pool.imap(verify_line, numbered, chunksize), out)
+
+
+def _write(results: Iterable[tuple[bool, str]], out: TextIO) -> tuple[int, int]:
+    total = failed = 0
+    for verified, text in results:
+        total += 1
+        failed += not verified
+        out.write(text)
+        out.write("\n")
+    return total, failed
