@@ -44,13 +44,17 @@ class InvalidActionError(EngineError, ValueError):
 class IllegalActionError(EngineError):
     """A well-formed action that breaks a rule in the current position."""
 
-    def __init__(self, rule: str, message: str, action: object = None) -> None:
+    def __init__(self, rule: str, message: str, action: object = None, *, key: str | None = None,
+                 params: dict[str, str] | None = None) -> None:
         super().__init__(f"{rule}: {message}")
         #: stable rule identifier such as ``tableau.build``
         self.rule = rule
         #: a sentence explaining the rule the way the app's interactive rules do
         self.message = message
         self.action = action
+        #: the message template's key in :data:`engine.messages.MESSAGES`, and its parameters
+        self.key = key or rule
+        self.params = params or {}
 
 
 class InvalidPositionError(EngineError, ValueError):

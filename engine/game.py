@@ -20,7 +20,7 @@ from typing import Iterable
 
 from .actions import DRAW, UNDO, Action, Draw, Move, Undo, parse_action
 from .codes import GameCode
-from .errors import IllegalActionError
+from .messages import illegal
 from .position import Position
 from .rules import UNDO_DEPTH, Rules, rules_for
 
@@ -116,9 +116,8 @@ class Game:
         is refused by :meth:`push`; this method itself also steps back from a win.)"""
         if not self._stack:
             if self._in_effect:
-                raise IllegalActionError(
-                    "undo.max-100", f"Only the {UNDO_DEPTH} most recent actions can be undone.", UNDO)
-            raise IllegalActionError("undo.nothing-to-undo", "There is nothing to undo.", UNDO)
+                raise illegal("undo.max-100", UNDO, limit=UNDO_DEPTH)
+            raise illegal("undo.nothing-to-undo", UNDO)
         src, dst, count, flip, score, takebacks = self._stack.pop()
         if count == 1:
             src.append(dst.pop())
@@ -151,6 +150,4 @@ class Game:
 
     @staticmethod
     def _game_over(action: Action) -> None:
-        raise IllegalActionError(
-            "game.over", "The game is won: every card is on the foundations, so no further action is played.",
-            action)
+        raise illegal("game.over", action)

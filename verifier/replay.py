@@ -32,7 +32,8 @@ def replay(code: GameCode | str, log: str | Iterable[Any], claimed: dict[str, An
             error = ActionError(index, item_text(item), "syntax", exc.message, "syntax", str(game.position))
             break
         except IllegalActionError as exc:
-            error = ActionError(index, item_text(item), exc.rule, exc.message, "rule", str(game.position))
+            error = ActionError(index, item_text(item), exc.rule, exc.message, "rule", str(game.position), exc.key,
+                                exc.params)
             break
     pos = game.position
     won = game.is_won

@@ -22,6 +22,8 @@ class ActionError:
     message: str         # what was expected / the rule, in a sentence
     kind: str            # "syntax" or "rule"
     position: str        # the position just before the action
+    key: str = "syntax"  # message key in engine.messages.MESSAGES (for translations)
+    params: dict[str, str] = field(default_factory=dict)  # the message's parameters
 
     def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "action": self.action, "rule": self.rule, "message": self.message,

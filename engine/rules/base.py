@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ..actions import DRAW, Action, Move
-from ..cards import ACE, KING, SUIT_NAMES, Card
-from ..errors import IllegalActionError
+from ..cards import ACE, KING, SUIT_SYMBOLS, Card
+from ..messages import illegal
 from ..position import Position
 from ..shuffle import SplitMix64, shuffle
 
@@ -90,7 +90,7 @@ class Rules:
                 self._column(pos, number, move)
             src = pos.columns[number - 1]
             if not src:
-                raise IllegalActionError("source.empty", f"Column {number} is empty: there is no card to move.", move)
+                raise illegal("source.empty:column", move, number=number)
             down = pos.down[number - 1]
             start = self._pick(src, down, number - 1, move)
             if start and start == down:
@@ -101,29 +101,24 @@ class Rules:
                 self._no_stock(move)
             src = pos.waste
             if not src:
-                raise IllegalActionError("source.empty", "The waste is empty: draw from the stock first.", move)
+                raise illegal("source.empty:waste", move)
             start = len(src) - 1
-            self._named_top(src[start], move, "the waste")
+            self._named_top(src[start], move, "waste", 0)
         else:
             slot = self._foundation(pos, move.source_index, move)
             src = pos.foundations[slot]
             if not src:
-                raise IllegalActionError("source.empty", f"Foundation {slot + 1} is empty: there is no card to take back.", move)
+                raise illegal("source.empty:foundation", move, number=slot + 1)
             start = len(src) - 1
-            self._named_top(src[start], move, f"foundation {slot + 1}")
+            self._named_top(src[start], move, "foundation", slot + 1)
         card = src[start]
         count = len(src) - start
 
         if move.target == "F":
             if source == "F":
-                raise IllegalActionError(
-                    "foundation.to-foundation",
-                    "A foundation card goes back only to a column, never to another foundation.", move)
+                raise illegal("foundation.to-foundation", move)
             if count > 1:
-                raise IllegalActionError(
-                    "foundation.one-card",
-                    f"Foundations take one card at a time, from the end of a column: {card} has "
-                    f"{count - 1} card(s) on top of it.", move)
+                raise illegal("foundation.one-card", move, card=card, above=count - 1)
             slot = self._foundation_slot(pos, card, move)
             dst = pos.foundations[slot]
             gain += self.SCORE_FOUNDATION
@@ -135,12 +130,9 @@ class Rules:
                 self._column(pos, target_index, move)
             dst = pos.columns[target_index - 1]
             if dst is src:
-                raise IllegalActionError("move.same-column",
-                                         "A card never moves onto the column it came from.", move)
+                raise illegal("move.same-column", move)
             if count > self.max_group:
-                raise IllegalActionError(
-                    "group.max-20", f"The app moves at most {self.max_group} cards at once; this group has {count}.",
-                    move)
+                raise illegal("group.max-20", move, limit=self.max_group, count=count)
             if dst:
                 if not self.builds_on(card, dst[-1]):
                     self._check_build(card, dst[-1], move)
@@ -161,8 +153,7 @@ class Rules:
         if not self.has_stock:
             self._no_stock(DRAW)
         if not pos.stock:
-            raise IllegalActionError(
-                "stock.empty", "The stock is empty: it is gone through only once, with no redeal.", DRAW)
+            raise illegal("stock.empty", DRAW)
 
     # -- pieces the subclasses refine -----------------------------------
 
@@ -194,25 +185,21 @@ class Rules:
 
     def _column(self, pos: Position, number: int, move: Action) -> int:
         if not 1 <= number <= self.n_columns:
-            raise IllegalActionError(
-                "pile.no-such-column", f"{self.name} has columns T1 to T{self.n_columns}; there is no T{number}.", move)
+            raise illegal("pile.no-such-column", move, game=self.name, count=self.n_columns, number=number)
         return number - 1
 
     def _foundation(self, pos: Position, number: int, move: Action) -> int:
         if not 1 <= number <= self.n_foundations:
-            raise IllegalActionError(
-                "pile.no-such-foundation",
-                f"{self.name} has foundations F1 to F{self.n_foundations}; there is no F{number}.", move)
+            raise illegal("pile.no-such-foundation", move, game=self.name, count=self.n_foundations, number=number)
         return number - 1
 
     def _no_stock(self, move: Action) -> None:
-        raise IllegalActionError("stock.none", f"{self.name} has no stock and no waste: every card is dealt to the columns.", move)
+        raise illegal("stock.none", move, game=self.name)
 
     @staticmethod
-    def _named_top(card: Card, move: Move, where: str) -> None:
+    def _named_top(card: Card, move: Move, where: str, number: int) -> None:
         if move.card is not None and move.card is not card:
-            raise IllegalActionError(
-                "card.mismatch", f"The action names {move.card}, but the top card of {where} is {card}.", move)
+            raise illegal(f"card.mismatch:{where}", move, named=move.card, card=card, number=number)
 
     def foundation_accepts(self, pos: Position, slot: int, card: Card) -> bool:
         f = pos.foundations[slot]
@@ -233,19 +220,15 @@ class Rules:
     def _check_foundation(self, pos: Position, slot: int, card: Card, move: Move) -> None:
         suit = self.foundation_suits[slot]
         if suit != card.suit:
-            raise IllegalActionError(
-                "foundation.suit", f"Foundation {slot + 1} takes only {SUIT_NAMES[suit]}; {card} cannot go there.", move)
+            raise illegal("foundation.suit", move, number=slot + 1, suit=SUIT_SYMBOLS[suit], card=card)
         f = pos.foundations[slot]
         if len(f) != card.rank - 1:
+            if not f:
+                raise illegal("foundation.build:empty", move, number=slot + 1, card=card)
             if len(f) == 13:
-                need = "it is complete, up to the king"
-            elif not f:
-                need = f"it starts with the ace, not {card}"
-            else:
-                need = f"it takes {Card(len(f) + 1, suit)} next, not {card}"
-            raise IllegalActionError(
-                "foundation.build", f"Foundations are built up in suit from ace to king, one card at a time: "
-                f"foundation {slot + 1} shows {f[-1] if f else 'no card'}, so {need}.", move)
+                raise illegal("foundation.build:complete", move, number=slot + 1, card=card)
+            raise illegal("foundation.build:next", move, number=slot + 1, top=f[-1], next=Card(len(f) + 1, suit),
+                          card=card)
 
     # -- legal moves -----------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..actions import Move
 from ..cards import ACE, Card
-from ..errors import IllegalActionError
+from ..messages import illegal
 from ..position import Position
 from .base import Rules
 
@@ -35,13 +35,8 @@ class FortyThieves(Rules):
         card = move.card
         if card is not None and card is not column[top]:
             if any(c is card for c in column):
-                raise IllegalActionError(
-                    "move.single-card",
-                    f"Only one card moves at a time, the top card of a column ({column[top]}); {card} cannot move "
-                    f"with the cards on top of it.", move)
-            raise IllegalActionError(
-                "card.mismatch", f"The action names {card}, but the top card of column {index + 1} is {column[top]}.",
-                move)
+                raise illegal("move.single-card", move, top=column[top], card=card)
+            raise illegal("card.mismatch:column-top", move, named=card, number=index + 1, card=column[top])
         return top
 
     def builds_on(self, card: Card, onto: Card) -> bool:
@@ -52,17 +47,11 @@ class FortyThieves(Rules):
 
     def _check_build(self, card: Card, onto: Card, move: Move) -> None:
         if onto.rank == ACE:
-            raise IllegalActionError("tableau.nothing-on-ace", f"Nothing goes onto an ace in a column ({onto}).", move)
+            raise illegal("tableau.nothing-on-ace", move, onto=onto)
         if onto.suit != card.suit:
-            raise IllegalActionError(
-                "tableau.same-suit",
-                f"A card goes onto a card of the same suit exactly one rank higher: {card} cannot go onto {onto}.",
-                move)
+            raise illegal("tableau.same-suit", move, card=card, onto=onto)
         if onto.rank != card.rank + 1:
-            raise IllegalActionError(
-                "tableau.build",
-                f"A card goes onto a card of the same suit exactly one rank higher: {card} cannot go onto {onto}.",
-                move)
+            raise illegal("tableau.build:suit", move, card=card, onto=onto)
 
     def _check_empty(self, card: Card, move: Move) -> None:  # pragma: no cover - an empty column takes any card
         raise AssertionError("an empty column takes any single card")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..actions import Move
 from ..cards import KING, Card
-from ..errors import IllegalActionError
+from ..messages import illegal
 from ..position import Position
 from .base import Rules
 
@@ -43,11 +43,8 @@ class Yukon(Rules):
             return column.index(card, down)  # one deck: each card at most once; cards compare by identity
         except ValueError:
             if card in column:
-                raise IllegalActionError(
-                    "card.face-down", f"{card} is face down in column {index + 1}: only face-up cards move.",
-                    move) from None
-            raise IllegalActionError(
-                "card.mismatch", f"The action names {card}, but it is not in column {index + 1}.", move) from None
+                raise illegal("card.face-down", move, card=card, number=index + 1) from None
+            raise illegal("card.mismatch:column", move, named=card, number=index + 1) from None
 
     def builds_on(self, card: Card, onto: Card) -> bool:
         return onto.rank == card.rank + 1 and (onto.red != card.red or not self.alternate_colours)
@@ -57,20 +54,13 @@ class Yukon(Rules):
 
     def _check_build(self, card: Card, onto: Card, move: Move) -> None:
         if onto.rank != card.rank + 1:
-            raise IllegalActionError(
-                "tableau.build", f"A card goes onto a card exactly one rank higher: {card} cannot go onto {onto}.", move)
+            raise illegal("tableau.build", move, card=card, onto=onto)
         if self.alternate_colours and onto.red == card.red:
-            raise IllegalActionError(
-                "tableau.alternate-colour",
-                f"Under classic rules colours alternate, red on black and black on red: {card} cannot go onto "
-                f"{onto}. (Relaxed rules ignore colour.)", move)
+            raise illegal("tableau.alternate-colour", move, card=card, onto=onto)
 
     def _check_empty(self, card: Card, move: Move) -> None:
         if card.rank != KING:
-            raise IllegalActionError(
-                "empty-column.king-only",
-                f"An empty column takes only a king, alone or with the cards on top of it; {card} is not a king.",
-                move)
+            raise illegal("empty-column.king-only", move, card=card)
 
 
 class YukonClassic(Yukon):
