@@ -27,7 +27,7 @@ def _print_json(obj: Any, out: TextIO) -> None:
     out.write(json.dumps(obj, ensure_ascii=False) + "\n")
 
 
-def read_log_file(path: str) -> tuple[Any, dict[str, Any] | None]:
+def read_log_file(path: str, code: GameCode | None = None) -> tuple[Any, dict[str, Any] | None]:
     """Read a log from ``path`` (``-``: standard input): text form, a JSON array,
     or a JSON object ``{"moves": …, "claimed": {…}}``. Returns (log, claimed)."""
     try:
@@ -38,11 +38,13 @@ def read_log_file(path: str) -> tuple[Any, dict[str, Any] | None]:
                 content = handle.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise UnusableInput(f"cannot read {path}: {exc}") from None
-    return parse_log_document(content, path)
+    return parse_log_document(content, path, code)
 
 
-def parse_log_document(content: str, name: str = "input") -> tuple[Any, dict[str, Any] | None]:
-    """A log document's content → (log, claimed). Text logs never start with ``[`` or ``{``."""
+def parse_log_document(content: str, name: str = "input", code: GameCode | None = None
+                       ) -> tuple[Any, dict[str, Any] | None]:
+    """A log document's content → (log, claimed). Text logs never start with ``[`` or ``{``.
+    A JSON object may repeat the game ``code``; it must then name the same deal as ``code``."""
     stripped = content.lstrip("\ufeff").strip()
     if not stripped.startswith(("[", "{")):
         return stripped, None
@@ -54,7 +56,15 @@ def parse_log_document(content: str, name: str = "input") -> tuple[Any, dict[str
         return doc, None
     unknown = set(doc) - {"moves", "claimed", "code"}
     if unknown:
-        raise UnusableInput(f"{name}: unexpected key {sorted(unknown)[0]!r}; expected 'moves' and optionally 'claimed'")
+        raise UnusableInput(f"{name}: unexpected key {sorted(unknown)[0]!r}; expected 'moves', and optionally "
+                            f"'claimed' and 'code'")
+    if "code" in doc and code is not None:
+        try:
+            same = GameCode.from_text(doc["code"]) == code
+        except (InvalidCodeError, AttributeError):
+            same = False
+        if not same:
+            raise UnusableInput(f"{name}: its 'code' {doc['code']!r} is not the game code given, {code}")
     if "moves" not in doc:
         raise UnusableInput(f"{name}: a JSON object log needs 'moves'")
     moves, claimed = doc["moves"], doc.get("claimed")
@@ -80,7 +90,7 @@ def cmd_deal(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     code = GameCode.from_text(args.code)
-    log, claimed = read_log_file(args.file)
+    log, claimed = read_log_file(args.file, code)
     try:
         verdict = replay(code, log, claimed)
     except ValueError as exc:  # an unknown claimed field
@@ -97,7 +107,8 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
                   f"cards on foundations {verdict.foundation_cards}\n")
         for name, claim in (verdict.claims or {}).items():
             mark = "ok" if claim["match"] else "MISMATCH"
-            out.write(f"  claimed {name} {claim['claimed']}, recomputed {claim['actual']}: {mark}\n")
+            out.write(f"  claimed {name} {json.dumps(claim['claimed'])}, recomputed {json.dumps(claim['actual'])}: "
+                      f"{mark}\n")
         out.write(f"  canonical: {verdict.canonical_text}\n")
     return EXIT_OK if verdict.verified else EXIT_ILLEGAL
 
