@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, ClassVar, Iterable, Union
 
-from .cards import Card
+from .cards import Card, ascii_upper
 from .errors import InvalidActionError, InvalidCardError
 
 _NUMBER = re.compile(r"[1-9][0-9]{0,2}\Z")
@@ -146,13 +146,18 @@ def _parse_target(text: str, whole: str) -> tuple[str, int | None]:
         f"{whole!r}: target {shown!r} is not a column T1… or a foundation F or F1…", text=whole)
 
 
-@lru_cache(maxsize=8192)
 def parse_action(text: str) -> Action:
     """Parse one action in text form; raise :class:`InvalidActionError` on bad syntax."""
     if not isinstance(text, str):
         raise InvalidActionError(f"an action in text form must be a string, not {type(text).__name__}",
                                  text=repr(text))
-    upper = text.strip().upper()
+    return _parse_text(text)
+
+
+@lru_cache(maxsize=8192)
+def _parse_text(text: str) -> Action:
+    """:func:`parse_action` for a string, cached: logs repeat the same few hundred actions."""
+    upper = ascii_upper(text.strip())
     if upper == "S" or upper == "S>W":
         return DRAW
     if upper == "U":
@@ -213,7 +218,7 @@ def action_from_json(item: Any) -> Action:
     if card is not None and not isinstance(card, str):
         raise InvalidActionError(f"{text}: 'card' must be a string such as \"TD\"", text=text)
     source, target = item["from"].strip(), item["to"].strip()
-    if source.upper() == "S" and target.upper() == "W" and card is None:
+    if ascii_upper(source) == "S" and ascii_upper(target) == "W" and card is None:
         return DRAW
     for key, value in (("from", source), ("to", target)):
         if not value or any(ch in value for ch in ":> \t\n,;#"):
@@ -257,7 +262,7 @@ def item_text(item: Any) -> str:
 
 def parse_item(item: Any) -> Action:
     """One item of a log in either form."""
-    return parse_action(item) if type(item) is str else action_from_json(item)
+    return _parse_text(item) if type(item) is str else action_from_json(item)
 
 
 def parse_log(log: str | Iterable[Any]) -> list[Action]:

@@ -68,7 +68,7 @@ class Card:
     @classmethod
     def from_text(cls, text: str) -> "Card":
         """Parse ``TD``, ``10♦``, ``td``; raise :class:`InvalidCardError` otherwise."""
-        card = _BY_TEXT.get(text.strip().upper()) if isinstance(text, str) else None
+        card = _BY_TEXT.get(ascii_upper(text.strip())) if isinstance(text, str) else None
         if card is None:
             raise InvalidCardError(
                 f"{text!r} is not a card: write rank A 2-9 T J Q K (or 10) then suit S H D C (or ♠ ♥ ♦ ♣)")
@@ -112,6 +112,15 @@ def _text_table() -> dict[str, Card]:
 
 
 _BY_TEXT = _text_table()
+
+
+_ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def ascii_upper(text: str) -> str:
+    """Upper-case the ASCII letters only: ``str.upper`` also maps ``ı`` to ``I`` and
+    ``ﬀ`` to ``FF``, which would let non-ASCII text pass as a card, action or code."""
+    return text.translate(_ASCII_UPPER)
 
 
 def parse_rank(char: str) -> int:

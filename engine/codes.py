@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .cards import ascii_upper
 from .errors import InvalidCodeError
 
 BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
@@ -59,7 +60,7 @@ class GameCode:
         """
         if not isinstance(text, str):
             raise InvalidCodeError("a game code must be text", part="format")
-        code = text.strip().upper()
+        code = ascii_upper(text.strip())
         if not code:
             raise InvalidCodeError("the game code is empty: expected e.g. YU1-C-AAAAAAB", part="format")
         parts = code.split("-")
@@ -81,7 +82,8 @@ class GameCode:
                 f"character {len(game) + bad + 1} {version[bad]!r} of the version is not a digit",
                 part="version", position=len(game) + bad + 1)
         if version != str(VERSION):
-            raise InvalidCodeError(f"unsupported version {version}: only version {VERSION} exists",
+            raise InvalidCodeError(f"unsupported version {version} at position {len(game) + 1}: only version "
+                                   f"{VERSION} exists",
                                    part="version", position=len(game) + 1)
         rules_at = len(head) + 2
         if rules not in RULES[game]:

@@ -199,6 +199,8 @@ def _pairs(text: str) -> list[str]:
 def _cards(text: str, where: str) -> list[Card]:
     if text == "-":
         return []
+    if not text:
+        raise InvalidPositionError(f"{where}: write '-' for an empty pile")
     if len(text) % 2:
         raise InvalidPositionError(f"{where}: {text!r} is not a list of two-character cards")
     try:

@@ -1,0 +1,159 @@
+"""A solver for Yukon (classic and relaxed) and Forty Thieves: can this position be won?
+
+Pure logic beside the engine, standard library only, no I/O. It knows every
+card (face-down cards and the stock order follow from the deal), so it answers
+whether the *deal* can be won, not whether a player could see how.
+
+>>> from engine import Game
+>>> result = solve(Game.from_code("YU1-C-AAAAAAB").position, max_nodes=20000)
+>>> result.status, len(result.actions) > 0
+('winnable', True)
+
+The answer is one of
+
+* ``winnable``: ``actions`` is a winning line in canonical text form;
+* ``unwinnable``: the search examined every position the moves in
+  ``coverage`` reach (take-backs included) and none is won;
+* ``unknown``: a budget (time, nodes or table size) ran out; ``reason`` says which.
+
+What makes the search small is written down, with proofs, in
+``docs/winnability.md``: safe automatic foundation moves, a canonical key
+(column order and the two copies of a Forty Thieves card do not matter), no
+card moved twice in a row, and a heuristic move order.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..position import Position
+from .forty import FortyState
+from .search import EXHAUSTED, NODES, TABLE, TIME, WON, Outcome, best_first, depth_first
+from .yukon import YukonState
+
+WINNABLE, UNWINNABLE, UNKNOWN = "winnable", "unwinnable", "unknown"
+
+#: default caps: seconds of search, positions examined, positions remembered
+DEFAULT_SECONDS = 10.0
+DEFAULT_NODES = 50_000_000
+DEFAULT_TABLE = 4_000_000
+
+_YUKON_MOVES = (
+    "column to column: every group of up to 20 face-up cards whose bottom card fits",
+    "column to foundation",
+    "foundation to column (take-backs)",
+)
+_FORTY_MOVES = (
+    "column to column",
+    "column to foundation",
+    "waste to column",
+    "waste to foundation",
+    "stock to waste (draw)",
+    "foundation to column (take-backs)",
+)
+_REDUCTIONS_COMMON = (
+    "safe foundation moves are made at once (proved to lose nothing, take-backs included: docs/winnability.md)",
+    "positions that differ only in the order of the columns are one position",
+    "a card moved twice in a row is skipped: one move from the position before does the same",
+    "a king (Yukon) or a column's only card (Forty Thieves) is not moved to an empty column, and of "
+    "several empty columns only the first is a target",
+)
+_REDUCTIONS_FORTY = (
+    "the two copies of a card are interchangeable, and so are the two foundations of a suit",
+)
+UNDO_NOTE = ("undo: adds no position, since an undo returns to a position already met on the same line; "
+             "a line with undos wins only if the same line without them does")
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """The answer for one position, with what the search did to get it."""
+
+    status: str
+    actions: tuple[str, ...] = ()
+    reason: str = ""
+    nodes: int = 0
+    positions: int = 0
+    max_depth: int = 0
+    seconds: float = 0.0
+    table_bytes: int = 0
+    coverage: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "actions": list(self.actions) if self.status == WINNABLE else None,
+            "length": len(self.actions) if self.status == WINNABLE else None,
+            "reason": self.reason,
+            "nodes": self.nodes,
+            "positions": self.positions,
+            "max_depth": self.max_depth,
+            "seconds": round(self.seconds, 3),
+            "table_bytes": self.table_bytes,
+            "coverage": self.coverage,
+        }
+
+
+def coverage_for(game: str) -> dict[str, Any]:
+    """What an ``unwinnable`` answer covers for ``game`` (``YU`` or ``FT``)."""
+    forty = game == "FT"
+    return {
+        "moves": list(_FORTY_MOVES if forty else _YUKON_MOVES),
+        "undo": UNDO_NOTE,
+        "left_out": [],
+        "reductions": list(_REDUCTIONS_COMMON + (_REDUCTIONS_FORTY if forty else ())),
+    }
+
+
+def state_for(position: Position) -> YukonState | FortyState:
+    """The solver's own mutable copy of ``position``."""
+    return FortyState(position) if position.rules.game == "FT" else YukonState(position)
+
+
+def table_entry_bytes(key_bytes: int, positions: int) -> int:
+    """Estimated memory of the transposition table: each key is a bytes object
+    (33 bytes of header plus its length) in a set (about 2 slots of 16 bytes)."""
+    return key_bytes + positions * (33 + 32)
+
+
+def solve(position: Position, *, budget_seconds: float | None = DEFAULT_SECONDS,
+          max_nodes: int | None = None, max_table: int | None = None, method: str = "best") -> SolveResult:
+    """Decide whether ``position`` can be won, within the budgets.
+
+    ``budget_seconds`` is wall time (``None``: no limit); ``max_nodes`` caps the
+    positions examined and ``max_table`` the positions remembered (about 150
+    bytes each). With a node cap and no time cap the answer is deterministic.
+    """
+    if budget_seconds is not None and not budget_seconds > 0:
+        raise ValueError(f"budget_seconds must be positive, not {budget_seconds!r}")
+    for name, value in (("max_nodes", max_nodes), ("max_table", max_table)):
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise ValueError(f"{name} must be a whole number from 1, not {value!r}")
+    coverage = coverage_for(position.rules.game)
+    if position.is_won:
+        return SolveResult(WINNABLE, (), "the position is already won", coverage=coverage)
+    state = state_for(position)
+    deadline = None if budget_seconds is None else time.monotonic() + budget_seconds
+    search = best_first if method == "best" else depth_first
+    out: Outcome = search(state, max_nodes=max_nodes or DEFAULT_NODES, deadline=deadline,
+                               max_table=max_table or DEFAULT_TABLE)
+    common = dict(nodes=out.nodes, positions=out.positions, max_depth=out.max_depth, seconds=out.seconds,
+                  table_bytes=table_entry_bytes(out.key_bytes, out.positions), coverage=coverage)
+    if out.end == WON:
+        actions = tuple(state.action_text(m) for m in out.moves)
+        return SolveResult(WINNABLE, actions, f"a winning line of {len(actions)} actions", **common)
+    if out.end == EXHAUSTED:
+        return SolveResult(UNWINNABLE, (), f"no position reachable from here is won: all {out.positions} "
+                           f"distinct positions the covered moves reach were examined", **common)
+    reason = {
+        TIME: f"the time budget of {budget_seconds} s ran out",
+        NODES: f"the node budget of {max_nodes or DEFAULT_NODES} positions ran out",
+        TABLE: f"the transposition table is full ({max_table or DEFAULT_TABLE} positions)",
+    }[out.end]
+    return SolveResult(UNKNOWN, (), f"{reason} after {out.nodes} positions, undecided", **common)
+
+
+__all__ = ["DEFAULT_NODES", "DEFAULT_SECONDS", "DEFAULT_TABLE", "UNKNOWN", "UNWINNABLE", "WINNABLE", "SolveResult",
+           "coverage_for", "solve", "state_for"]

@@ -1,0 +1,300 @@
+"""The solver's own mutable Yukon state: small integers, make/unmake, a canonical key.
+
+Cards are integers ``suit * 13 + rank - 1`` (the engine's ``Card.index``).
+A move is a tuple ``(kind, source, start, target, card, score)``:
+
+* ``GROUP`` (0): the group from ``cols[source][start]`` up onto column ``target``;
+* ``UP`` (1): the top card of column ``source`` onto its foundation;
+* ``BACK`` (2): the top card of foundation ``source`` (a suit) back onto column ``target``.
+
+``score`` only orders the moves (higher first). Nothing here reads or writes
+files; the search lives in :mod:`engine.solver.search`.
+"""
+
+from __future__ import annotations
+
+from ..cards import RANK_CHARS, SUIT_CHARS
+from ..position import Position
+
+GROUP, UP, BACK = 0, 1, 2
+FOUNDATION = 100  # "place" number of a foundation, beside column numbers 0 … 6
+MAX_GROUP = 20
+
+
+def card_text(card: int) -> str:
+    return RANK_CHARS[card % 13] + SUIT_CHARS[card // 13]
+
+
+class YukonState:
+    """A Yukon position the search changes in place and changes back."""
+
+    __slots__ = ("cols", "down", "found", "loc", "colkey", "onto", "relaxed", "placed")
+
+    n_cards = 52
+
+    def __init__(self, pos: Position) -> None:
+        self.relaxed = not pos.rules.alternate_colours  # type: ignore[attr-defined]
+        self.cols = [[c.index for c in col] for col in pos.columns]
+        self.down = list(pos.down)
+        self.found = [len(f) for f in pos.foundations]
+        self.loc = [-1] * 52
+        for i, col in enumerate(self.cols):
+            for c in col:
+                self.loc[c] = i
+        self.colkey = [self._colkey(i) for i in range(7)]
+        #: onto[t]: the cards that may be put onto a face-up ``t`` (one rank lower, colour rule)
+        self.onto = [tuple(g for g in range(52) if self._builds(g, t)) for t in range(52)]
+        self.placed = sum(self.found)
+
+    def _builds(self, g: int, t: int) -> bool:
+        if t % 13 != g % 13 + 1:
+            return False
+        return self.relaxed or _red(g) != _red(t)
+
+    def _colkey(self, i: int) -> bytes:
+        col = self.cols[i]
+        return bytes((len(col), self.down[i])) + bytes(col)
+
+    # -- facts ---------------------------------------------------------
+
+    def won(self) -> bool:
+        return self.placed == 52
+
+    def key(self) -> bytes:
+        """Columns sorted (their order does not matter to the rules); the
+        foundations follow from the cards left on the columns."""
+        return b"".join(sorted(self.colkey))
+
+    def encode(self) -> bytes:
+        """Everything needed to :meth:`decode` this position again (columns in order)."""
+        return b"".join(self.colkey)
+
+    def decode(self, data: bytes) -> None:
+        cols, down, loc = [], [], [-1] * 52
+        at = 0
+        for i in range(7):
+            n, d = data[at], data[at + 1]
+            col = list(data[at + 2:at + 2 + n])
+            at += 2 + n
+            cols.append(col)
+            down.append(d)
+            for c in col:
+                loc[c] = i
+        self.cols, self.down, self.loc = cols, down, loc
+        self.colkey = [self._colkey(i) for i in range(7)]
+        found = [13, 13, 13, 13]
+        for c in range(52):
+            if loc[c] >= 0:
+                found[c // 13] -= 1
+        self.found = found
+        self.placed = sum(found)
+
+    def estimate(self) -> int:
+        """Lower is closer to a win: face-down cards weigh most, then cards not yet up."""
+        return 4 * sum(self.down) + 52 - self.placed
+
+    # -- safe foundation moves -----------------------------------------
+
+    def auto_move(self):
+        """A foundation move that provably loses nothing (docs/winnability.md), or None.
+
+        Classic: rank ≤ both opposite-colour foundations + 1 and ≤ the other
+        same-colour foundation + 2. Relaxed: rank ≤ every other foundation + 1.
+        """
+        found = self.found
+        for i, col in enumerate(self.cols):
+            if not col:
+                continue
+            c = col[-1]
+            suit, r = divmod(c, 13)
+            r += 1
+            if found[suit] != r - 1:
+                continue
+            if self.relaxed:
+                ok = all(found[s] >= r - 1 for s in range(4) if s != suit)
+            else:
+                # suits: S H D C → colours black red red black
+                other = _SAME_COLOUR_OTHER[suit]
+                ok = found[other] >= r - 2 and all(found[s] >= r - 1 for s in _OPPOSITE[suit])
+            if ok:
+                return (UP, i, len(col) - 1, FOUNDATION, c, 0)
+        return None
+
+    # -- moves -----------------------------------------------------------
+
+    def moves(self) -> list:
+        """Every legal move (symmetric duplicates left out), best first."""
+        cols, down, loc, found = self.cols, self.down, self.loc, self.found
+        out = []
+        empty = -1
+        for j in range(7):
+            if not cols[j]:
+                empty = j
+                break
+        for j in range(7):
+            dst = cols[j]
+            if not dst:
+                continue
+            t = dst[-1]
+            for g in self.onto[t]:
+                i = loc[g]
+                if i < 0 or i == j:
+                    continue
+                src = cols[i]
+                start = src.index(g)
+                d = down[i]
+                if start < d or len(src) - start > MAX_GROUP:
+                    continue
+                out.append((GROUP, i, start, j, g, self._score(i, start, g)))
+        if empty >= 0:
+            for g in (12, 25, 38, 51):  # kings
+                i = loc[g]
+                if i < 0:
+                    continue
+                src = cols[i]
+                start = src.index(g)
+                if start == 0 or start < down[i] or len(src) - start > MAX_GROUP:
+                    continue
+                out.append((GROUP, i, start, empty, g, self._score(i, start, g) - 5))
+        for i in range(7):
+            src = cols[i]
+            if src:
+                c = src[-1]
+                if found[c // 13] == c % 13:
+                    sc = 1000 + (50 if len(src) - 1 == down[i] and down[i] else 0)
+                    out.append((UP, i, len(src) - 1, FOUNDATION, c, sc))
+        for s in range(4):
+            level = found[s]
+            if not level:
+                continue
+            f = s * 13 + level - 1
+            for j in range(7):
+                dst = cols[j]
+                if dst:
+                    if f in self.onto[dst[-1]]:
+                        out.append((BACK, s, level - 1, j, f, -1000))
+                elif j == empty and level == 13:
+                    out.append((BACK, s, level - 1, j, f, -1000))
+        out.sort(key=_by_score, reverse=True)
+        return out
+
+    def _score(self, i: int, start: int, g: int) -> int:
+        d = self.down[i]
+        src = self.cols[i]
+        if start == d and d:
+            return 500 + 10 * d  # turns a face-down card up
+        if start == 0:
+            return 200  # empties a column
+        below = src[start - 1]
+        if g in self.onto[below]:
+            return -100  # leaves one good place for another
+        return 100 - len(src) + start
+
+    # -- make / unmake -------------------------------------------------
+
+    def do(self, m) -> bool:
+        """Apply a move; return whether it turned a face-down card up."""
+        kind, a, start, b, card, _ = m
+        cols, loc = self.cols, self.loc
+        flip = False
+        if kind == GROUP:
+            src, dst = cols[a], cols[b]
+            if start == len(src) - 1:
+                dst.append(src.pop())
+                loc[card] = b
+            else:
+                group = src[start:]
+                del src[start:]
+                dst.extend(group)
+                for c in group:
+                    loc[c] = b
+            if start and start == self.down[a]:
+                self.down[a] -= 1
+                flip = True
+            self.colkey[a] = self._colkey(a)
+            self.colkey[b] = self._colkey(b)
+        elif kind == UP:
+            src = cols[a]
+            src.pop()
+            loc[card] = -1
+            self.found[card // 13] += 1
+            self.placed += 1
+            if start and start == self.down[a]:
+                self.down[a] -= 1
+                flip = True
+            self.colkey[a] = self._colkey(a)
+        else:
+            self.found[a] -= 1
+            self.placed -= 1
+            cols[b].append(card)
+            loc[card] = b
+            self.colkey[b] = self._colkey(b)
+        return flip
+
+    def undo(self, m, flip: bool) -> None:
+        kind, a, start, b, card, _ = m
+        cols, loc = self.cols, self.loc
+        if kind == GROUP:
+            if flip:
+                self.down[a] += 1
+            src, dst = cols[a], cols[b]
+            count = len(dst) - dst.index(card)
+            if count == 1:
+                src.append(dst.pop())
+                loc[card] = a
+            else:
+                group = dst[-count:]
+                del dst[-count:]
+                src.extend(group)
+                for c in group:
+                    loc[c] = a
+            self.colkey[a] = self._colkey(a)
+            self.colkey[b] = self._colkey(b)
+        elif kind == UP:
+            if flip:
+                self.down[a] += 1
+            cols[a].append(card)
+            loc[card] = a
+            self.found[card // 13] -= 1
+            self.placed -= 1
+            self.colkey[a] = self._colkey(a)
+        else:
+            cols[b].pop()
+            loc[card] = -1
+            self.found[a] += 1
+            self.placed += 1
+            self.colkey[b] = self._colkey(b)
+
+    # -- text ------------------------------------------------------------
+
+    @staticmethod
+    def action_text(m) -> str:
+        kind, a, _, b, card, _ = m
+        if kind == GROUP:
+            return f"T{a + 1}:{card_text(card)}>T{b + 1}"
+        if kind == UP:
+            return f"T{a + 1}:{card_text(card)}>F{card // 13 + 1}"
+        return f"F{a + 1}:{card_text(card)}>T{b + 1}"
+
+    @staticmethod
+    def places(m) -> tuple[int, int, int]:
+        """(the card moved, where it came from, where it went): column numbers or FOUNDATION."""
+        kind, a, _, b, card, _ = m
+        if kind == GROUP:
+            return card, a, b
+        if kind == UP:
+            return card, a, FOUNDATION
+        return card, FOUNDATION, b
+
+
+def _red(card: int) -> bool:
+    return card // 13 in (1, 2)
+
+
+def _by_score(m) -> int:
+    return m[5]
+
+
+#: for each suit (S H D C): the suits of the other colour, and the other suit of its own colour
+_OPPOSITE = ((1, 2), (0, 3), (0, 3), (1, 2))
+_SAME_COLOUR_OTHER = (3, 2, 1, 0)

@@ -1,0 +1,142 @@
+"""Properties of random legal play, with hypothesis: conservation of cards, exact undo,
+canonical round trips, position text round trips, and push agreeing with legal_actions()."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from engine_helpers import card_counts
+
+from engine import (DECK, UNDO, Game, GameCode, IllegalActionError, Move, Position, format_log, parse_action,
+                    parse_log)
+from engine.codes import MAX_DEAL
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+codes = st.builds(
+    lambda game_rules, number: GameCode(*game_rules, number),
+    st.sampled_from([("YU", "C"), ("YU", "R"), ("FT", "N")]),
+    st.integers(0, MAX_DEAL),
+)
+
+
+def set_moves(text: str, moves: int) -> str:
+    fields = text.split(" ")
+    fields[6] = str(moves)
+    return " ".join(fields)
+
+
+def choose(data, game: Game):
+    """A random legal action, or undo when there is something to undo."""
+    choices = game.legal_actions() + ([UNDO] if game.can_undo else [])
+    return choices[data.draw(st.integers(0, len(choices) - 1), label="choice")] if choices else None
+
+
+@SETTINGS
+@given(code=codes, data=st.data(), steps=st.integers(1, 80))
+def test_random_play_keeps_every_card_and_undo_is_exact(code, data, steps):
+    game = Game.from_code(code)
+    decks = game.rules.decks
+    history: list[str] = []  # position texts before each action still in effect
+    canonical: list[str] = []
+    for _ in range(steps):
+        action = choose(data, game)
+        if action is None:
+            break
+        before = str(game.position)
+        moves_before = game.position.moves
+        done = game.push(action)
+        canonical.append(str(done))
+        if action is UNDO:
+            # cards, face-up state, score and take-backs return; the move counter stays
+            assert str(game.position) == set_moves(history.pop(), moves_before)
+        else:
+            history.append(before)
+            assert game.position.moves == moves_before + 1
+            assert parse_action(str(done)) == done
+            if isinstance(done, Move):
+                assert done.is_canonical
+        counts = card_counts(game.position)
+        assert all(counts[card] == decks for card in DECK)
+        assert sum(counts.values()) == 52 * decks
+        assert game.position.score >= 0
+        text = str(game.position)
+        assert str(Position.from_text(text)) == text
+        assert Position.from_text(text) == game.position
+
+    # the canonical log round-trips and replays to the same position
+    log = format_log(parse_log(" ".join(canonical)))
+    assert log == " ".join(canonical)
+    again = Game.from_code(code)
+    assert [str(again.push(a)) for a in parse_log(log)] == canonical
+    assert str(again.position) == str(game.position)
+    assert (again.actions, again.undos) == (game.actions, game.undos)
+
+
+def _random_move(data, game: Game) -> Move:
+    """A move that is syntactically valid but often breaks a rule."""
+    rules, pos = game.rules, game.position
+    source = data.draw(st.sampled_from("TTTWF"), label="source")
+    if source == "T":
+        index = data.draw(st.integers(1, rules.n_columns + 1), label="column")
+        pile = pos.columns[index - 1] if index <= rules.n_columns else []
+    elif source == "W":
+        index, pile = 0, pos.waste
+    else:
+        index = data.draw(st.integers(1, rules.n_foundations + 1), label="foundation")
+        pile = pos.foundations[index - 1] if index <= rules.n_foundations else []
+    if pile and data.draw(st.booleans(), label="card from the pile"):
+        card = data.draw(st.sampled_from(pile), label="card")
+    else:
+        card = data.draw(st.none() | st.sampled_from(DECK), label="any card")
+    if data.draw(st.booleans(), label="to a column"):
+        target, target_index = "T", data.draw(st.integers(1, rules.n_columns + 1), label="target column")
+    else:
+        target = "F"
+        target_index = data.draw(st.none() | st.integers(1, rules.n_foundations + 1), label="target foundation")
+    return Move(source, index, target, target_index, card)
+
+
+def _denotes(move: Move, legal: Move, pos: Position) -> bool:
+    """Whether ``legal`` (canonical) is one of the actions ``move`` may stand for."""
+    if (move.source, move.source_index, move.target) != (legal.source, legal.source_index, legal.target):
+        return False
+    if move.target_index is not None and move.target_index != legal.target_index:
+        return False
+    return move.card is None and legal.card is _top(move, pos) or move.card is legal.card
+
+
+def _top(move: Move, pos: Position):
+    if move.source == "W":
+        return pos.waste[-1] if pos.waste else None
+    piles = pos.columns if move.source == "T" else pos.foundations
+    pile = piles[move.source_index - 1] if move.source_index <= len(piles) else []
+    return pile[-1] if pile else None
+
+
+@SETTINGS
+@given(code=codes, data=st.data(), steps=st.integers(1, 40))
+def test_push_agrees_with_legal_actions(code, data, steps):
+    game = Game.from_code(code)
+    for _ in range(steps):
+        legal = [a for a in game.legal_actions() if isinstance(a, Move)]
+        move = _random_move(data, game)
+        matching = [a for a in legal if _denotes(move, a, game.position)]
+        before = str(game.position)
+        counters = (game.actions, game.undos)
+        try:
+            done = game.push(move)
+        except IllegalActionError as exc:
+            assert not matching, f"{move} was refused ({exc.rule}) but {matching[0]} is legal"
+            assert str(game.position) == before
+            assert (game.actions, game.undos) == counters
+            assert exc.rule and exc.message
+        else:
+            assert done in matching
+            if move.target_index is None and move.target == "F":
+                # the app's choice: the leftmost slot that accepts the card
+                assert done.target_index == min(a.target_index for a in matching)
+        action = choose(data, game)
+        if action is None:
+            break
+        game.push(action)
