@@ -1,0 +1,39 @@
+"""The REST service: deals, verification, verified records and leaderboards
+under ``/api/v1``, on SQLite (default) or PostgreSQL.
+
+``flask --app api run`` or ``gunicorn 'api:create_app()'``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+from sqlalchemy import make_url
+
+from . import commands, db, logs, problems, routes
+from .config import load_settings
+
+#: the contract, at the top of the repository
+OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    """Build the app: settings (environment, then ``config``), JSON logging, the
+    database (migrated to head unless ``AUTO_MIGRATE`` is off), error handlers,
+    blueprints and CLI commands."""
+    app = Flask(__name__, static_folder=None)
+    app.config.update(OPENAPI_PATH=str(OPENAPI_PATH))
+    app.config.update(load_settings(app.instance_path, config))
+    app.json.sort_keys = False  # type: ignore[attr-defined]  # keep the verifier's key order
+    logs.init_app(app)
+    url = make_url(app.config["DATABASE_URL"])
+    if url.get_backend_name() == "sqlite" and url.database and Path(url.database).parent == Path(app.instance_path):
+        Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    db.init_app(app)
+    problems.init_app(app)
+    routes.init_app(app)
+    commands.init_app(app)
+    return app

@@ -1,0 +1,107 @@
+"""The database: one engine per app, one session per request, Alembic
+migrations and the readiness check.
+
+Views call :func:`session`; the session is opened on first use in a request
+and closed when the request's app context ends (SQLAlchemy's documented
+session-per-request pattern).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config as AlembicConfig
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from flask import Flask, current_app, g
+from sqlalchemy import Connection, create_engine, event, make_url, text
+from sqlalchemy.orm import Session, sessionmaker
+
+#: the Alembic scripts, at the top of the repository (the README installs it editable)
+MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+
+
+def alembic_config(connection: Connection | None = None) -> AlembicConfig:
+    """Alembic's configuration, built in code (no ``alembic.ini``); ``migrations/env.py``
+    runs on ``connection`` when one is given."""
+    cfg = AlembicConfig()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.set_main_option("path_separator", "os")
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+def _engine_options(url: str) -> dict[str, Any]:
+    backend = make_url(url).get_backend_name()
+    if backend == "sqlite":
+        # wait for a writer instead of failing at once with "database is locked"
+        return {"connect_args": {"timeout": 30}}
+    if backend == "postgresql":
+        return {"pool_pre_ping": True, "connect_args": {"connect_timeout": 5}}
+    return {}
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer
+    cursor.close()
+
+
+class Database:
+    """An engine, its session factory and the schema's migration state."""
+
+    def __init__(self, url: str) -> None:
+        self.engine = create_engine(url, **_engine_options(url))
+        if self.engine.dialect.name == "sqlite" and make_url(url).database not in (None, "", ":memory:"):
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.heads = frozenset(ScriptDirectory.from_config(alembic_config()).get_heads())
+
+    def upgrade(self, revision: str = "head") -> None:
+        """Run the migrations up to ``revision`` (on PostgreSQL under an advisory lock,
+        so that several workers starting at once upgrade one after the other)."""
+        with self.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), revision)  # migrations/env.py logs each step
+
+    def current(self) -> frozenset[str]:
+        """The revisions the database is at (empty before the first migration)."""
+        with self.engine.connect() as connection:
+            return frozenset(MigrationContext.configure(connection).get_current_heads())
+
+    def ping(self) -> None:
+        """Run a query; raises the driver's error if the database cannot answer."""
+        with self.engine.connect() as connection:
+            connection.execute(text("SELECT 1")).scalar_one()
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def init_app(app: Flask) -> Database:
+    database = Database(app.config["DATABASE_URL"])
+    app.extensions["api.db"] = database
+    if app.config["AUTO_MIGRATE"]:
+        database.upgrade()
+        database.dispose()  # no pooled connection survives into forked workers
+    app.teardown_appcontext(_close_session)
+    return database
+
+
+def get_db() -> Database:
+    return current_app.extensions["api.db"]
+
+
+def session() -> Session:
+    """The current request's session, opened on first use."""
+    if "db_session" not in g:
+        g.db_session = get_db().sessions()
+    return g.db_session
+
+
+def _close_session(_exc: BaseException | None) -> None:
+    db_session = g.pop("db_session", None)
+    if db_session is not None:
+        db_session.close()

@@ -1,0 +1,94 @@
+"""JSON logging: one object per line on stderr, with the request's id, method,
+path, status and duration when there is a request.
+
+Every request gets an id: the client's ``X-Request-ID`` when it is a sane
+token, else a new one; it is echoed in the response header and in problem
+bodies, so a report can be matched with its log lines.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import time
+import uuid
+from datetime import datetime, timezone
+from typing import Any
+
+from flask import Flask, g, has_request_context, request
+from flask.wrappers import Response
+
+REQUEST_ID_HEADER = "X-Request-ID"
+_SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}\Z")
+#: loggers whose records go to the JSON handler, and their least level (alembic: the
+#: migration context logs each check at INFO; ``api.db`` reports upgrades itself)
+LOGGERS = {"api": None, "alembic": "WARNING"}
+
+
+class JsonFormatter(logging.Formatter):
+    """``{"time", "level", "logger", "message", "request_id", "method", "path", "status", "duration_ms"}``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if has_request_context():
+            out["request_id"] = g.get("request_id")
+            out["method"] = request.method
+            out["path"] = request.path
+        for key in ("status", "duration_ms"):
+            if hasattr(record, key):
+                out[key] = getattr(record, key)
+        if record.exc_info:
+            out["exception"] = self.formatException(record.exc_info)
+        return json.dumps(out, default=str)  # ASCII: whatever a client sent, the line can be written
+
+
+class StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time (so test capture sees it too)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
+
+
+def configure(level: str) -> None:
+    """Send the app's loggers to one JSON handler on stderr (idempotent)."""
+    for name, floor in LOGGERS.items():
+        logger = logging.getLogger(name)
+        if not any(isinstance(h, StderrHandler) for h in logger.handlers):
+            handler = StderrHandler()
+            handler.setFormatter(JsonFormatter())
+            logger.addHandler(handler)
+        logger.setLevel(max(logging.getLevelName(level), logging.getLevelName(floor or level)))
+        logger.propagate = False
+
+
+def _start_request() -> None:
+    given = request.headers.get(REQUEST_ID_HEADER, "")
+    g.request_id = given if _SANE_ID.match(given) else uuid.uuid4().hex
+    g.request_started = time.perf_counter()
+
+
+def _finish_request(response: Response) -> Response:
+    response.headers[REQUEST_ID_HEADER] = g.get("request_id", "")
+    started = g.get("request_started")
+    duration = round((time.perf_counter() - started) * 1000, 3) if started is not None else None
+    logging.getLogger("api.access").info("%s %s %s", request.method, request.path, response.status_code,
+                                         extra={"status": response.status_code, "duration_ms": duration})
+    return response
+
+
+def init_app(app: Flask) -> None:
+    configure(app.config["LOG_LEVEL"])
+    app.before_request(_start_request)
+    app.after_request(_finish_request)

@@ -1,0 +1,92 @@
+"""The database tables, as typed SQLAlchemy 2 models.
+
+Schema changes go through a new Alembic migration under ``migrations/versions``
+(``flask --app api db revision -m "…" --autogenerate``); a test checks that the
+migrations and these models agree.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import BigInteger, DateTime, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+#: constraint names that migrations can refer to on every database
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+#: an auto-incrementing 64-bit id (SQLite only auto-increments ``INTEGER PRIMARY KEY``)
+Id = BigInteger().with_variant(Integer, "sqlite")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A point in time, stored with its zone and always read back in UTC
+    (SQLite keeps no zone, PostgreSQL answers in the session's zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("UTCDateTime needs a time with a zone")
+        return None if value is None else value.astimezone(timezone.utc)
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class Record(Base):
+    """A verified game: who played which deal, the canonical log, and what the
+    replay recomputed. Stored only when the log is legal and the claims match."""
+
+    __tablename__ = "records"
+    __table_args__ = (
+        # the same player, deal and canonical log is the same record (idempotent submission)
+        UniqueConstraint("player", "code", "log_hash"),
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    player: Mapped[str] = mapped_column(String(64))
+    code: Mapped[str] = mapped_column(String(16), index=True)       # canonical game code
+    variant: Mapped[str] = mapped_column(String(16), index=True)    # yukon-classic, yukon-relaxed, forty-thieves
+    number: Mapped[int] = mapped_column(BigInteger)                 # the deal number, 0 … 2^35 − 1
+    canonical: Mapped[str] = mapped_column(Text)                    # the canonical log, text form
+    log_hash: Mapped[str] = mapped_column(String(64))               # SHA-256 of ``canonical``, hex
+    won: Mapped[bool]
+    score: Mapped[int]
+    moves: Mapped[int]
+    actions: Mapped[int]
+    undos: Mapped[int]
+    takebacks: Mapped[int]
+    foundation_cards: Mapped[int]
+    claimed_score: Mapped[int | None] = mapped_column(BigInteger)
+    claimed_moves: Mapped[int | None] = mapped_column(BigInteger)
+    claimed_won: Mapped[bool | None]
+    elapsed_ms: Mapped[int | None] = mapped_column(BigInteger)
+    client: Mapped[str | None] = mapped_column(String(100))
+    engine_version: Mapped[str] = mapped_column(String(32))
+    rules_version: Mapped[int]
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+
+    @property
+    def claimed(self) -> dict[str, Any] | None:
+        """The values the client claimed, as it sent them (they matched, or the record would not exist)."""
+        claims = {"score": self.claimed_score, "moves": self.claimed_moves, "won": self.claimed_won}
+        return {name: value for name, value in claims.items() if value is not None} or None
+
+    def __repr__(self) -> str:
+        return f"<Record {self.id} {self.player!r} {self.code} score {self.score}>"

@@ -1,0 +1,88 @@
+"""The blueprints, one per resource, all under ``/api/v1``, and the small
+helpers they share to read a request (each failure is a :class:`Problem`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import Flask, request
+from marshmallow import Schema, ValidationError
+
+from engine import GameCode, InvalidCodeError
+
+from ..problems import Problem, invalid_code, invalid_field, validation_problem
+
+PREFIX = "/api/v1"
+#: no body of this API nests deeper than 4; a far deeper one is refused before anything recurses through it
+MAX_DEPTH = 32
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def json_body() -> Any:
+    """The request body as JSON: 415 unless it is declared JSON, 400 if it does not parse."""
+    if not request.is_json:
+        shown = request.mimetype or "none"
+        raise Problem(415, f"the body must be JSON (Content-Type: application/json), not {shown}")
+    raw = request.get_data(cache=True)  # 413 past MAX_CONTENT_LENGTH
+    if not raw.strip():
+        raise Problem(400, "the body is empty: expected a JSON object", "malformed-json")
+    try:
+        data = json.loads(raw, parse_constant=_no_constant)
+    except RecursionError:
+        raise _too_deep() from None
+    except json.JSONDecodeError as exc:
+        raise Problem(400, f"the body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+                      "malformed-json") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise Problem(400, f"the body is not valid JSON: {exc}", "malformed-json") from None
+    if _depth(data) > MAX_DEPTH:
+        raise _too_deep()
+    return data
+
+
+def _too_deep() -> Problem:
+    return invalid_field("body", f"JSON nested more than {MAX_DEPTH} levels deep")
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest (without recursion); stops counting past :data:`MAX_DEPTH`."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, depth)
+            if depth > MAX_DEPTH:
+                break
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
+def load(schema: Schema, data: Any, root: str = "body") -> dict[str, Any]:
+    """Validate ``data`` with ``schema``; 422 naming every wrong field."""
+    try:
+        return schema.load(data)
+    except ValidationError as error:
+        raise validation_problem(error, root) from None
+
+
+def query(schema: Schema) -> dict[str, Any]:
+    return load(schema, request.args.to_dict(), root="query")
+
+
+def parse_code(text: str, field: str = "code") -> GameCode:
+    """A game code, or 422 naming the part and position that are wrong."""
+    try:
+        return GameCode.from_text(text)
+    except InvalidCodeError as error:
+        raise invalid_code(error, field) from None
+
+
+def init_app(app: Flask) -> None:
+    from . import deals, health, leaderboard, openapi, records, verify
+
+    for module in (deals, verify, records, leaderboard, health, openapi):
+        app.register_blueprint(module.bp, url_prefix=PREFIX)

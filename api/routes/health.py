@@ -1,0 +1,38 @@
+"""``GET /healthz`` (the process answers) and ``GET /readyz`` (the database
+answers and its schema is at the migrations' head)."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Blueprint
+from sqlalchemy.exc import SQLAlchemyError
+
+from ..db import get_db
+from ..problems import Problem
+from ..schemas import HealthSchema
+
+bp = Blueprint("health", __name__)
+log = logging.getLogger(__name__)
+
+
+@bp.get("/healthz")
+def healthz() -> dict:
+    return HealthSchema().dump({"status": "ok"})
+
+
+@bp.get("/readyz")
+def readyz() -> dict:
+    database = get_db()
+    try:
+        database.ping()
+        current = database.current()
+    except SQLAlchemyError as error:
+        log.warning("not ready: database unreachable: %s", error)
+        raise Problem(503, f"the database did not answer ({type(getattr(error, 'orig', None) or error).__name__})",
+                      "not-ready", headers={"Retry-After": "5"}) from None
+    if current != database.heads:
+        shown = ", ".join(sorted(current)) or "empty"
+        raise Problem(503, f"the database schema is at {shown}, this version needs {', '.join(sorted(database.heads))}:"
+                           " run `flask --app api db upgrade`", "not-ready", headers={"Retry-After": "5"})
+    return HealthSchema().dump({"status": "ok", "database": "ok", "schema": ", ".join(sorted(current))})

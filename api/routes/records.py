@@ -1,0 +1,87 @@
+"""``/records``: submit a game (verified, then stored once), read one, list them."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+from typing import Any
+
+from flask import Blueprint, url_for
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+
+import engine
+from verifier import Verdict, replay
+
+from .. import db
+from ..models import Record
+from ..problems import Problem, rejected_log
+from ..schemas import RecordPageSchema, RecordQuerySchema, RecordRequestSchema, RecordSchema
+from . import json_body, load, parse_code, query
+
+bp = Blueprint("records", __name__)
+MAX_ID = 2 ** 63 - 1
+
+
+def new_record(verdict: Verdict, body: dict[str, Any]) -> Record:
+    """A record from a verified replay and the submission's own fields."""
+    claimed = body.get("claimed") or {}
+    return Record(
+        player=body["player"], code=str(verdict.code), variant=verdict.code.variant, number=verdict.code.number,
+        canonical=verdict.canonical_text, log_hash=hashlib.sha256(verdict.canonical_text.encode()).hexdigest(),
+        won=verdict.won, score=verdict.score, moves=verdict.moves, actions=verdict.actions, undos=verdict.undos,
+        takebacks=verdict.takebacks, foundation_cards=verdict.foundation_cards,
+        claimed_score=claimed.get("score"), claimed_moves=claimed.get("moves"), claimed_won=claimed.get("won"),
+        elapsed_ms=body.get("elapsed_ms"), client=body.get("client"),
+        engine_version=engine.__version__, rules_version=engine.RULES_VERSION,
+        received_at=datetime.now(timezone.utc))
+
+
+@bp.post("/records")
+def submit_record() -> tuple[dict, int, dict[str, str]]:
+    body = load(RecordRequestSchema(), json_body())
+    verdict = replay(parse_code(body["code"]), body["moves"], body.get("claimed"))
+    if not verdict.verified:
+        raise rejected_log(verdict)
+    record = new_record(verdict, body)
+    same_game = (Record.player == record.player, Record.code == record.code, Record.log_hash == record.log_hash)
+    session = db.session()
+    session.add(record)
+    try:
+        session.commit()
+        status = 201
+    except IntegrityError:
+        # the same player, deal and canonical log is already stored (perhaps a moment ago, concurrently)
+        session.rollback()
+        record = session.scalars(select(Record).where(*same_game)).first()
+        if record is None:  # some other constraint: a real error
+            raise
+        status = 200
+    location = url_for("records.get_record", record_id=record.id)
+    return RecordSchema().dump(record), status, {"Location": location}
+
+
+@bp.get("/records/<int:record_id>")
+def get_record(record_id: int) -> dict:
+    record = db.session().get(Record, record_id) if record_id <= MAX_ID else None
+    if record is None:
+        raise Problem(404, f"there is no record {record_id}")
+    return RecordSchema().dump(record)
+
+
+@bp.get("/records")
+def list_records() -> dict:
+    args = query(RecordQuerySchema())
+    filters = []
+    if "code" in args:
+        filters.append(Record.code == str(parse_code(args["code"])))
+    if "player" in args:
+        filters.append(Record.player == args["player"])
+    if "won" in args:
+        filters.append(Record.won == args["won"])
+    page, size = args["page"], args["page_size"]
+    session = db.session()
+    total = session.scalar(select(func.count()).select_from(Record).where(*filters))
+    items = session.scalars(select(Record).where(*filters).order_by(Record.received_at.desc(), Record.id.desc())
+                            .limit(size).offset((page - 1) * size)).all()
+    return RecordPageSchema().dump({"items": items, "page": page, "page_size": size, "total": total})

@@ -1,0 +1,212 @@
+"""``POST /records``, ``GET /records/{id}``, ``GET /records``."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+import engine
+from verifier import replay
+
+API = "/api/v1"
+CODE = "FT1-N-AAAAAAB"
+
+
+def submit(http, **body):
+    return http.post(f"{API}/records", json={"code": CODE, "player": "ann", "moves": "T7>F S", **body})
+
+
+def test_a_legal_log_is_stored_with_the_replays_results(client):
+    before = datetime.now(timezone.utc)
+    response = submit(client, claimed={"score": 10, "moves": 2}, elapsed_ms=93000, client="yukon-web/1.0")
+    assert response.status_code == 201
+    record = response.get_json()
+    assert response.headers["Location"] == f"{API}/records/{record['id']}"
+    verdict = replay(CODE, "T7>F S").to_json()
+    for field in ("code", "variant", "won", "score", "moves", "actions", "undos", "takebacks", "foundation_cards",
+                  "canonical", "engine_version", "rules_version"):
+        assert record[field] == verdict[field], field
+    assert record["player"] == "ann" and record["number"] == 1
+    assert record["canonical"] == "T7:AS>F1 S" and record["score"] == 10 and record["moves"] == 2
+    assert record["claimed"] == {"score": 10, "moves": 2}
+    assert record["elapsed_ms"] == 93000 and record["client"] == "yukon-web/1.0"
+    assert record["engine_version"] == engine.__version__ and record["rules_version"] == engine.RULES_VERSION
+    received = datetime.fromisoformat(record["received_at"])
+    assert received.utcoffset() == timedelta(0)
+    assert before - timedelta(seconds=1) <= received <= datetime.now(timezone.utc) + timedelta(seconds=1)
+    assert client.get(response.headers["Location"]).get_json() == record
+
+
+def test_optional_fields_may_be_absent_or_null(client):
+    record = submit(client, claimed=None, elapsed_ms=None, client=None).get_json()
+    assert (record["claimed"], record["elapsed_ms"], record["client"]) == (None, None, None)
+
+
+def test_the_same_game_again_is_200_with_the_first_record(client, count_records):
+    first = submit(client, elapsed_ms=1000)
+    assert first.status_code == 201
+    # the same canonical log, written differently: still the same record
+    again = submit(client, moves=[{"from": "t7", "to": "f1"}, "s>w"], elapsed_ms=2000, code=CODE.lower())
+    assert again.status_code == 200
+    assert again.get_json() == first.get_json()  # as first stored, elapsed_ms included
+    assert again.headers["Location"] == first.headers["Location"]
+    assert count_records() == 1
+    # another player, or another log, is another record
+    assert submit(client, player="bob").status_code == 201
+    assert submit(client, moves="T7>F S S").status_code == 201
+    assert count_records() == 3
+
+
+def test_concurrent_submissions_of_one_game_store_one_record(app, count_records, legal_log):
+    body = {"code": CODE, "player": "racer", "moves": legal_log(CODE, 12)}
+    threads = 8
+    barrier = threading.Barrier(threads)
+
+    def post() -> tuple[int, int]:
+        client = app.test_client()
+        barrier.wait()
+        response = client.post(f"{API}/records", json=body)
+        return response.status_code, response.get_json()["id"]
+
+    with ThreadPoolExecutor(threads) as pool:
+        results = [future.result(timeout=60) for future in [pool.submit(post) for _ in range(threads)]]
+    statuses = sorted(status for status, _ in results)
+    assert statuses == [200] * (threads - 1) + [201]
+    assert len({record_id for _, record_id in results}) == 1
+    assert count_records() == 1
+
+
+def test_an_illegal_log_is_422_with_the_verdict_and_not_stored(client, count_records):
+    response = submit(client, moves="T7>F S T1>T2")
+    assert response.status_code == 422
+    problem = response.get_json()
+    assert problem["type"].endswith("/illegal-log") and problem["title"] == "Illegal move log"
+    assert problem["verdict"] == replay(CODE, "T7>F S T1>T2").to_json()
+    error = problem["verdict"]["error"]
+    assert error["index"] == 2 and error["action"] == "T1>T2"
+    assert f"action 2 'T1>T2'" in problem["detail"] and error["rule"] in problem["detail"]
+    assert count_records() == 0
+
+
+def test_a_notation_error_is_an_illegal_log_too(client, count_records):
+    response = submit(client, moves=["S", "T7->F"])
+    assert response.status_code == 422
+    assert response.get_json()["verdict"]["error"]["kind"] == "syntax"
+    assert count_records() == 0
+
+
+def test_claims_that_do_not_match_are_422_and_not_stored(client, count_records):
+    response = submit(client, claimed={"score": 10, "moves": 99, "won": True})
+    assert response.status_code == 422
+    problem = response.get_json()
+    assert problem["type"].endswith("/claims-mismatch")
+    assert problem["verdict"]["legal"] is True and problem["verdict"]["claims_match"] is False
+    assert "moves claimed 99, replay gives 2" in problem["detail"]
+    assert "won claimed True, replay gives False" in problem["detail"]
+    assert "score" not in problem["detail"]
+    assert count_records() == 0
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"player": ""}, "player"),
+    ({"player": " ann"}, "player"),
+    ({"player": "ann\n"}, "player"),
+    ({"player": "a\x07b"}, "player"),
+    ({"player": "x" * 65}, "player"),
+    ({"player": 7}, "player"),
+    ({"player": None}, "player"),
+    ({"elapsed_ms": -1}, "elapsed_ms"),
+    ({"elapsed_ms": 1.5}, "elapsed_ms"),
+    ({"elapsed_ms": "100"}, "elapsed_ms"),
+    ({"elapsed_ms": True}, "elapsed_ms"),
+    ({"elapsed_ms": 2 ** 53}, "elapsed_ms"),
+    ({"client": "c" * 101}, "client"),
+    ({"client": 3}, "client"),
+    ({"client": ""}, "client"),
+    ({"client": "\ud800"}, "client"),
+    ({"player": "\udfff"}, "player"),
+    ({"score": 10}, "score"),
+])
+def test_wrong_fields_are_422_naming_the_field(client, count_records, body, field):
+    response = submit(client, **body)
+    assert response.status_code == 422
+    assert [e["field"] for e in response.get_json()["errors"]] == [field]
+    assert count_records() == 0
+
+
+def test_player_is_required(client):
+    response = client.post(f"{API}/records", json={"code": CODE, "moves": "S"})
+    assert response.status_code == 422
+    assert response.get_json()["errors"] == [{"field": "player", "message": "Missing data for required field."}]
+
+
+def test_a_bad_code_is_422_naming_the_part(client):
+    response = submit(client, code="FT1-N-AAAAAA")
+    assert response.status_code == 422
+    assert response.get_json()["errors"][0]["part"] == "deal"
+
+
+def test_an_unknown_record_is_404(client):
+    assert client.get(f"{API}/records/1").status_code == 404
+    assert client.get(f"{API}/records/{2 ** 63}").status_code == 404  # past any id, never a database error
+    assert client.get(f"{API}/records/abc").status_code == 404
+    assert client.get(f"{API}/records/-1").status_code == 404
+
+
+# -- the list ------------------------------------------------------------
+
+def test_the_list_is_newest_first_a_page_at_a_time(client, records):
+    made = records.create_batch(5)
+    page = client.get(f"{API}/records?page_size=2").get_json()
+    assert (page["page"], page["page_size"], page["total"]) == (1, 2, 5)
+    assert [r["id"] for r in page["items"]] == [made[4].id, made[3].id]
+    page3 = client.get(f"{API}/records?page_size=2&page=3").get_json()
+    assert [r["id"] for r in page3["items"]] == [made[0].id]
+    past = client.get(f"{API}/records?page_size=2&page=4").get_json()
+    assert past["items"] == [] and past["total"] == 5
+    default = client.get(f"{API}/records").get_json()
+    assert (default["page"], default["page_size"], len(default["items"])) == (1, 20, 5)
+
+
+def test_the_list_filters_by_code_player_and_won(client, records):
+    records.create(player="ann", game_code="FT1-N-AAAAAAB", won=True, score=1040)
+    records.create(player="ann", game_code="YU1-C-AAAAAAB")
+    records.create(player="bob", game_code="FT1-N-AAAAAAB")
+
+    def ids(query):
+        return sorted(r["player"] + ":" + r["code"] for r in client.get(f"{API}/records?{query}").get_json()["items"])
+
+    assert ids("player=ann") == ["ann:FT1-N-AAAAAAB", "ann:YU1-C-AAAAAAB"]
+    assert ids("code=ft1-n-aaaaaab") == ["ann:FT1-N-AAAAAAB", "bob:FT1-N-AAAAAAB"]
+    assert ids("won=true") == ["ann:FT1-N-AAAAAAB"]
+    assert ids("won=0&code=FT1-N-AAAAAAB") == ["bob:FT1-N-AAAAAAB"]
+    assert ids("player=carol") == []
+    assert client.get(f"{API}/records?player=ann&won=false").get_json()["total"] == 1
+
+
+@pytest.mark.parametrize("query, field", [
+    ("page=0", "page"), ("page=x", "page"), ("page=1.5", "page"),
+    ("page_size=0", "page_size"), ("page_size=101", "page_size"),
+    ("won=yes", "won"), ("player=", "player"), ("sort=score", "sort"),
+])
+def test_bad_list_queries_are_422(client, query, field):
+    response = client.get(f"{API}/records?{query}")
+    assert response.status_code == 422
+    assert [e["field"] for e in response.get_json()["errors"]] == [field]
+
+
+def test_a_bad_code_filter_is_422(client):
+    response = client.get(f"{API}/records?code=YU1-Q-AAAAAAB")
+    assert response.status_code == 422
+    assert response.get_json()["errors"][0]["part"] == "rules"
+
+
+def test_names_may_hold_any_printable_text(client):
+    for player in ("Zoë Ångström", "李雷", "a b", "x" * 64):
+        response = submit(client, player=player, client="yukon/1.0 (Android 14)")
+        assert response.status_code == 201, player
+        assert response.get_json()["player"] == player
+    assert client.get(f"{API}/records", query_string={"player": "Zoë Ångström"}).get_json()["total"] == 1
