@@ -7,10 +7,11 @@ applies the plan and keeps a compact undo record of it.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import ClassVar
 
 from ..actions import DRAW, Action, Move
-from ..cards import ACE, KING, SUIT_SYMBOLS, Card
+from ..cards import ACE, DECK, KING, SUIT_SYMBOLS, Card
 from ..messages import illegal
 from ..position import Position
 from ..shuffle import SplitMix64, shuffle
@@ -26,6 +27,14 @@ UNDO_DEPTH = 100
 #: foundation card put back on a column; ``flip`` the column whose face-down
 #: card is turned up, or -1.
 Plan = tuple[list[Card], int, list[Card], Move, int, int, int]
+
+
+@lru_cache(maxsize=4096)
+def _shuffled(decks: int, number: int) -> tuple[Card, ...]:
+    """Shuffling is the costly part of a deal, and popular deals are replayed again and again."""
+    deck = list(DECK) * decks
+    shuffle(deck, SplitMix64(number))
+    return tuple(deck)
 
 
 class Rules:
@@ -63,11 +72,7 @@ class Rules:
 
     def shuffled_deck(self, number: int) -> list[Card]:
         """The deck(s) in unshuffled order, shuffled with SplitMix64 seeded by ``number``."""
-        from ..cards import DECK
-
-        deck = list(DECK) * self.decks
-        shuffle(deck, SplitMix64(number))
-        return deck
+        return list(_shuffled(self.decks, number))
 
     def deal(self, number: int) -> Position:
         """The starting position of deal ``number``."""

@@ -121,6 +121,10 @@ class FortyState:
                 return (WASTE_UP, WASTE, s + 4, c, 0)
         return None
 
+    def dead(self) -> bool:
+        """No dead-end test for Forty Thieves (an empty column takes any card)."""
+        return False
+
     # -- moves -----------------------------------------------------------
 
     def moves(self) -> list:

@@ -42,8 +42,8 @@ def depth_first(state: Any, *, max_nodes: int, deadline: float | None, max_table
     nodes = 0
     max_depth = 0
     key_bytes = 0
-    auto_move, do, undo, key, won, moves_of, places = (
-        state.auto_move, state.do, state.undo, state.key, state.won, state.moves, state.places)
+    auto_move, do, undo, key, won, moves_of, places, dead = (
+        state.auto_move, state.do, state.undo, state.key, state.won, state.moves, state.places, state.dead)
 
     def enter(prev: tuple[int, int, int, bool] | None) -> str | None:
         nonlocal nodes, key_bytes
@@ -66,6 +66,11 @@ def depth_first(state: Any, *, max_nodes: int, deadline: float | None, max_table
             return TABLE
         seen.add(k)
         key_bytes += len(k)
+        if dead():
+            for _ in range(autos):
+                m, flip = path.pop()
+                undo(m, flip)
+            return EXHAUSTED
         frames.append([moves_of(), 0, autos, prev if autos == 0 else None])
         return None
 
@@ -129,9 +134,9 @@ def best_first(state: Any, *, max_nodes: int, deadline: float | None, max_table:
     import heapq
 
     started = clock()
-    auto_move, do, undo, key, won, moves_of, places, encode, decode, estimate = (
+    auto_move, do, undo, key, won, moves_of, places, encode, decode, estimate, dead = (
         state.auto_move, state.do, state.undo, state.key, state.won, state.moves, state.places,
-        state.encode, state.decode, state.estimate)
+        state.encode, state.decode, state.estimate, state.dead)
     parents: dict[bytes, tuple[bytes | None, tuple[Any, ...]]] = {}
     heap: list[tuple[int, int, bytes, bytes, Any]] = []
     nodes = 0
@@ -165,7 +170,8 @@ def best_first(state: Any, *, max_nodes: int, deadline: float | None, max_table:
     k = key()
     parents[k] = (None, tuple(m for m, _ in first))
     key_bytes += len(k)
-    heap.append((estimate(), 0, encode(), k, None))
+    if not dead():
+        heap.append((estimate(), 0, encode(), k, None))
     decode(root)
     while heap:
         _, _, data, pk, prev = heapq.heappop(heap)
@@ -195,7 +201,8 @@ def best_first(state: Any, *, max_nodes: int, deadline: float | None, max_table:
                 parents[k] = (pk, (m,) + tuple(a for a, _ in done))
                 key_bytes += len(k)
                 seq += 1
-                heapq.heappush(heap, (estimate(), seq, encode(), k, None if done else (card, src, dst, flip)))
+                if not dead():
+                    heapq.heappush(heap, (estimate(), -seq, encode(), k, None if done else (card, src, dst, flip)))
             for a, f in reversed(done):
                 undo(a, f)
             undo(m, flip)

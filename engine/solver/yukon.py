@@ -28,7 +28,7 @@ def card_text(card: int) -> str:
 class YukonState:
     """A Yukon position the search changes in place and changes back."""
 
-    __slots__ = ("cols", "down", "found", "loc", "colkey", "onto", "relaxed", "placed")
+    __slots__ = ("cols", "down", "found", "loc", "colkey", "onto", "targets", "relaxed", "placed")
 
     n_cards = 52
 
@@ -44,6 +44,8 @@ class YukonState:
         self.colkey = [self._colkey(i) for i in range(7)]
         #: onto[t]: the cards that may be put onto a face-up ``t`` (one rank lower, colour rule)
         self.onto = [tuple(g for g in range(52) if self._builds(g, t)) for t in range(52)]
+        #: targets[g]: the cards ``g`` may be put onto
+        self.targets = [tuple(t for t in range(52) if self._builds(g, t)) for g in range(52)]
         self.placed = sum(self.found)
 
     def _builds(self, g: int, t: int) -> bool:
@@ -119,6 +121,67 @@ class YukonState:
             if ok:
                 return (UP, i, len(col) - 1, FOUNDATION, c, 0)
         return None
+
+    # -- dead ends -------------------------------------------------------
+
+    def dead(self) -> bool:
+        """Whether some card can provably never leave its place (docs/winnability.md,
+        "stuck cards"): then the position is lost.
+
+        Greatest fixed point: start with every card on the columns "stuck" and free
+        a card as soon as one way out is open for it given the cards still stuck.
+        """
+        cols, down, loc, found = self.cols, self.down, self.loc, self.found
+        stuck = [False] * 52
+        for col in cols:
+            for c in col:
+                stuck[c] = True
+        targets = self.targets
+        changed = True
+        while changed:
+            changed = False
+            empty_from = -2  # a column that is or may become empty; -1: several
+            for j, col in enumerate(cols):
+                if not col or not stuck[col[0]]:
+                    empty_from = j if empty_from == -2 else -1
+                    if empty_from == -1:
+                        break
+            for i, col in enumerate(cols):
+                d = down[i]
+                for p, c in enumerate(col):
+                    if not stuck[c]:
+                        continue
+                    if p < d:
+                        free = not stuck[col[p + 1]]
+                    elif p > d and not stuck[col[p - 1]]:
+                        free = True
+                    else:
+                        suit, r = divmod(c, 13)
+                        free = True
+                        base = suit * 13
+                        for q in range(found[suit], r):
+                            if stuck[base + q]:
+                                free = False
+                                break
+                        if not free:
+                            if r == 12:  # a king: an empty column somewhere else
+                                free = empty_from == -1 or (empty_from >= 0 and empty_from != i)
+                            else:
+                                for t in targets[c]:
+                                    j = loc[t]
+                                    if j < 0:
+                                        free = True
+                                        break
+                                    other = cols[j]
+                                    pt = other.index(t)
+                                    if (pt >= down[j] or not stuck[t]) and (
+                                            pt == len(other) - 1 or not stuck[other[pt + 1]]):
+                                        free = True
+                                        break
+                    if free:
+                        stuck[c] = False
+                        changed = True
+        return any(stuck)
 
     # -- moves -----------------------------------------------------------
 
