@@ -115,7 +115,7 @@ def server(database_url: str, port: int) -> Iterator[str]:
         proc.wait(10)
 
 
-def wrk(base: str, path: str, seconds: float, body: str | None, workdir: Path, connections: int) -> dict:
+def wrk(base: str, path: str, seconds: int, body: str | None, workdir: Path, connections: int) -> dict:
     script = workdir / "bench.lua"
     script.write_text(LUA)
     args = [base + path, "--", path]
@@ -140,7 +140,7 @@ def typical_log(length: int = 150) -> tuple[str, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
                                                                  "postgresql://postgres@127.0.0.1:5432/test"))
