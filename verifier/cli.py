@@ -151,17 +151,14 @@ def build_parser() -> argparse.ArgumentParser:
     bat.add_argument("file", help="JSON Lines file; - for stdin")
     bat.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     bat.set_defaults(func=cmd_batch)
+    from .solving import register
+
+    register(sub)  # solve, hint
     return parser
 
 
-COMMAND_HOOKS: list = []  # extra sub-command installers (batch, solve, hint)
-
-
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    parser = build_parser()
-    for hook in COMMAND_HOOKS:
-        hook(parser)
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     out = out or sys.stdout
     try:
         return args.func(args, out)

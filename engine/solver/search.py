@@ -142,6 +142,7 @@ def best_first(state: Any, *, max_nodes: int, deadline: float | None, max_table:
     nodes = 0
     key_bytes = 0
     seq = 0
+    order = -1 if getattr(state, "newest_first", False) else 1  # ties: newest or oldest first
 
     def autos() -> list[tuple[Any, bool]]:
         done = []
@@ -202,7 +203,7 @@ def best_first(state: Any, *, max_nodes: int, deadline: float | None, max_table:
                 key_bytes += len(k)
                 seq += 1
                 if not dead():
-                    heapq.heappush(heap, (estimate(), -seq, encode(), k, None if done else (card, src, dst, flip)))
+                    heapq.heappush(heap, (estimate(), order * seq, encode(), k, None if done else (card, src, dst, flip)))
             for a, f in reversed(done):
                 undo(a, f)
             undo(m, flip)

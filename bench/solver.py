@@ -1,0 +1,203 @@
+"""Benchmark the solver on fixed corpora of random deals and print its figures.
+
+    python bench/solver.py                 # the full corpora: 200 + 200 + 100 deals, 10 s / 10 s / 30 s
+    python bench/solver.py --quick         # 20 + 20 + 10 deals, 2 s / 2 s / 5 s
+    python bench/solver.py --yukon 50 --forty 0 --workers 2 --jsonl out.jsonl
+
+The corpora are ``bench/corpora/*.txt`` (one game code a line). They were made
+by :func:`corpus` (SplitMix64 from a fixed seed, deal numbers below 2^35) and
+are rebuilt from it when missing; ``--check-corpora`` checks they still match.
+Classic and relaxed Yukon use the same deal numbers, so their figures compare
+layout by layout.
+
+Each deal is solved in a fresh worker process (so the peak memory of the
+process is that deal's) through :func:`verifier.solving.solve_code`, which
+replays every winning line before it counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import os
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engine import GameCode  # noqa: E402
+from engine.shuffle import SplitMix64  # noqa: E402
+
+CORPORA = ROOT / "bench" / "corpora"
+SEED = 0x5EED_2024
+MAX_DEAL = 2 ** 35
+FULL = {"yukon-classic": (200, 10.0), "yukon-relaxed": (200, 10.0), "forty-thieves": (100, 30.0)}
+QUICK = {"yukon-classic": (20, 2.0), "yukon-relaxed": (20, 2.0), "forty-thieves": (10, 5.0)}
+PREFIX = {"yukon-classic": ("YU", "C"), "yukon-relaxed": ("YU", "R"), "forty-thieves": ("FT", "N")}
+
+
+def deal_numbers(game: str, count: int) -> list[int]:
+    """``count`` distinct deal numbers for ``game`` (``YU`` or ``FT``), from a fixed seed."""
+    rng = SplitMix64(SEED + (0 if game == "YU" else 1))
+    numbers: list[int] = []
+    while len(numbers) < count:
+        n = rng.below(MAX_DEAL)
+        if n not in numbers:
+            numbers.append(n)
+    return numbers
+
+
+def corpus(variant: str, count: int) -> list[str]:
+    game, letter = PREFIX[variant]
+    return [str(GameCode(game, letter, n)) for n in deal_numbers(game, count)]
+
+
+def load_corpus(variant: str, count: int) -> list[str]:
+    """The first ``count`` codes of the stored corpus (written on first use)."""
+    path = CORPORA / f"{variant}.txt"
+    size = FULL[variant][0]
+    if not path.exists():
+        CORPORA.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(corpus(variant, size)) + "\n", encoding="utf-8")
+    codes = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if count > len(codes):
+        codes = corpus(variant, count)
+    return codes[:count]
+
+
+def solve_one(job: tuple[str, float]) -> dict:
+    from verifier.solving import solve_code
+
+    code, seconds = job
+    started = time.perf_counter()
+    answer = solve_code(code, budget_seconds=seconds)
+    wall = time.perf_counter() - started
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "code": code, "status": answer.status, "seconds": round(wall, 3), "budget": seconds,
+        "nodes": answer.search["nodes"], "positions": answer.search["positions"],
+        "table_bytes": answer.search["table_bytes"], "peak_rss_mib": round(peak_kib / 1024, 1),
+        "length": len(answer.actions) if answer.status == "winnable" else None, "verified": answer.verified,
+        "reason": answer.reason,
+    }
+
+
+def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """The 95% Wilson score interval of a proportion."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    centre = p + z * z / (2 * n)
+    margin = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    denom = 1 + z * z / n
+    return max(0.0, (centre - margin) / denom), min(1.0, (centre + margin) / denom)
+
+
+def summary(variant: str, rows: list[dict]) -> dict:
+    n = len(rows)
+    won = sum(r["status"] == "winnable" for r in rows)
+    lost = sum(r["status"] == "unwinnable" for r in rows)
+    unknown = n - won - lost
+    times = [r["seconds"] for r in rows]
+    lengths = [r["length"] for r in rows if r["length"] is not None]
+    low, _ = wilson(won, n)  # every timeout counted as a loss
+    _, high = wilson(won + unknown, n)  # every timeout counted as a win
+    return {
+        "variant": variant, "deals": n, "budget_seconds": rows[0]["budget"] if rows else None,
+        "winnable": won, "unwinnable": lost, "unknown": unknown,
+        "decided_share": (won + lost) / n if n else 0.0,
+        "median_seconds": statistics.median(times) if times else 0.0, "max_seconds": max(times, default=0.0),
+        "median_decided_seconds": statistics.median([r["seconds"] for r in rows if r["status"] != "unknown"] or [0]),
+        "peak_rss_mib_max": max((r["peak_rss_mib"] for r in rows), default=0.0),
+        "peak_rss_mib_median": statistics.median([r["peak_rss_mib"] for r in rows]) if rows else 0.0,
+        "table_mib_max": round(max((r["table_bytes"] for r in rows), default=0) / 2 ** 20, 1),
+        "length_median": statistics.median(lengths) if lengths else None,
+        "length_min": min(lengths, default=None), "length_max": max(lengths, default=None),
+        "winnability_low": low, "winnability_high": high,
+        "winnability_point": won / n if n else 0.0,
+        "unverified_wins": sum(r["status"] == "winnable" and not r["verified"] for r in rows),
+    }
+
+
+def table(summaries: list[dict]) -> str:
+    head = ("| rule set | deals | budget | decided | winnable | unwinnable | unknown | median s | max s | "
+            "peak MiB (max) | line length median (min-max) | winnability, 95% Wilson (timeouts both ways) |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for s in summaries:
+        lines.append(
+            f"| {s['variant']} | {s['deals']} | {s['budget_seconds']:g} s | {100 * s['decided_share']:.1f}% | "
+            f"{s['winnable']} | {s['unwinnable']} | {s['unknown']} | {s['median_seconds']:.2f} | "
+            f"{s['max_seconds']:.2f} | {s['peak_rss_mib_max']:.0f} | "
+            f"{s['length_median']} ({s['length_min']}-{s['length_max']}) | "
+            f"{100 * s['winnability_point']:.1f}% [{100 * s['winnability_low']:.1f}%, "
+            f"{100 * s['winnability_high']:.1f}%] |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small corpora and short budgets")
+    parser.add_argument("--yukon", type=int, help="deals per Yukon rule set")
+    parser.add_argument("--forty", type=int, help="Forty Thieves deals")
+    parser.add_argument("--yukon-seconds", type=float, help="budget per Yukon deal")
+    parser.add_argument("--forty-seconds", type=float, help="budget per Forty Thieves deal")
+    parser.add_argument("--only", choices=sorted(FULL), action="append", help="run only these rule sets")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--jsonl", help="also write one JSON line per deal to this file")
+    parser.add_argument("--check-corpora", action="store_true", help="check the stored corpora and stop")
+    args = parser.parse_args(argv)
+
+    if args.check_corpora:
+        ok = all(load_corpus(v, FULL[v][0]) == corpus(v, FULL[v][0]) for v in FULL)
+        print("corpora match their seed" if ok else "corpora DIFFER from their seed")
+        return 0 if ok else 1
+    plan = dict(QUICK if args.quick else FULL)
+    for variant in list(plan):
+        count, seconds = plan[variant]
+        if variant.startswith("yukon"):
+            count = args.yukon if args.yukon is not None else count
+            seconds = args.yukon_seconds or seconds
+        else:
+            count = args.forty if args.forty is not None else count
+            seconds = args.forty_seconds or seconds
+        plan[variant] = (count, seconds)
+    if args.only:
+        plan = {v: plan[v] for v in args.only}
+    out = open(args.jsonl, "w", encoding="utf-8") if args.jsonl else None
+    summaries = []
+    started = time.time()
+    ctx = multiprocessing.get_context("fork")
+    for variant, (count, seconds) in plan.items():
+        if count <= 0:
+            continue
+        jobs = [(code, seconds) for code in load_corpus(variant, count)]
+        rows: list[dict] = []
+        with ctx.Pool(args.workers, maxtasksperchild=1) as pool:
+            for row in pool.imap(solve_one, jobs):
+                rows.append(row)
+                if out:
+                    out.write(json.dumps({"variant": variant, **row}) + "\n")
+                    out.flush()
+                print(f"{variant} {row['code']} {row['status']:10} {row['seconds']:7.2f}s "
+                      f"{row['positions']:>9} positions  length {row['length']}", file=sys.stderr, flush=True)
+        summaries.append(summary(variant, rows))
+    if out:
+        out.write(json.dumps({"summaries": summaries, "workers": args.workers, "cpus": os.cpu_count(),
+                              "wall_seconds": round(time.time() - started, 1)}) + "\n")
+        out.close()
+    print(table(summaries))
+    for s in summaries:
+        if s["unverified_wins"]:
+            print(f"ERROR: {s['variant']}: {s['unverified_wins']} winning lines failed verification")
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

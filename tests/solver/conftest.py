@@ -1,0 +1,1 @@
+"""Shared positions for the solver tests."""
