@@ -13,8 +13,9 @@ from typing import Any
 from flask import Flask
 from sqlalchemy import make_url
 
-from . import commands, db, logs, problems, routes
+from . import commands, db, limits, logs, problems, routes
 from .config import load_settings
+from .routes import pages
 
 #: the contract, at the top of the repository
 OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
@@ -23,7 +24,7 @@ OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """Build the app: settings (environment, then ``config``), JSON logging, the
     database (migrated to head unless ``AUTO_MIGRATE`` is off), error handlers,
-    blueprints and CLI commands."""
+    rate limits, blueprints and CLI commands."""
     app = Flask(__name__, static_folder=None)
     app.config.update(OPENAPI_PATH=str(OPENAPI_PATH))
     app.config.update(load_settings(app.instance_path, config))
@@ -34,6 +35,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     db.init_app(app)
     problems.init_app(app)
+    limits.init_app(app)  # rate limits: before any view runs, after the request id is set
     routes.init_app(app)
+    app.register_blueprint(pages.bp)  # the players' HTML pages, outside /api/v1
     commands.init_app(app)
     return app

@@ -1,15 +1,38 @@
-"""``flask --app api db …``: the schema's migrations from the command line."""
+"""The operator's commands:
+
+- ``flask --app api db upgrade|current|revision``: the schema's migrations;
+- ``flask --app api keys create|revoke|list``: API keys;
+- ``flask --app api records export|import|reverify``: backup, restore and
+  re-verification of the stored records.
+"""
 
 from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import IO
 
 import click
 from alembic import command
 from flask import Flask
 from flask.cli import AppGroup
+from sqlalchemy import select
 
+import engine
+
+from .auth import ApiKeyError, create_key, revoke_key
+from .backup import BackupError, begin_snapshot, count_records, export_records, import_records
 from .db import alembic_config, get_db
+from .models import ApiKey
+from .reverify import reverify_records
+
+#: runs over at least this many records show a progress bar (on stderr, when it is a terminal)
+PROGRESS_FROM = 200
 
 db_cli = AppGroup("db", help="The records database schema (Alembic migrations in migrations/).")
+keys_cli = AppGroup("keys", help="API keys: create (the key is shown once), revoke, list.")
+records_cli = AppGroup("records", help="Stored records: export, import, re-verify.")
 
 
 def _state(revisions: frozenset[str], heads: frozenset[str]) -> str:
@@ -46,5 +69,128 @@ def revision(message: str, autogenerate: bool) -> None:
             click.echo(f"wrote {script.path}")
 
 
+# -- keys --------------------------------------------------------------------
+
+@keys_cli.command("create")
+@click.argument("name")
+@click.option("--admin", is_flag=True, help="may also hide records and show them again")
+def keys_create(name: str, admin: bool) -> None:
+    """Create a key NAME and print it (only the key, on stdout: KEY=$(flask --app api keys create NAME)).
+
+    It is shown this once; the database keeps only its SHA-256."""
+    with get_db().sessions() as session:
+        try:
+            key, token = create_key(session, name, admin)
+        except ApiKeyError as error:
+            raise click.ClickException(str(error)) from None
+    click.echo(token)
+    click.echo(f"created {'admin ' if key.admin else ''}key {key.name!r}; store it now, it is not shown again",
+               err=True)
+
+
+@keys_cli.command("revoke")
+@click.argument("name")
+def keys_revoke(name: str) -> None:
+    """Revoke the key NAME: from the next request on, it is refused (401)."""
+    with get_db().sessions() as session:
+        try:
+            key = revoke_key(session, name)
+        except ApiKeyError as error:
+            raise click.ClickException(str(error)) from None
+        assert key.revoked_at is not None
+        click.echo(f"key {key.name!r} revoked at {key.revoked_at.isoformat(timespec='seconds')}")
+
+
+@keys_cli.command("list")
+def keys_list() -> None:
+    """The keys: name, admin or not, created, revoked (never the keys themselves)."""
+    with get_db().sessions() as session:
+        keys = session.scalars(select(ApiKey).order_by(ApiKey.created_at, ApiKey.id)).all()
+    if not keys:
+        click.echo("no keys: create one with `flask --app api keys create NAME`")
+        return
+    width = max(len(k.name) for k in keys)
+    for key in keys:
+        revoked = f"revoked {key.revoked_at.isoformat(timespec='seconds')}" if key.revoked_at else "active"
+        click.echo(f"{key.name:<{width}}  {'admin' if key.admin else 'write':<5}  "
+                   f"created {key.created_at.isoformat(timespec='seconds')}  {revoked}")
+
+
+# -- records -------------------------------------------------------------------
+
+@contextmanager
+def _progress(total: int, label: str, show: bool | None) -> Iterator[Callable[[int], None]]:
+    """``advance(n)``: a progress bar on stderr for long runs (``show=None``: from PROGRESS_FROM records)."""
+    if not (show if show is not None else total >= PROGRESS_FROM):
+        yield lambda n: None
+        return
+    with click.progressbar(length=total, label=label, file=sys.stderr, show_pos=True) as bar:
+        yield bar.update
+
+
+_PROGRESS = click.option("--progress/--no-progress", default=None,
+                         help=f"show a progress bar (default: from {PROGRESS_FROM} records on)")
+
+
+@records_cli.command("export")
+@click.argument("output", type=click.File("w", encoding="utf-8", lazy=True), default="-")
+@_PROGRESS
+def records_export(output: IO[str], progress: bool | None) -> None:
+    """Write every record, with its status history, as JSON Lines to OUTPUT (default: stdout)."""
+    with get_db().sessions() as session:
+        begin_snapshot(session)
+        total = count_records(session)
+        with _progress(total, "exporting", progress) as advance:
+            written = export_records(session, output, advance)
+    output.flush()
+    click.echo(f"exported {written} records", err=True)
+
+
+@records_cli.command("import")
+@click.argument("source", type=click.File("r", encoding="utf-8"))
+@_PROGRESS
+def records_import(source: IO[str], progress: bool | None) -> None:
+    """Import a file made by `records export` (SOURCE, or - for stdin).
+
+    Into an empty database the records keep their ids; into a database that
+    has records they get new ids, and those already stored (same player, code
+    and log) are skipped and listed. A bad line stops the import and nothing
+    is stored."""
+    lines = source.readlines()
+    with get_db().sessions() as session:
+        with _progress(sum(1 for line in lines if line.strip()), "importing", progress) as advance:
+            try:
+                report = import_records(session, lines, advance)
+            except BackupError as error:
+                raise click.ClickException(f"{error}; nothing was imported") from None
+    ids = "ids kept" if report.kept_ids else "new ids: the database was not empty"
+    click.echo(f"imported {report.imported} records ({ids}); skipped {len(report.duplicates)} duplicates")
+    for duplicate in report.duplicates:
+        click.echo(f"  skipped {duplicate}")
+
+
+@records_cli.command("reverify")
+@click.option("--dry-run", is_flag=True, help="only report; do not stamp unchanged records with this engine")
+@_PROGRESS
+def records_reverify(dry_run: bool, progress: bool | None) -> None:
+    """Replay every record with the engine installed now and list those whose result changed.
+
+    Unchanged records are stamped with this engine and rules version (unless
+    --dry-run); changed ones are left as they are. Exit status 1 when any changed."""
+    changed = 0
+    with get_db().sessions() as session:
+        total = count_records(session)
+        with _progress(total, "re-verifying", progress) as advance:
+            for change in reverify_records(session, update=not dry_run, progress=advance):
+                changed += 1
+                click.echo(str(change))
+    click.echo(f"re-verified {total} records with engine {engine.__version__} (rules {engine.RULES_VERSION}): "
+               f"{total - changed} unchanged, {changed} changed" + (" (dry run: nothing stamped)" if dry_run else ""))
+    if changed:
+        sys.exit(1)
+
+
 def init_app(app: Flask) -> None:
     app.cli.add_command(db_cli)
+    app.cli.add_command(keys_cli)
+    app.cli.add_command(records_cli)

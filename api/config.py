@@ -1,14 +1,25 @@
 """Settings from the environment, read once when the app is created.
 
-===================  =========================================  ==========================
-variable             meaning                                    default
-===================  =========================================  ==========================
-``DATABASE_URL``     SQLAlchemy URL; ``postgres://`` and        SQLite file
-                     ``postgresql://`` use psycopg 3            ``instance/records.sqlite3``
-``AUTO_MIGRATE``     upgrade the schema to head on start        ``1``
-``MAX_CONTENT_LENGTH``  largest request body, in bytes          ``1048576`` (1 MiB)
-``LOG_LEVEL``        level of the JSON log on stderr            ``INFO``
-===================  =========================================  ==========================
+=========================  ==============================================  ===============================
+variable                   meaning                                         default
+=========================  ==============================================  ===============================
+``DATABASE_URL``           SQLAlchemy URL; ``postgres://`` and             SQLite file
+                           ``postgresql://`` use psycopg 3                 ``instance/records.sqlite3``
+``AUTO_MIGRATE``           upgrade the schema to head on start             ``1``
+``MAX_CONTENT_LENGTH``     largest request body, in bytes (else 413)       ``1048576`` (1 MiB)
+``MAX_LOG_ACTIONS``        most actions in one move log (else 422)         ``5000``
+``MAX_PLAYER_LENGTH``      longest player name, after trimming (≤ 64)      ``32``
+``MAX_PAGE_SIZE``          largest ``page_size`` and leaderboard ``limit``  ``100``
+``API_KEYS_REQUIRED``      ``POST /records`` needs an API key              on, except in debug mode
+``RATELIMIT_ENABLED``      rate limits on or off                           ``1``
+``RATELIMIT_STORAGE_URI``  where the counters live: ``memory://`` (one     ``memory://``
+                           process) or ``redis://host:port/db`` (shared)
+``RATELIMIT_PER_CLIENT``   requests per client IP, all endpoints           ``300 per minute``
+``RATELIMIT_WRITES``       writes per API key (per IP without a key)       ``60 per minute``
+``RATELIMIT_KEY_PREFIX``   prefix of the counters' keys in the storage     ``solitaire-verifier``
+``TRUSTED_PROXIES``        proxies in front that set ``X-Forwarded-For``   ``0``
+``LOG_LEVEL``              level of the JSON log on stderr                 ``INFO``
+=========================  ==============================================  ===============================
 """
 
 from __future__ import annotations
@@ -21,6 +32,10 @@ from typing import Any
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 _LEVELS = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}
+#: the ``player`` column's width: no setting may allow longer names
+PLAYER_COLUMN_LENGTH = 64
+#: the largest page any setting may allow
+PAGE_SIZE_CEILING = 1000
 
 
 class ConfigError(ValueError):
@@ -55,14 +70,48 @@ def parse_bool(name: str, value: Any) -> bool:
     raise ConfigError(f"{name}={value!r}: expected 1, true, yes, on or 0, false, no, off")
 
 
-def parse_positive_int(name: str, value: Any) -> int:
+def parse_optional_bool(name: str, value: Any) -> bool | None:
+    """:func:`parse_bool`, or ``None`` (decide later) for ``None``, empty or ``auto``."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "auto")):
+        return None
+    return parse_bool(name, value)
+
+
+def parse_positive_int(name: str, value: Any, most: int | None = None) -> int:
     try:
         number = int(value)
     except (TypeError, ValueError):
         number = 0
-    if number < 1 or isinstance(value, bool):
-        raise ConfigError(f"{name}={value!r}: expected a whole number of at least 1")
+    if number < 1 or isinstance(value, bool) or (most is not None and number > most):
+        upper = "" if most is None else f" and at most {most}"
+        raise ConfigError(f"{name}={value!r}: expected a whole number of at least 1{upper}")
     return number
+
+
+def parse_rate_limit(name: str, value: Any) -> str:
+    """A Flask-Limiter rate limit such as ``60 per minute`` or ``10/second;500/hour``."""
+    from limits import parse_many
+
+    text = str(value).strip()
+    try:
+        if not parse_many(text):
+            raise ValueError(text)
+    except ValueError:
+        raise ConfigError(f"{name}={value!r}: expected a rate limit such as '60 per minute' or "
+                          f"'10/second;500/hour'") from None
+    return text
+
+
+def parse_storage_uri(name: str, value: Any) -> str:
+    """A storage URI the ``limits`` package knows (``memory://``, ``redis://…``, ``redis+sentinel://…`` …)."""
+    from limits.storage import SCHEMES
+
+    text = str(value).strip()
+    scheme = text.split("://", 1)[0] if "://" in text else ""
+    if scheme not in SCHEMES or scheme.startswith("async+"):
+        raise ConfigError(f"{name}={value!r}: expected memory:// or redis://host:port/db "
+                          f"(known schemes: {', '.join(sorted(s for s in SCHEMES if not s.startswith('async+')))})")
+    return text
 
 
 def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None,
@@ -74,16 +123,39 @@ def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None
         "DATABASE_URL": env.get("DATABASE_URL") or default_db,
         "AUTO_MIGRATE": env.get("AUTO_MIGRATE", "1"),
         "MAX_CONTENT_LENGTH": env.get("MAX_CONTENT_LENGTH", 1024 * 1024),
+        "MAX_LOG_ACTIONS": env.get("MAX_LOG_ACTIONS", 5000),
+        "MAX_PLAYER_LENGTH": env.get("MAX_PLAYER_LENGTH", 32),
+        "MAX_PAGE_SIZE": env.get("MAX_PAGE_SIZE", 100),
+        "API_KEYS_REQUIRED": env.get("API_KEYS_REQUIRED"),
+        "RATELIMIT_ENABLED": env.get("RATELIMIT_ENABLED", "1"),
+        "RATELIMIT_STORAGE_URI": env.get("RATELIMIT_STORAGE_URI") or "memory://",
+        "RATELIMIT_PER_CLIENT": env.get("RATELIMIT_PER_CLIENT") or "300 per minute",
+        "RATELIMIT_WRITES": env.get("RATELIMIT_WRITES") or "60 per minute",
+        "RATELIMIT_KEY_PREFIX": env.get("RATELIMIT_KEY_PREFIX", "solitaire-verifier"),
+        "TRUSTED_PROXIES": env.get("TRUSTED_PROXIES", "0"),
         "LOG_LEVEL": env.get("LOG_LEVEL", "INFO"),
     }
     raw.update(overrides or {})
     level = str(raw["LOG_LEVEL"]).strip().upper()
     if level not in _LEVELS:
         raise ConfigError(f"LOG_LEVEL={raw['LOG_LEVEL']!r}: expected one of {', '.join(sorted(_LEVELS))}")
+    proxies = raw["TRUSTED_PROXIES"]
+    proxies = 0 if str(proxies).strip() in ("", "0") else parse_positive_int("TRUSTED_PROXIES", proxies, most=10)
     return {
         **raw,
         "DATABASE_URL": normalize_database_url(str(raw["DATABASE_URL"]).strip()),
         "AUTO_MIGRATE": parse_bool("AUTO_MIGRATE", raw["AUTO_MIGRATE"]),
         "MAX_CONTENT_LENGTH": parse_positive_int("MAX_CONTENT_LENGTH", raw["MAX_CONTENT_LENGTH"]),
+        "MAX_LOG_ACTIONS": parse_positive_int("MAX_LOG_ACTIONS", raw["MAX_LOG_ACTIONS"]),
+        "MAX_PLAYER_LENGTH": parse_positive_int("MAX_PLAYER_LENGTH", raw["MAX_PLAYER_LENGTH"],
+                                                most=PLAYER_COLUMN_LENGTH),
+        "MAX_PAGE_SIZE": parse_positive_int("MAX_PAGE_SIZE", raw["MAX_PAGE_SIZE"], most=PAGE_SIZE_CEILING),
+        "API_KEYS_REQUIRED": parse_optional_bool("API_KEYS_REQUIRED", raw["API_KEYS_REQUIRED"]),
+        "RATELIMIT_ENABLED": parse_bool("RATELIMIT_ENABLED", raw["RATELIMIT_ENABLED"]),
+        "RATELIMIT_STORAGE_URI": parse_storage_uri("RATELIMIT_STORAGE_URI", raw["RATELIMIT_STORAGE_URI"]),
+        "RATELIMIT_PER_CLIENT": parse_rate_limit("RATELIMIT_PER_CLIENT", raw["RATELIMIT_PER_CLIENT"]),
+        "RATELIMIT_WRITES": parse_rate_limit("RATELIMIT_WRITES", raw["RATELIMIT_WRITES"]),
+        "RATELIMIT_KEY_PREFIX": str(raw["RATELIMIT_KEY_PREFIX"]).strip(),
+        "TRUSTED_PROXIES": proxies,
         "LOG_LEVEL": level,
     }

@@ -23,8 +23,9 @@ from flask.wrappers import Response
 REQUEST_ID_HEADER = "X-Request-ID"
 _SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}\Z")
 #: loggers whose records go to the JSON handler, and their least level (alembic: the
-#: migration context logs each check at INFO; ``api.db`` reports upgrades itself)
-LOGGERS = {"api": None, "alembic": "WARNING"}
+#: migration context logs each check at INFO; ``api.db`` reports upgrades itself;
+#: flask-limiter: each refused request at INFO, its storage failing at WARNING and above)
+LOGGERS = {"api": None, "alembic": "WARNING", "flask-limiter": "WARNING"}
 
 
 class JsonFormatter(logging.Formatter):

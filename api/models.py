@@ -10,9 +10,12 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import BigInteger, DateTime, Integer, MetaData, String, Text, UniqueConstraint
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy import BigInteger, CheckConstraint, DateTime, ForeignKey, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
+
+#: a record's visibility: ``hidden`` records stay readable by id but leave leaderboards and the default list
+STATUSES = ("visible", "hidden")
 
 #: constraint names that migrations can refer to on every database
 NAMING_CONVENTION = {
@@ -57,6 +60,7 @@ class Record(Base):
     __table_args__ = (
         # the same player, deal and canonical log is the same record (idempotent submission)
         UniqueConstraint("player", "code", "log_hash"),
+        CheckConstraint("status IN ('visible', 'hidden')", name="status"),
     )
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)
@@ -78,9 +82,16 @@ class Record(Base):
     claimed_won: Mapped[bool | None]
     elapsed_ms: Mapped[int | None] = mapped_column(BigInteger)
     client: Mapped[str | None] = mapped_column(String(100))
-    engine_version: Mapped[str] = mapped_column(String(32))
-    rules_version: Mapped[int]
+    engine_version: Mapped[str] = mapped_column(String(32))      # the engine that last verified it …
+    rules_version: Mapped[int]                                       # … and the rules version it implements
     received_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    verified_at: Mapped[datetime] = mapped_column(UTCDateTime)      # when that engine verified it
+    submitted_by: Mapped[str | None] = mapped_column(String(64))    # the API key's name; None without keys
+    status: Mapped[str] = mapped_column(String(16), default="visible", server_default="visible")
+    #: every status change, oldest first
+    history: Mapped[list[RecordStatus]] = relationship(
+        back_populates="record", order_by="RecordStatus.id", cascade="all, delete-orphan", passive_deletes=True,
+        lazy="selectin")
 
     @property
     def claimed(self) -> dict[str, Any] | None:
@@ -90,3 +101,42 @@ class Record(Base):
 
     def __repr__(self) -> str:
         return f"<Record {self.id} {self.player!r} {self.code} score {self.score}>"
+
+
+class RecordStatus(Base):
+    """One change of a record's status: what it became, which admin key did it, when and why."""
+
+    __tablename__ = "record_status"
+    __table_args__ = (CheckConstraint("status IN ('visible', 'hidden')", name="status"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    record_id: Mapped[int] = mapped_column(Id, ForeignKey("records.id", ondelete="CASCADE"), index=True)
+    status: Mapped[str] = mapped_column(String(16))
+    actor: Mapped[str] = mapped_column(String(64))     # the admin key's name
+    at: Mapped[datetime] = mapped_column(UTCDateTime)
+    reason: Mapped[str] = mapped_column(String(500))
+    record: Mapped[Record] = relationship(back_populates="history")
+
+    def __repr__(self) -> str:
+        return f"<RecordStatus {self.record_id} {self.status} by {self.actor!r}>"
+
+
+class ApiKey(Base):
+    """A client's key for writing. Only the SHA-256 of the token is stored: the token
+    is random (256 bits), so a fast hash is enough and a leaked table reveals no key."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)   # SHA-256 of the token, hex
+    admin: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    @property
+    def revoked(self) -> bool:
+        return self.revoked_at is not None
+
+    def __repr__(self) -> str:
+        return f"<ApiKey {self.name!r}{' admin' if self.admin else ''}{' revoked' if self.revoked else ''}>"

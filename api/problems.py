@@ -15,13 +15,15 @@ from typing import Any
 from flask import Flask, current_app, g, has_request_context, request
 from flask.wrappers import Response
 from marshmallow import ValidationError
-from sqlalchemy.exc import OperationalError
-from werkzeug.exceptions import HTTPException, InternalServerError
+from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
+from werkzeug.exceptions import HTTPException, InternalServerError, RequestEntityTooLarge
 from werkzeug.http import HTTP_STATUS_CODES
 
 from engine import InvalidCodeError
 from verifier import Verdict
 
+from .i18n import localized_verdict
 from .schemas import ProblemSchema
 
 log = logging.getLogger(__name__)
@@ -36,6 +38,9 @@ TYPES = {
     "claims-mismatch": "Claims do not match the replay",
     "database-unavailable": "Database unavailable",
     "not-ready": "Service not ready",
+    "unauthorized": "API key needed",
+    "forbidden": "Not allowed",
+    "rate-limited": "Too many requests",
 }
 MEDIA_TYPE = "application/problem+json"
 _schema = ProblemSchema()
@@ -115,8 +120,9 @@ def rejected_log(verdict: Verdict) -> Problem:
     """A log that is not stored: illegal, or legal with claims that do not match."""
     if verdict.error is not None:
         e = verdict.error
-        detail = f"action {e.index} {e.action!r} is not allowed: {e.rule}: {e.message}"
-        return Problem(422, detail, "illegal-log", verdict=verdict.to_json())
+        body = localized_verdict(verdict)  # the rule sentence in the Accept-Language
+        detail = f"action {e.index} {e.action!r} is not allowed: {e.rule}: {body['error']['message']}"
+        return Problem(422, detail, "illegal-log", verdict=body)
     wrong = ", ".join(f"{name} claimed {c['claimed']!r}, replay gives {c['actual']!r}"
                       for name, c in (verdict.claims or {}).items() if not c["match"])
     return Problem(422, f"the claims do not match the replay: {wrong}", "claims-mismatch",
@@ -138,10 +144,23 @@ def _http_error(error: HTTPException) -> Response | HTTPException:
                    headers=headers).response()
 
 
-def _database_error(error: OperationalError) -> Response:
-    log.error("database error: %s", error.orig if error.orig is not None else error)
-    return Problem(503, f"the database did not answer ({type(error.orig or error).__name__}); try again later",
+#: what SQLAlchemy raises when the database cannot be reached or its connections broke
+#: (the pool pings each connection before use, so the next request reconnects)
+DATABASE_DOWN = (OperationalError, InterfaceError, DisconnectionError, PoolTimeoutError)
+
+
+def _database_error(error: Exception) -> Response:
+    cause = getattr(error, "orig", None) or error
+    log.error("database error: %s", cause)
+    return Problem(503, f"the database did not answer ({type(cause).__name__}); try again later",
                    "database-unavailable", headers={"Retry-After": "5"}).response()
+
+
+def _too_large(error: RequestEntityTooLarge) -> Response:
+    limit = current_app.config.get("MAX_CONTENT_LENGTH")
+    detail = f"the request body is larger than {limit} bytes, the most this server accepts" if limit else (
+        error.description or "the request body is too large")
+    return Problem(413, detail).response()
 
 
 def _unexpected(error: Exception) -> Response:
@@ -157,5 +176,7 @@ def _server_error() -> Response:
 def init_app(app: Flask) -> None:
     app.register_error_handler(Problem, lambda problem: problem.response())
     app.register_error_handler(HTTPException, _http_error)
-    app.register_error_handler(OperationalError, _database_error)
+    app.register_error_handler(RequestEntityTooLarge, _too_large)
+    for kind in DATABASE_DOWN:
+        app.register_error_handler(kind, _database_error)
     app.register_error_handler(Exception, _unexpected)

@@ -10,12 +10,17 @@ is text or an array of text and objects.
 
 from __future__ import annotations
 
-import re
+import unicodedata
+from collections.abc import Callable
 from typing import Any
 
+from flask import current_app
 from marshmallow import Schema, ValidationError, fields, validate
 
 from engine import BY_VARIANT
+from engine.actions import split_text_log
+
+from .models import STATUSES
 
 VARIANTS = tuple(BY_VARIANT)
 #: JSON's safe integer range: what every client can represent exactly
@@ -50,36 +55,79 @@ class QueryBoolean(fields.Boolean):
                          error_messages={"invalid": "Not a valid boolean: use true or false."}, **kwargs)
 
 
+def _setting(name: str) -> Callable[[], int]:
+    """A limit read from the app's settings when a request is validated."""
+    return lambda: current_app.config[name]
+
+
 class MoveLog(fields.Field):
     """A move log in either form of the notation: one string (text form) or an
-    array whose items are text actions or JSON action objects."""
+    array whose items are text actions or JSON action objects; at most
+    ``MAX_LOG_ACTIONS`` actions."""
 
     default_error_messages = {
         "invalid": "A move log is a string (text form) or an array of actions.",
         "item": "An action is a string such as \"T7>F\" or an object such as {\"from\": \"T7\", \"to\": \"F\"}.",
+        "too_long": "The log has {count} actions; at most {limit} are accepted.",
     }
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str | list[Any]:
         if isinstance(value, str):
+            self._check_length(len(split_text_log(value)))
             return value
         if not isinstance(value, list):
             raise self.make_error("invalid")
+        self._check_length(len(value))
         bad = {index: [self.error_messages["item"]] for index, item in enumerate(value)
                if not isinstance(item, (str, dict))}
         if bad:
             raise ValidationError(bad)
         return value
 
+    def _check_length(self, count: int) -> None:
+        limit = current_app.config["MAX_LOG_ACTIONS"]
+        if count > limit:
+            raise self.make_error("too_long", count=count, limit=limit)
 
-#: a player's or client's name: no control characters or lone surrogates, no white space at either end
-#: (``openapi.yaml`` has the same pattern, anchored with ``^…$``)
-NAME = re.compile(r"[^\s\x00-\x1f\x7f-\x9f\ud800-\udfff]"
-                  r"(?:[^\x00-\x1f\x7f-\x9f\ud800-\udfff]*[^\s\x00-\x1f\x7f-\x9f\ud800-\udfff])?")
+
+class Name(fields.String):
+    """A name as people write it (a player, a client, a reason): white space around it
+    is trimmed; what is left is 1 to ``max_length`` characters, all printable
+    (``str.isprintable``: no control, format, private-use or unassigned characters,
+    no lone surrogates, no line breaks; the plain space is fine inside)."""
+
+    default_error_messages = {
+        "control": "Must not contain control characters (character {position} is U+{code:04X}).",
+        "empty": "Must not be empty or only white space.",
+        "too_long": "Longer than {limit} characters (after trimming white space).",
+        "unprintable": "Character {position} (U+{code:04X}) is not printable.",
+    }
+
+    def __init__(self, max_length: int | Callable[[], int], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.max_length = max_length
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        for position, char in enumerate(text, 1):
+            if unicodedata.category(char) == "Cc":
+                raise self.make_error("control", position=position, code=ord(char))
+        text = text.strip()
+        if not text:
+            raise self.make_error("empty")
+        limit = self.max_length() if callable(self.max_length) else self.max_length
+        if len(text) > limit:
+            raise self.make_error("too_long", limit=limit)
+        if not text.isprintable():
+            position, char = next((i, c) for i, c in enumerate(text, 1) if not c.isprintable())
+            raise self.make_error("unprintable", position=position, code=ord(char))
+        return text
 
 
-def _name(value: str) -> None:
-    if value and not NAME.fullmatch(value):  # (empty: the length check says so)
-        raise ValidationError("Must not start or end with white space or contain control characters.")
+def _page_size(value: int) -> None:
+    most = current_app.config["MAX_PAGE_SIZE"]
+    if not 1 <= value <= most:
+        raise ValidationError(f"Must be greater than or equal to 1 and less than or equal to {most}.")
 
 
 # -- request bodies ------------------------------------------------------
@@ -99,9 +147,16 @@ class VerifyRequestSchema(Schema):
 
 
 class RecordRequestSchema(VerifyRequestSchema):
-    player = fields.String(required=True, validate=[validate.Length(min=1, max=64), _name])
+    player = Name(_setting("MAX_PLAYER_LENGTH"), required=True)
     elapsed_ms = StrictInteger(allow_none=True, validate=validate.Range(min=0, max=MAX_SAFE_INT))
-    client = fields.String(allow_none=True, validate=[validate.Length(min=1, max=100), _name])
+    client = Name(100, allow_none=True)
+
+
+class StatusRequestSchema(Schema):
+    """An admin's change of a record's status, with the reason the history keeps."""
+
+    status = fields.String(required=True, validate=validate.OneOf(STATUSES))
+    reason = Name(500, required=True)
 
 
 # -- query strings -------------------------------------------------------
@@ -112,23 +167,36 @@ class DealQuerySchema(Schema):
 
 class RecordQuerySchema(Schema):
     code = fields.String()
-    player = fields.String(validate=[validate.Length(min=1, max=64), _name])
+    player = Name(_setting("MAX_PLAYER_LENGTH"))
     won = QueryBoolean()
+    #: ``visible`` (the default), ``hidden`` or ``all``
+    status = fields.String(load_default="visible", validate=validate.OneOf((*STATUSES, "all")))
     page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_SAFE_INT))
-    page_size = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
+    page_size = fields.Integer(load_default=lambda: min(20, current_app.config["MAX_PAGE_SIZE"]),
+                               validate=_page_size)
 
 
 class LeaderboardQuerySchema(Schema):
     variant = fields.String(required=True, validate=validate.OneOf(VARIANTS))
     code = fields.String()
     no_takebacks = QueryBoolean(load_default=False)
-    limit = fields.Integer(load_default=10, validate=validate.Range(min=1, max=100))
+    limit = fields.Integer(load_default=lambda: min(10, current_app.config["MAX_PAGE_SIZE"]), validate=_page_size)
 
 
 # -- response bodies -----------------------------------------------------
 
+class StatusChangeSchema(Schema):
+    """One entry of a record's status history."""
+
+    status = fields.String()
+    actor = fields.String()
+    at = fields.AwareDateTime()
+    reason = fields.String()
+
+
 class RecordSchema(Schema):
-    """A stored record: who, which deal, what the replay recomputed, the canonical log."""
+    """A stored record: who, which deal, what the replay recomputed, the canonical log,
+    and its status with the history of changes."""
 
     id = fields.Integer()
     player = fields.String()
@@ -149,6 +217,10 @@ class RecordSchema(Schema):
     engine_version = fields.String()
     rules_version = fields.Integer()
     received_at = fields.AwareDateTime()
+    verified_at = fields.AwareDateTime()
+    submitted_by = fields.String(allow_none=True)
+    status = fields.String()
+    history = fields.List(fields.Nested(StatusChangeSchema))
 
 
 class RecordPageSchema(Schema):

@@ -300,5 +300,7 @@ def _json_type(value: Any) -> str:
 def _compact(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
+    except RecursionError:
+        return f"(a JSON {_json_type(value)[2:] if isinstance(value, (list, dict)) else 'value'} nested too deeply to show)"
     except (TypeError, ValueError):
         return repr(value)

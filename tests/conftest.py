@@ -1,14 +1,20 @@
 """Shared fixtures: the app on SQLite (default) or PostgreSQL (``TEST_DATABASE_URL``),
-a test client that checks every response against ``openapi.yaml``, and the CLI runner.
+a test client that checks every response under ``/api/v1`` against ``openapi.yaml``,
+the CLI runner, API keys, and a TCP proxy to cut the database off.
 
-On PostgreSQL each pytest-xdist worker gets its own database, created at the
-start of the session and dropped at the end; every test starts with an empty
-``records`` table.
+When ``TEST_DATABASE_URL`` is set, every database test runs twice: on SQLite
+and on PostgreSQL. On PostgreSQL each pytest-xdist worker gets its own database, created at the
+start of the session and dropped at the end; every test starts with empty
+tables. Apps made here have rate limits off and API keys optional (as in
+development) unless a test turns them on: ``make_app(RATELIMIT_ENABLED=True)``,
+``make_app(API_KEYS_REQUIRED=True)``.
 """
 
 from __future__ import annotations
 
 import os
+import socket
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -19,6 +25,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_PATH = ROOT / "openapi.yaml"
+API_PREFIX = "/api/v1"
+#: what tests start from unless they say otherwise: no rate limits, keys optional
+TEST_DEFAULTS = {"RATELIMIT_ENABLED": False, "API_KEYS_REQUIRED": False}
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -58,14 +67,17 @@ def postgres_database(admin_url: str, name: str) -> Iterator[str]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@pytest.fixture(scope="session")
-def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """This worker's database for the whole session."""
-    base = os.environ.get("TEST_DATABASE_URL")
-    if not base:
+#: the databases every database test runs on: SQLite always, PostgreSQL too when ``TEST_DATABASE_URL`` is set
+DATABASE_KINDS = ["sqlite", "postgresql"] if os.environ.get("TEST_DATABASE_URL") else ["sqlite"]
+
+
+@pytest.fixture(scope="session", params=DATABASE_KINDS)
+def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """This worker's database of one kind for the whole session (tests that use it run once per kind)."""
+    if request.param == "sqlite":
         yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'records.sqlite3'}"
         return
-    with postgres_database(base, f"api_test_{worker_name()}") as url:
+    with postgres_database(os.environ["TEST_DATABASE_URL"], f"api_test_{worker_name()}") as url:
         yield url
 
 
@@ -117,6 +129,8 @@ def check_response(response: Any) -> None:
     request = response.request
     where = f"{request.method} {request.full_path.rstrip('?')} -> {response.status_code}"
     assert response.headers.get("X-Request-ID"), f"{where}: no X-Request-ID header"
+    if not request.path.startswith(API_PREFIX + "/"):
+        return  # the players' pages: not part of the contract
 
     class RequestOnly(WerkzeugOpenAPIRequest):
         body = b""  # the app has read the body; the response check only needs method, path and query
@@ -161,7 +175,7 @@ def make_app(database_url: str) -> Iterator[Callable[..., Any]]:
     client_class = _validating_client_class()
 
     def make(**config: Any) -> Any:
-        app = create_app({"TESTING": True, "DATABASE_URL": database_url, **config})
+        app = create_app({"TESTING": True, "DATABASE_URL": database_url, **TEST_DEFAULTS, **config})
         app.test_client_class = client_class
         apps.append(app)
         return app
@@ -171,19 +185,38 @@ def make_app(database_url: str) -> Iterator[Callable[..., Any]]:
         app.extensions["api.db"].dispose()
 
 
-@pytest.fixture
-def app(make_app: Callable[..., Any]) -> Any:
-    """The app on this session's database, with no records in it."""
+#: every table, children first
+TABLES = ("record_status", "records", "api_keys")
+
+
+def empty_tables(app: Any) -> None:
     from sqlalchemy import text
 
-    app = make_app()
     engine = app.extensions["api.db"].engine
     with engine.begin() as connection:
         if engine.dialect.name == "postgresql":
-            connection.execute(text("TRUNCATE records RESTART IDENTITY"))
+            connection.execute(text(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY"))
         else:
-            connection.execute(text("DELETE FROM records"))
-    return app
+            for table in TABLES:
+                connection.execute(text(f"DELETE FROM {table}"))
+
+
+@pytest.fixture
+def make_empty_app(make_app: Callable[..., Any]) -> Callable[..., Any]:
+    """``make_empty_app(**config)``: :func:`make_app`, with every table emptied first."""
+
+    def make(**config: Any) -> Any:
+        app = make_app(**config)
+        empty_tables(app)
+        return app
+
+    return make
+
+
+@pytest.fixture
+def app(make_empty_app: Callable[..., Any]) -> Any:
+    """The app on this session's database, with nothing in it."""
+    return make_empty_app()
 
 
 @pytest.fixture
@@ -200,3 +233,120 @@ def runner(app: Any) -> Any:
 def check_against_spec() -> Callable[[Any], None]:
     """:func:`check_response`, for tests of the checking itself."""
     return check_response
+
+
+# -- API keys --------------------------------------------------------------
+
+@pytest.fixture
+def make_key(app: Any) -> Callable[..., str]:
+    """``make_key(name, admin=False)``: a new API key in the app's database; returns the token."""
+    from api.auth import create_key
+
+    def make(name: str, admin: bool = False) -> str:
+        with app.extensions["api.db"].sessions() as session:
+            return create_key(session, name, admin)[1]
+
+    return make
+
+
+def bearer(token: str) -> dict[str, str]:
+    """The header that sends ``token``."""
+    return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.fixture
+def auth() -> Callable[[str], dict[str, str]]:
+    """``auth(token)``: ``{"Authorization": "Bearer <token>"}``."""
+    return bearer
+
+
+# -- a TCP proxy, to take the database away and bring it back ---------------
+
+class TcpProxy:
+    """Forwards connections from ``127.0.0.1:port`` to ``target``, one thread per direction.
+
+    :meth:`stop` closes the listening socket and every open connection (the
+    database looks down: new connections are refused, open ones break);
+    :meth:`start` listens again on the same port (the database is back)."""
+
+    def __init__(self, target_host: str, target_port: int) -> None:
+        self.target = (target_host, target_port)
+        self.port = 0
+        self._listener: socket.socket | None = None
+        self._sockets: set[socket.socket] = set()
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self.port = listener.getsockname()[1]
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def stop(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            _close(listener)
+        with self._lock:
+            sockets, self._sockets = self._sockets, set()
+        for sock in sockets:
+            _close(sock)
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:  # closed by stop()
+                return
+            try:
+                upstream = socket.create_connection(self.target, timeout=5)
+                upstream.settimeout(None)
+            except OSError:
+                _close(client)
+                continue
+            with self._lock:
+                if self._listener is not listener:  # stopped meanwhile
+                    _close(client)
+                    _close(upstream)
+                    return
+                self._sockets |= {client, upstream}
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            _close(source)
+            _close(sink)
+            with self._lock:
+                self._sockets -= {source, sink}
+
+
+def _close(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    sock.close()
+
+
+@pytest.fixture
+def tcp_proxy() -> Iterator[Callable[[str, int], TcpProxy]]:
+    """``tcp_proxy(host, port)``: a started :class:`TcpProxy` to ``host:port``, stopped after the test."""
+    proxies: list[TcpProxy] = []
+
+    def make(host: str, port: int) -> TcpProxy:
+        proxy = TcpProxy(host, port)
+        proxy.start()
+        proxies.append(proxy)
+        return proxy
+
+    yield make
+    for proxy in proxies:
+        proxy.stop()

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import engine
-from engine import Game, GameCode
+from engine import EngineError, Game, GameCode
 
 #: the claims a client may make, compared field by field
 CLAIM_FIELDS = ("score", "moves", "won")
@@ -91,13 +91,21 @@ class Verdict:
         }
 
 
+class InvalidClaimsError(EngineError, ValueError):
+    """Claims that are not an object of ``score``, ``moves`` and ``won``."""
+
+
 def compare_claims(claimed: dict[str, Any] | None, actual: dict[str, Any]) -> dict[str, dict[str, Any]] | None:
     """Field by field: ``{"score": {"claimed": 10, "actual": 15, "match": False}}``."""
+    if claimed is None:
+        return None
+    if not isinstance(claimed, dict):
+        raise InvalidClaimsError("claims are an object with score, moves and/or won")
     if not claimed:
         return None
     unknown = set(claimed) - set(CLAIM_FIELDS)
     if unknown:
-        raise ValueError(f"unknown claimed field {sorted(unknown)[0]!r}: claims are {', '.join(CLAIM_FIELDS)}")
+        raise InvalidClaimsError(f"unknown claimed field {sorted(unknown)[0]!r}: claims are {', '.join(CLAIM_FIELDS)}")
     out = {}
     for name in CLAIM_FIELDS:
         if name in claimed and claimed[name] is not None:

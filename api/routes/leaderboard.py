@@ -3,6 +3,7 @@
 Best means: won first, then the higher score, then the lower move counter, then
 the earlier submission. Records equal in won, score and moves share a rank
 (1, 2, 2, 4). Window functions do both steps on SQLite (3.25+) and PostgreSQL.
+Hidden records (``POST /records/{id}/status``) take no part.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ ENTRY_COLUMNS = (Record.id, Record.player, Record.code, Record.won, Record.score
 def leaderboard() -> dict:
     args = query(LeaderboardQuerySchema())
     variant = args["variant"]
-    filters = [Record.variant == variant]
+    filters = [Record.variant == variant, Record.status == "visible"]  # hidden records never rank
     code = None
     if "code" in args:
         code = parse_code(args["code"])

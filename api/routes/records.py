@@ -1,4 +1,5 @@
-"""``/records``: submit a game (verified, then stored once), read one, list them."""
+"""``/records``: submit a game (verified, then stored once), read one, list them,
+and (admin keys) hide a record from the leaderboards or show it again."""
 
 from __future__ import annotations
 
@@ -14,38 +15,46 @@ import engine
 from verifier import Verdict, replay
 
 from .. import db
-from ..models import Record
+from ..auth import authenticate, keys_required
+from ..models import Record, RecordStatus
 from ..problems import Problem, rejected_log
-from ..schemas import RecordPageSchema, RecordQuerySchema, RecordRequestSchema, RecordSchema
+from ..schemas import RecordPageSchema, RecordQuerySchema, RecordRequestSchema, RecordSchema, StatusRequestSchema
 from . import json_body, load, parse_code, query
 
 bp = Blueprint("records", __name__)
 MAX_ID = 2 ** 63 - 1
 
 
-def new_record(verdict: Verdict, body: dict[str, Any]) -> Record:
+def log_hash(canonical: str) -> str:
+    """The SHA-256 of a canonical log, hex: with the player and the code, a record's identity."""
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None = None) -> Record:
     """A record from a verified replay and the submission's own fields."""
     claimed = body.get("claimed") or {}
+    now = datetime.now(timezone.utc)
     return Record(
         player=body["player"], code=str(verdict.code), variant=verdict.code.variant, number=verdict.code.number,
-        canonical=verdict.canonical_text, log_hash=hashlib.sha256(verdict.canonical_text.encode()).hexdigest(),
+        canonical=verdict.canonical_text, log_hash=log_hash(verdict.canonical_text),
         won=verdict.won, score=verdict.score, moves=verdict.moves, actions=verdict.actions, undos=verdict.undos,
         takebacks=verdict.takebacks, foundation_cards=verdict.foundation_cards,
         claimed_score=claimed.get("score"), claimed_moves=claimed.get("moves"), claimed_won=claimed.get("won"),
         elapsed_ms=body.get("elapsed_ms"), client=body.get("client"),
         engine_version=engine.__version__, rules_version=engine.RULES_VERSION,
-        received_at=datetime.now(timezone.utc))
+        received_at=now, verified_at=now, submitted_by=submitted_by, status="visible", history=[])
 
 
 @bp.post("/records")
 def submit_record() -> tuple[dict, int, dict[str, str]]:
+    session = db.session()
+    key = authenticate(session, required=keys_required())  # before anything is read or replayed
     body = load(RecordRequestSchema(), json_body())
     verdict = replay(parse_code(body["code"]), body["moves"], body.get("claimed"))
     if not verdict.verified:
         raise rejected_log(verdict)
-    record = new_record(verdict, body)
+    record = new_record(verdict, body, None if key is None else key.name)
     same_game = (Record.player == record.player, Record.code == record.code, Record.log_hash == record.log_hash)
-    session = db.session()
     session.add(record)
     try:
         session.commit()
@@ -61,11 +70,35 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
     return RecordSchema().dump(record), status, {"Location": location}
 
 
-@bp.get("/records/<int:record_id>")
-def get_record(record_id: int) -> dict:
-    record = db.session().get(Record, record_id) if record_id <= MAX_ID else None
+def find_record(record_id: int, for_update: bool = False) -> Record:
+    statement = select(Record).where(Record.id == record_id)
+    if for_update:
+        statement = statement.with_for_update()  # PostgreSQL: concurrent changes of one record queue up
+    record = db.session().scalar(statement) if 0 < record_id <= MAX_ID else None
     if record is None:
         raise Problem(404, f"there is no record {record_id}")
+    return record
+
+
+@bp.get("/records/<int:record_id>")
+def get_record(record_id: int) -> dict:
+    return RecordSchema().dump(find_record(record_id))
+
+
+@bp.post("/records/<int:record_id>/status")
+def set_status(record_id: int) -> dict:
+    """Hide a record from the leaderboards or show it again (admin keys); each change is
+    added to the record's history with the key's name, the time and the reason."""
+    session = db.session()
+    key = authenticate(session, required=True, admin=True)
+    assert key is not None
+    body = load(StatusRequestSchema(), json_body())
+    record = find_record(record_id, for_update=True)
+    if record.status != body["status"]:  # setting the status it has changes nothing and records nothing
+        record.status = body["status"]
+        record.history.append(RecordStatus(status=body["status"], actor=key.name, at=datetime.now(timezone.utc),
+                                           reason=body["reason"]))
+    session.commit()
     return RecordSchema().dump(record)
 
 
@@ -79,6 +112,8 @@ def list_records() -> dict:
         filters.append(Record.player == args["player"])
     if "won" in args:
         filters.append(Record.won == args["won"])
+    if args["status"] != "all":
+        filters.append(Record.status == args["status"])
     page, size = args["page"], args["page_size"]
     session = db.session()
     total = session.scalar(select(func.count()).select_from(Record).where(*filters))

@@ -7,6 +7,7 @@ from flask import Blueprint
 
 from verifier import replay
 
+from ..i18n import localized_verdict
 from ..schemas import VerifyRequestSchema
 from . import json_body, load, parse_code
 
@@ -16,4 +17,4 @@ bp = Blueprint("verify", __name__)
 @bp.post("/verify")
 def verify() -> dict:
     body = load(VerifyRequestSchema(), json_body())
-    return replay(parse_code(body["code"]), body["moves"], body.get("claimed")).to_json()
+    return localized_verdict(replay(parse_code(body["code"]), body["moves"], body.get("claimed")))

@@ -49,6 +49,9 @@ class RecordFactory(SQLAlchemyModelFactory):
     rules_version = engine.RULES_VERSION
     # strictly increasing, so that "earlier submission" is well defined
     received_at = factory.Sequence(lambda n: START + timedelta(seconds=n))
+    verified_at = factory.LazyAttribute(lambda o: o.received_at)
+    submitted_by = None
+    status = "visible"
 
 
 @pytest.fixture

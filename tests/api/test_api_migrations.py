@@ -9,7 +9,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import create_engine, inspect, text
 
 from api.config import ConfigError, load_settings, normalize_database_url
 from api.db import Database, alembic_config
@@ -31,7 +31,8 @@ def test_an_empty_database_upgrades_to_head_and_matches_the_models(empty_databas
         database.upgrade()
         assert database.current() == database.heads
         with database.engine.connect() as connection:
-            assert set(inspect(connection).get_table_names()) == {"alembic_version", "records"}
+            assert set(inspect(connection).get_table_names()) == {"alembic_version", "records", "record_status",
+                                                                  "api_keys"}
             diff = compare_metadata(MigrationContext.configure(connection, opts={"compare_type": True}),
                                     Base.metadata)
         assert diff == []
@@ -42,6 +43,29 @@ def test_an_empty_database_upgrades_to_head_and_matches_the_models(empty_databas
             assert set(inspect(connection).get_table_names()) == {"alembic_version"}
         database.upgrade()
         assert database.current() == database.heads
+    finally:
+        database.dispose()
+
+
+@BOTH
+def test_0002_keeps_the_records_of_0001_and_marks_them_visible_and_verified_when_received(empty_database_url):
+    database = Database(empty_database_url)
+    try:
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), "0001")
+            connection.execute(text(
+                "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, actions, "
+                "undos, takebacks, foundation_cards, engine_version, rules_version, received_at) VALUES ('ann', "
+                "'FT1-N-AAAAAAB', 'forty-thieves', 1, 'S', 'x', false, 0, 1, 1, 0, 0, 0, '0.9.0', 1, :at)"),
+                {"at": "2025-03-01 12:00:00+00:00"})
+        database.upgrade()
+        with database.sessions() as session:
+            from api.models import Record
+
+            [record] = session.query(Record).all()
+        assert (record.player, record.status, record.submitted_by, record.history) == ("ann", "visible", None, [])
+        assert record.verified_at == record.received_at and record.received_at.isoformat() == "2025-03-01T12:00:00+00:00"
+        assert record.engine_version == "0.9.0"
     finally:
         database.dispose()
 
@@ -66,8 +90,10 @@ def test_db_commands(make_app, empty_database_url):
     result = runner.invoke(args=["db", "upgrade"])
     assert result.exit_code == 0, result.output
     assert result.stdout.strip() == f"database at {head} (head)"
-    [line] = [json.loads(line) for line in result.stderr.splitlines() if "schema" in line]
-    assert line["logger"] == "api.migrations" and f"database schema upgraded: empty -> {head}" in line["message"]
+    lines = [json.loads(line) for line in result.stderr.splitlines() if "schema" in line]
+    assert {line["logger"] for line in lines} == {"api.migrations"}
+    assert [line["message"].split(" (")[0] for line in lines] == [
+        "database schema upgraded: empty -> 0001", f"database schema upgraded: 0001 -> {head}"]
     assert runner.invoke(args=["db", "current"]).stdout.strip() == f"{head} (head)"
 
 

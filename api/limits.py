@@ -1,0 +1,97 @@
+"""Rate limits (Flask-Limiter), answered 429 as a problem with ``Retry-After``.
+
+Two limits, each a Flask-Limiter string such as ``300 per minute``:
+
+- ``RATELIMIT_PER_CLIENT``: every request of one client IP, all endpoints
+  together (the health probes and static files excepted);
+- ``RATELIMIT_WRITES``: the writes (``POST /records``, ``POST
+  /records/{id}/status``) of one API key, or of one IP when no key is sent.
+  The key is identified by the hash of the token it sends, so counting needs
+  no database and random tokens only spread the count, they do not escape the
+  per-client limit.
+
+The counters live in ``RATELIMIT_STORAGE_URI``: ``memory://`` for one process,
+``redis://host:port/db`` shared by every worker and instance. When that storage
+fails, the limiter falls back to memory (per process) rather than refusing
+requests. Behind a load balancer, set ``TRUSTED_PROXIES`` to the number of
+proxies that append to ``X-Forwarded-For`` so that the client IP is the real
+one.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from flask import Flask, current_app, request
+from flask.wrappers import Response
+from flask_limiter import Limit, Limiter, RateLimitExceeded
+from flask_limiter.util import get_remote_address
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from .auth import bearer_token, hash_token
+from .problems import Problem
+
+#: the endpoints whose requests count as writes
+WRITE_ENDPOINTS = frozenset({"records.submit_record", "records.set_status"})
+#: never limited: an orchestrator's probes must always get through
+EXEMPT_ENDPOINTS = frozenset({"health.healthz", "health.readyz"})
+
+
+def client_key() -> str:
+    return "ip:" + (get_remote_address() or "unknown")
+
+
+def writer_key() -> str:
+    """The API key a write is counted against (by its token's hash), else the client IP."""
+    token = bearer_token()
+    return "key:" + hash_token(token)[:32] if token else client_key()
+
+
+def _not_a_write() -> bool:
+    return request.endpoint not in WRITE_ENDPOINTS
+
+
+def get_limiter() -> Limiter:
+    return current_app.extensions["api.limiter"]
+
+
+def _too_many_requests(error: RateLimitExceeded) -> Response:
+    retry_after = 1
+    breached = get_limiter().current_limit
+    if breached is not None:
+        try:
+            retry_after = max(1, math.ceil(breached.window.reset_time - time.time()))
+        except Exception:  # the storage went away between the hit and now: 1 s is a safe guess
+            pass
+    return Problem(429, f"too many requests: the limit is {error.description}; try again in {retry_after} s",
+                   "rate-limited", headers={"Retry-After": str(retry_after)}).response()
+
+
+def init_app(app: Flask) -> Limiter:
+    """A limiter for this app (its own counters), configured from the app's settings."""
+    config = app.config
+    if config["TRUSTED_PROXIES"]:
+        hops = config["TRUSTED_PROXIES"]
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)  # type: ignore[method-assign]
+    limiter = Limiter(
+        client_key,
+        default_limits=[
+            # one budget per client across all endpoints (shared: the scope does not include the endpoint)
+            Limit(config["RATELIMIT_PER_CLIENT"], key_function=client_key, shared=True, scope="client"),
+            Limit(config["RATELIMIT_WRITES"], key_function=writer_key, shared=True, scope="writes",
+                  exempt_when=_not_a_write),
+        ],
+        storage_uri=config["RATELIMIT_STORAGE_URI"],
+        key_prefix=config["RATELIMIT_KEY_PREFIX"],
+        strategy="fixed-window",
+        swallow_errors=True,
+        in_memory_fallback_enabled=True,
+        headers_enabled=False,
+        enabled=config["RATELIMIT_ENABLED"],
+    )
+    limiter.request_filter(lambda: request.endpoint in EXEMPT_ENDPOINTS)
+    limiter.init_app(app)
+    app.extensions["api.limiter"] = limiter
+    app.register_error_handler(RateLimitExceeded, _too_many_requests)
+    return limiter

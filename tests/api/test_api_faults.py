@@ -1,0 +1,107 @@
+"""Under load and faults: many threads submitting at once store exactly one row per
+distinct game and never answer 500; a database that goes away is answered 503
+and comes back without a restart.
+
+Both need PostgreSQL (``TEST_DATABASE_URL``; CI sets it): SQLite serialises
+writers, so it cannot show a race, and the outage is simulated with a TCP proxy
+between the app and the PostgreSQL server (the real server keeps running for
+the other tests).
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from sqlalchemy import func, make_url, select
+
+from api.models import Record
+
+API = "/api/v1"
+CODE = "FT1-N-AAAAAAB"
+
+@pytest.fixture
+def needs_postgresql(database_url):
+    """Skip unless this run of the test is on PostgreSQL (``TEST_DATABASE_URL``; CI sets it)."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("PostgreSQL only: set TEST_DATABASE_URL")
+
+
+def rows(app) -> list[tuple[str, str]]:
+    with app.extensions["api.db"].sessions() as session:
+        return [(r.player, r.canonical) for r in session.scalars(select(Record).order_by(Record.id))]
+
+
+@pytest.mark.usefixtures("needs_postgresql")
+@pytest.mark.slow
+def test_racing_submissions_store_one_row_per_game_and_answer_all_with_it(make_empty_app, make_key, auth,
+                                                                          legal_log):
+    app = make_empty_app(API_KEYS_REQUIRED=True)
+    assert app.extensions["api.db"].engine.dialect.name == "postgresql"
+    headers = auth(make_key("load-test"))
+    same = {"code": CODE, "player": "racer", "moves": legal_log(CODE, 15)}
+    # 16 different games: other players, and the same player with other logs
+    different = [{"code": CODE, "player": f"p{i}", "moves": legal_log(CODE, 10)} for i in range(8)]
+    different += [{"code": CODE, "player": "solo", "moves": legal_log(CODE, 4 + i, skip=i % 3)} for i in range(8)]
+    assert len({(b["player"], " ".join(b["moves"])) for b in different}) == 16
+    bodies = [same] * 16 + different
+    barrier = threading.Barrier(len(bodies))
+
+    def post(body):
+        client = app.test_client()
+        barrier.wait(timeout=30)
+        response = client.post(f"{API}/records", json=body, headers=headers)
+        return body, response.status_code, response.get_json()
+
+    with ThreadPoolExecutor(len(bodies)) as pool:
+        results = list(pool.map(post, bodies, timeout=120))
+
+    assert sorted({status for _, status, _ in results}) <= [200, 201], [(s, r) for _, s, r in results if s >= 300]
+    same_answers = [(status, record) for body, status, record in results if body is same]
+    assert sorted(status for status, _ in same_answers) == [200] * 15 + [201]
+    assert len({record["id"] for _, record in same_answers}) == 1
+    assert len({repr(record) for _, record in same_answers}) == 1  # every answer is the one stored record
+    assert [status for body, status, _ in results if body is not same] == [201] * 16
+    stored = rows(app)
+    assert len(stored) == 17 and len(set(stored)) == 17
+
+
+@pytest.mark.usefixtures("needs_postgresql")
+def test_a_database_outage_is_503_and_the_service_recovers_without_a_restart(make_app, database_url, tcp_proxy,
+                                                                             make_key, auth, legal_log):
+    url = make_url(database_url)
+    proxy = tcp_proxy(url.host or "127.0.0.1", url.port or 5432)
+    proxied = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    app = make_app(DATABASE_URL=proxied, API_KEYS_REQUIRED=True)
+    headers = auth(make_key("outage"))  # (through the suite's own app, straight to the database)
+    client = app.test_client()
+
+    def submit(player):
+        return client.post(f"{API}/records", json={"code": CODE, "player": player, "moves": legal_log(CODE, 5)},
+                           headers=headers)
+
+    assert client.get(f"{API}/readyz").status_code == 200
+    assert submit("before").status_code == 201
+
+    proxy.stop()  # the database is gone: open connections break, new ones are refused
+    ready = client.get(f"{API}/readyz")
+    assert ready.status_code == 503 and ready.headers["Retry-After"]
+    assert ready.get_json()["type"].endswith("/not-ready")
+    assert "database did not answer" in ready.get_json()["detail"]
+    for response in (submit("during"), client.get(f"{API}/records"),
+                     client.get(f"{API}/leaderboard?variant=forty-thieves")):
+        assert response.status_code == 503, response.get_data(as_text=True)
+        problem = response.get_json()
+        assert problem["type"].endswith("/database-unavailable") and "try again later" in problem["detail"]
+        assert response.headers["Retry-After"] == "5"
+    assert client.get(f"{API}/healthz").status_code == 200  # the process itself is fine
+    assert client.post(f"{API}/verify", json={"code": CODE, "moves": "S"}).status_code == 200
+
+    proxy.start()  # the database is back, on the same address
+    assert client.get(f"{API}/readyz").status_code == 200
+    assert submit("during").status_code == 201  # the client's retry is stored now
+    assert submit("before").status_code == 200  # and what was stored before is still there
+    assert sorted(player for player, _ in rows(app)) == ["before", "during"]
+    with app.extensions["api.db"].sessions() as session:
+        assert session.scalar(select(func.count()).select_from(Record)) == 2

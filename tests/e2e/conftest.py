@@ -1,0 +1,132 @@
+"""Browser tests: the pages in a real headless Chromium (Debian's, driven by
+Playwright for Python), against a live server on a free port of 127.0.0.1 with
+a temporary SQLite database and a few records stored through the REST API.
+
+Without Playwright or Chromium the tests fail when ``CI`` is set and are
+skipped otherwise. Screenshots go to ``test-artifacts/e2e/``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from e2e_helpers import MARKUP_NAME, play_greedy
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts" / "e2e"
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def unavailable(reason: str) -> None:
+    """Fail under CI (the browser tests must run there), skip elsewhere."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; CI must run the browser tests", pytrace=False)
+    pytest.skip(reason)
+
+
+@dataclass
+class LiveServer:
+    url: str
+    #: the stored records by a short name: the API's record objects
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@pytest.fixture(scope="session")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    from werkzeug.serving import make_server
+
+    from api import create_app
+
+    database = tmp_path_factory.mktemp("e2e") / "records.sqlite3"
+    app = create_app({"DATABASE_URL": f"sqlite:///{database}", "RATELIMIT_ENABLED": False,
+                      "API_KEYS_REQUIRED": False, "LOG_LEVEL": "WARNING"})
+    server = LiveServer("")
+    client = app.test_client()
+    for name, player, code, length in [
+        ("ann", "ann", "YU1-C-AAAAAAB", 30),
+        ("markup", MARKUP_NAME, "YU1-C-AAAAAAB", 12),
+        ("pekka", "pekka", "FT1-N-AAAAAAB", 45),
+        ("kim", "김민지", "YU1-R-AAAAAB7", 20),
+    ]:
+        response = client.post("/api/v1/records", json={"code": code, "player": player,
+                                                        "moves": " ".join(play_greedy(code, length))})
+        assert response.status_code == 201, response.get_data(as_text=True)
+        server.records[name] = response.get_json()
+    http = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=http.serve_forever, name="e2e-server", daemon=True)
+    thread.start()
+    server.url = f"http://127.0.0.1:{http.server_port}"
+    try:
+        yield server
+    finally:
+        http.shutdown()
+        thread.join(timeout=10)
+        http.server_close()
+        app.extensions["api.db"].dispose()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        unavailable("Playwright for Python is not installed (pip install playwright)")
+    if not os.access(CHROMIUM, os.X_OK):
+        unavailable(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def open_page(browser: Any, live_server: LiveServer) -> Iterator[Callable[..., Any]]:
+    """``open_page(path, locale="en-US")``: a new tab at ``path`` of the live server.
+    The test fails if a page raises a script error, logs one, opens a dialog, or gets an
+    error answer for anything but an API call (whose errors the pages show)."""
+    contexts = []
+    problems: list[str] = []
+
+    def open_(path: str, locale: str = "en-US") -> Any:
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, locale=locale,
+                                      base_url=live_server.url)
+        contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+        page.on("console", lambda message: message.type == "error" and not message.text.startswith(
+            "Failed to load resource") and problems.append(f"console: {message.text}"))
+        page.on("response", lambda response: response.status >= 400 and "/api/v1/" not in response.url and
+                problems.append(f"HTTP {response.status}: {response.url}"))
+        page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+        page.goto(path)
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+    assert not problems, problems
+
+
+@pytest.fixture
+def screenshot() -> Callable[[Any, str], Path]:
+    """``screenshot(page, name)``: the whole page, saved as ``test-artifacts/e2e/<name>.png``."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+
+    def take(page: Any, name: str) -> Path:
+        path = ARTIFACTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        assert path.stat().st_size > 10_000, f"{path} looks empty"
+        return path
+
+    return take

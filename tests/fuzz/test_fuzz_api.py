@@ -1,0 +1,62 @@
+"""Generated requests (schemathesis 4, from openapi.yaml) against the WSGI app, as
+in production: API keys required. Valid and invalid input alike must get an
+answer the contract allows, never a server error; an operation that declares
+the API key must refuse a request without one or with a wrong one.
+
+A bounded number of examples per operation keeps the run short
+(``FUZZ_EXAMPLES``, default 40).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis import checks
+from schemathesis.config import SchemathesisConfig
+
+SPEC_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
+CHECKS = [
+    checks.not_a_server_error,
+    checks.status_code_conformance,
+    checks.content_type_conformance,
+    checks.response_headers_conformance,
+    checks.response_schema_conformance,
+    checks.negative_data_rejection,
+    checks.ignored_auth,
+]
+
+
+
+@pytest.fixture
+def production_app(make_empty_app):
+    """An empty app that requires API keys, and an admin key for it."""
+    from api.auth import create_key
+
+    app = make_empty_app(API_KEYS_REQUIRED=True)
+    with app.extensions["api.db"].sessions() as session:
+        token = create_key(session, "fuzzer", admin=True)[1]
+    return app, token
+
+
+#: how invalid input may be refused: schemathesis' default list (4xx refusals; a 5xx fails
+#: ``not_a_server_error`` anyway) plus 413, since a negative case with thousands of generated
+#: log items can outgrow MAX_CONTENT_LENGTH, and a too-large body is refused before it is read
+REJECTIONS = ["400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428", "429", "5xx"]
+schema = schemathesis.openapi.from_path(str(SPEC_PATH), config=SchemathesisConfig.from_dict(
+    {"checks": {"negative_data_rejection": {"expected-statuses": REJECTIONS}}}))
+
+
+@pytest.mark.slow
+@schema.parametrize()
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+def test_generated_requests_get_contract_answers(case, production_app, auth):
+    app, token = production_app
+    # bind the operation to this test's app, so that every request (the checks' own probes
+    # without the key included) goes to it through WSGI
+    case.operation.app = case.operation.schema.app = app
+    case.call_and_validate(headers=auth(token), checks=CHECKS)
