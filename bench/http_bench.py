@@ -1,5 +1,5 @@
-"""HTTP figures under a real load generator: gunicorn (one sync worker, pinned
-to CPU 0) on PostgreSQL, driven by wrk (pinned to CPU 1).
+"""HTTP figures under a real load generator: gunicorn (one worker process with
+a few threads, pinned to CPU 0) on PostgreSQL, driven by wrk (pinned to CPU 1).
 
 Measures ``GET /healthz``, ``POST /verify`` and ``POST /records`` (a typical
 150-action log; every ``/records`` request is a new record) in one run, and
@@ -91,10 +91,11 @@ def cpu_pin(cpu: int) -> list[str]:
 
 
 @contextmanager
-def server(database_url: str, port: int) -> Iterator[str]:
+def server(database_url: str, port: int, threads: int) -> Iterator[str]:
     env = dict(os.environ, DATABASE_URL=database_url, API_KEYS_REQUIRED="0", RATELIMIT_ENABLED="0",
                LOG_LEVEL="WARNING")
-    cmd = cpu_pin(0) + [sys.executable, "-m", "gunicorn", "--workers", "1", "--bind", f"127.0.0.1:{port}",
+    cmd = cpu_pin(0) + [sys.executable, "-m", "gunicorn", "--workers", "1", "--worker-class", "gthread",
+                        "--threads", str(threads), "--bind", f"127.0.0.1:{port}",
                         "--log-level", "warning", "api:create_app()"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
@@ -141,7 +142,10 @@ def typical_log(length: int = 150) -> tuple[str, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--connections", type=int, default=4)
+    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=4,
+                        help="gunicorn gthread worker threads (one worker process): while one request waits for "
+                             "PostgreSQL to flush its commit, another can run")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
                                                                  "postgresql://postgres@127.0.0.1:5432/test"))
     args = parser.parse_args()
@@ -151,10 +155,10 @@ def main() -> None:
     actions = len(log.split())
     verify_body = json.dumps({"code": code, "moves": log})
     record_body = json.dumps({"code": code, "moves": log, "player": "bench-{{N}}"})
-    print(f"gunicorn 1 sync worker on CPU 0, wrk 1 thread x {args.connections} connections on CPU 1, "
+    print(f"gunicorn 1 worker x {args.threads} threads on CPU 0, wrk 1 thread x {args.connections} connections on CPU 1, "
           f"{args.seconds:g} s each; log of {actions} actions ({code})")
     with scratch_database(args.database_url) as db, tempfile.TemporaryDirectory() as tmp, \
-            server(db, free_port()) as base:
+            server(db, free_port(), args.threads) as base:
         workdir = Path(tmp)
         run = lambda path, body=None: wrk(base, PREFIX + path, args.seconds, body, workdir, args.connections)  # noqa: E731
         run("/healthz")  # warm up

@@ -31,7 +31,7 @@ UndoRecord = tuple[list, list, int, int, int, int]
 class Game:
     """A game in progress under one rule set."""
 
-    __slots__ = ("rules", "position", "code", "actions", "undos", "_stack", "_in_effect", "_won")
+    __slots__ = ("rules", "position", "code", "actions", "undos", "_stack", "_in_effect", "_won", "_plan")
 
     def __init__(self, rules: Rules, position: Position, code: GameCode | None = None) -> None:
         self.rules = rules
@@ -44,6 +44,7 @@ class Game:
         self._stack: deque[UndoRecord] = deque(maxlen=UNDO_DEPTH)
         self._in_effect = 0  # actions applied and not undone
         self._won = position.is_won
+        self._plan = rules.plan
 
     @classmethod
     def from_code(cls, code: GameCode | str) -> "Game":
@@ -74,7 +75,7 @@ class Game:
             self._game_over(action)
         pos = self.position
         if type(action) is Move:
-            src, start, dst, canonical, gain, takeback, flip = self.rules.plan(pos, action)
+            src, start, dst, canonical, gain, takeback, flip = self._plan(pos, action)
             count = len(src) - start
             if count == 1:
                 dst.append(src.pop())

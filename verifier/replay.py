@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from engine import Game, GameCode, IllegalActionError, InvalidActionError
-from engine.actions import item_text, log_items, parse_item
+from engine.actions import _parse_text, action_from_json, item_text, log_items
 
 from .verdict import ActionError, Verdict, compare_claims
 
@@ -22,12 +22,13 @@ def replay(code: GameCode | str, log: str | Iterable[Any], claimed: dict[str, An
     """
     game = Game.from_code(code)
     push = game.push
+    parse = _parse_text
     canonical: list[str] = []
     append = canonical.append
     error = None
     for index, item in enumerate(log_items(log)):
         try:
-            append(push(parse_item(item)).text)
+            append(push(parse(item) if type(item) is str else action_from_json(item)).text)
         except InvalidActionError as exc:
             error = ActionError(index, item_text(item), "syntax", exc.message, "syntax", str(game.position))
             break

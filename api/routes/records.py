@@ -22,6 +22,9 @@ from ..schemas import RecordPageSchema, RecordQuerySchema, RecordRequestSchema, 
 from . import json_body, load, parse_code, query
 
 bp = Blueprint("records", __name__)
+# schemas hold no per-request state: build them once
+RECORD_REQUEST, RECORD, RECORD_PAGE, RECORD_QUERY, STATUS_REQUEST = (
+    RecordRequestSchema(), RecordSchema(), RecordPageSchema(), RecordQuerySchema(), StatusRequestSchema())
 MAX_ID = 2 ** 63 - 1
 
 
@@ -49,12 +52,11 @@ def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None 
 def submit_record() -> tuple[dict, int, dict[str, str]]:
     session = db.session()
     key = authenticate(session, required=keys_required())  # before anything is read or replayed
-    body = load(RecordRequestSchema(), json_body())
+    body = load(RECORD_REQUEST, json_body())
     verdict = replay(parse_code(body["code"]), body["moves"], body.get("claimed"))
     if not verdict.verified:
         raise rejected_log(verdict)
     record = new_record(verdict, body, None if key is None else key.name)
-    same_game = (Record.player == record.player, Record.code == record.code, Record.log_hash == record.log_hash)
     session.add(record)
     try:
         session.commit()
@@ -62,12 +64,13 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
     except IntegrityError:
         # the same player, deal and canonical log is already stored (perhaps a moment ago, concurrently)
         session.rollback()
+        same_game = (Record.player == record.player, Record.code == record.code, Record.log_hash == record.log_hash)
         record = session.scalars(select(Record).where(*same_game)).first()
         if record is None:  # some other constraint: a real error
             raise
         status = 200
     location = url_for("records.get_record", record_id=record.id)
-    return RecordSchema().dump(record), status, {"Location": location}
+    return RECORD.dump(record), status, {"Location": location}
 
 
 def find_record(record_id: int, for_update: bool = False) -> Record:
@@ -82,7 +85,7 @@ def find_record(record_id: int, for_update: bool = False) -> Record:
 
 @bp.get("/records/<int:record_id>")
 def get_record(record_id: int) -> dict:
-    return RecordSchema().dump(find_record(record_id))
+    return RECORD.dump(find_record(record_id))
 
 
 @bp.post("/records/<int:record_id>/status")
@@ -92,19 +95,19 @@ def set_status(record_id: int) -> dict:
     session = db.session()
     key = authenticate(session, required=True, admin=True)
     assert key is not None
-    body = load(StatusRequestSchema(), json_body())
+    body = load(STATUS_REQUEST, json_body())
     record = find_record(record_id, for_update=True)
     if record.status != body["status"]:  # setting the status it has changes nothing and records nothing
         record.status = body["status"]
         record.history.append(RecordStatus(status=body["status"], actor=key.name, at=datetime.now(timezone.utc),
                                            reason=body["reason"]))
     session.commit()
-    return RecordSchema().dump(record)
+    return RECORD.dump(record)
 
 
 @bp.get("/records")
 def list_records() -> dict:
-    args = query(RecordQuerySchema())
+    args = query(RECORD_QUERY)
     filters = []
     if "code" in args:
         filters.append(Record.code == str(parse_code(args["code"])))
@@ -119,4 +122,4 @@ def list_records() -> dict:
     total = session.scalar(select(func.count()).select_from(Record).where(*filters))
     items = session.scalars(select(Record).where(*filters).order_by(Record.received_at.desc(), Record.id.desc())
                             .limit(size).offset((page - 1) * size)).all()
-    return RecordPageSchema().dump({"items": items, "page": page, "page_size": size, "total": total})
+    return RECORD_PAGE.dump({"items": items, "page": page, "page_size": size, "total": total})

@@ -12,9 +12,10 @@ from ..schemas import VerifyRequestSchema
 from . import json_body, load, parse_code
 
 bp = Blueprint("verify", __name__)
+REQUEST = VerifyRequestSchema()  # schemas hold no per-request state: build them once
 
 
 @bp.post("/verify")
 def verify() -> dict:
-    body = load(VerifyRequestSchema(), json_body())
+    body = load(REQUEST, json_body())
     return localized_verdict(replay(parse_code(body["code"]), body["moves"], body.get("claimed")))
