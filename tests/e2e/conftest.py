@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from e2e_helpers import MARKUP_NAME, play_greedy
+from e2e_helpers import MARKUP_NAME
+from tests.play import play_greedy
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "e2e"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from html_tree import parse
-from pages_helpers import play_greedy
+from tests.play import play_greedy
 
 from api.routes.pages import MAX_FRAMES, SCRIPT_TEXTS
 from engine import Card, Game, parse_action

@@ -1,4 +1,4 @@
-"""Helpers for the page tests."""
+"""Legal games for tests that need real logs (pages, browser)."""
 
 from __future__ import annotations
 
