@@ -25,7 +25,7 @@ from typing import Any
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import Translations
-from flask import has_request_context, request
+from flask import after_this_request, has_request_context, request
 
 from engine import Card
 from engine.messages import MESSAGES
@@ -134,9 +134,21 @@ def localized_verdict(verdict: Verdict, lang: str | None = None) -> dict[str, An
     """``verdict.to_json()`` with the error's sentence in ``lang`` (default: the request's
     ``Accept-Language``)."""
     body = verdict.to_json()
+    if lang is None and has_request_context():
+        lang = accepted_language()
+        after_this_request(_language_headers(lang))  # the answer depends on Accept-Language: say so to caches
     if verdict.error is not None:
-        body["error"]["message"] = rule_message(verdict.error, lang or accepted_language())
+        body["error"]["message"] = rule_message(verdict.error, lang or "en")
     return body
+
+
+def _language_headers(lang: str) -> Any:
+    def add(response: Any) -> Any:
+        response.vary.add("Accept-Language")
+        response.headers["Content-Language"] = lang
+        return response
+
+    return add
 
 
 # -- cards and piles, for text alternatives -------------------------------------
