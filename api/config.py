@@ -19,6 +19,18 @@ variable                   meaning                                         defau
 ``RATELIMIT_KEY_PREFIX``   prefix of the counters' keys in the storage     ``solitaire-verifier``
 ``TRUSTED_PROXIES``        proxies in front that set ``X-Forwarded-For``   ``0``
 ``LOG_LEVEL``              level of the JSON log on stderr                 ``INFO``
+``SOLVER_ENABLED``         run searches (off: stored answers only)         ``1``
+``SOLVER_WORKERS``         solver processes per web process; ``0`` runs    ``1``
+                           searches inside the request (tests only)
+``SOLVER_BUDGET_SECONDS``  time budget of a deal's search                  ``10``
+``SOLVER_BUDGET_NODES``    node budget of a deal's search (empty: none)    none
+``SOLVER_QUEUE_SIZE``      searches waiting or running per web process     ``16``
+``SOLVER_STALE_SECONDS``   a pending search older than this is started     ``300``
+                           again (it was lost in a crash or restart)
+``SOLVER_HINT_SECONDS``    time budget of a hint's search                  ``2``
+``SOLVER_HINT_NODES``      node budget of a hint's search (empty: none)    none
+``RATELIMIT_SOLVER``       searches started per client IP (hints, new      ``30 per minute``
+                           deals), on top of ``RATELIMIT_PER_CLIENT``
 =========================  ==============================================  ===============================
 """
 
@@ -88,6 +100,24 @@ def parse_positive_int(name: str, value: Any, most: int | None = None) -> int:
     return number
 
 
+def parse_seconds(name: str, value: Any) -> float:
+    """A positive, finite number of seconds (``2``, ``0.5``)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = 0.0
+    if isinstance(value, bool) or not 0 < number < float("inf"):
+        raise ConfigError(f"{name}={value!r}: expected a positive number of seconds")
+    return number
+
+
+def parse_optional_positive_int(name: str, value: Any) -> int | None:
+    """:func:`parse_positive_int`, or ``None`` (no limit) for ``None``, empty or ``none``."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none")):
+        return None
+    return parse_positive_int(name, value)
+
+
 def parse_rate_limit(name: str, value: Any) -> str:
     """A Flask-Limiter rate limit such as ``60 per minute`` or ``10/second;500/hour``."""
     from limits import parse_many
@@ -134,6 +164,15 @@ def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None
         "RATELIMIT_KEY_PREFIX": env.get("RATELIMIT_KEY_PREFIX", "solitaire-verifier"),
         "TRUSTED_PROXIES": env.get("TRUSTED_PROXIES", "0"),
         "LOG_LEVEL": env.get("LOG_LEVEL", "INFO"),
+        "SOLVER_ENABLED": env.get("SOLVER_ENABLED", "1"),
+        "SOLVER_WORKERS": env.get("SOLVER_WORKERS", "1"),
+        "SOLVER_BUDGET_SECONDS": env.get("SOLVER_BUDGET_SECONDS", "10"),
+        "SOLVER_BUDGET_NODES": env.get("SOLVER_BUDGET_NODES"),
+        "SOLVER_QUEUE_SIZE": env.get("SOLVER_QUEUE_SIZE", "16"),
+        "SOLVER_STALE_SECONDS": env.get("SOLVER_STALE_SECONDS", "300"),
+        "SOLVER_HINT_SECONDS": env.get("SOLVER_HINT_SECONDS", "2"),
+        "SOLVER_HINT_NODES": env.get("SOLVER_HINT_NODES"),
+        "RATELIMIT_SOLVER": env.get("RATELIMIT_SOLVER") or "30 per minute",
     }
     raw.update(overrides or {})
     level = str(raw["LOG_LEVEL"]).strip().upper()
@@ -141,6 +180,13 @@ def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None
         raise ConfigError(f"LOG_LEVEL={raw['LOG_LEVEL']!r}: expected one of {', '.join(sorted(_LEVELS))}")
     proxies = raw["TRUSTED_PROXIES"]
     proxies = 0 if str(proxies).strip() in ("", "0") else parse_positive_int("TRUSTED_PROXIES", proxies, most=10)
+    workers = raw["SOLVER_WORKERS"]
+    workers = 0 if str(workers).strip() == "0" else parse_positive_int("SOLVER_WORKERS", workers, most=64)
+    budget = parse_seconds("SOLVER_BUDGET_SECONDS", raw["SOLVER_BUDGET_SECONDS"])
+    stale = parse_seconds("SOLVER_STALE_SECONDS", raw["SOLVER_STALE_SECONDS"])
+    if stale <= budget:
+        raise ConfigError(f"SOLVER_STALE_SECONDS={raw['SOLVER_STALE_SECONDS']!r}: must be longer than "
+                          f"SOLVER_BUDGET_SECONDS ({budget:g}), or running searches would be started again")
     return {
         **raw,
         "DATABASE_URL": normalize_database_url(str(raw["DATABASE_URL"]).strip()),
@@ -158,4 +204,13 @@ def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None
         "RATELIMIT_KEY_PREFIX": str(raw["RATELIMIT_KEY_PREFIX"]).strip(),
         "TRUSTED_PROXIES": proxies,
         "LOG_LEVEL": level,
+        "SOLVER_ENABLED": parse_bool("SOLVER_ENABLED", raw["SOLVER_ENABLED"]),
+        "SOLVER_WORKERS": workers,
+        "SOLVER_BUDGET_SECONDS": budget,
+        "SOLVER_BUDGET_NODES": parse_optional_positive_int("SOLVER_BUDGET_NODES", raw["SOLVER_BUDGET_NODES"]),
+        "SOLVER_QUEUE_SIZE": parse_positive_int("SOLVER_QUEUE_SIZE", raw["SOLVER_QUEUE_SIZE"]),
+        "SOLVER_STALE_SECONDS": stale,
+        "SOLVER_HINT_SECONDS": parse_seconds("SOLVER_HINT_SECONDS", raw["SOLVER_HINT_SECONDS"]),
+        "SOLVER_HINT_NODES": parse_optional_positive_int("SOLVER_HINT_NODES", raw["SOLVER_HINT_NODES"]),
+        "RATELIMIT_SOLVER": parse_rate_limit("RATELIMIT_SOLVER", raw["RATELIMIT_SOLVER"]),
     }

@@ -10,12 +10,16 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import BigInteger, CheckConstraint, DateTime, ForeignKey, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy import (JSON, BigInteger, CheckConstraint, DateTime, Double, ForeignKey, Integer, MetaData, String, Text,
+                        UniqueConstraint)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
 #: a record's visibility: ``hidden`` records stay readable by id but leave leaderboards and the default list
 STATUSES = ("visible", "hidden")
+
+#: a solvability answer: ``pending`` until a search has ended, then what it found
+SOLVABILITY_STATUSES = ("pending", "winnable", "unwinnable", "unknown")
 
 #: constraint names that migrations can refer to on every database
 NAMING_CONVENTION = {
@@ -140,3 +144,39 @@ class ApiKey(Base):
 
     def __repr__(self) -> str:
         return f"<ApiKey {self.name!r}{' admin' if self.admin else ''}{' revoked' if self.revoked else ''}>"
+
+
+class Solvability(Base):
+    """Whether a deal can be won, as a search within one budget found it: one row per
+    canonical code, budget and engine, written ``pending`` when the first request
+    asks, and completed by the solver process (see ``api/solving.py``)."""
+
+    __tablename__ = "solvability"
+    __table_args__ = (
+        # one search per deal, budget and engine: racing requests share the first row
+        UniqueConstraint("code", "budget", "engine_version", "rules_version"),
+        CheckConstraint("status IN ('pending', 'winnable', 'unwinnable', 'unknown')", name="status"),
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    code: Mapped[str] = mapped_column(String(16))                   # canonical game code
+    variant: Mapped[str] = mapped_column(String(16))
+    budget: Mapped[str] = mapped_column(String(64))                 # the budget's identity, e.g. ``10s`` or ``2s+5000n``
+    budget_seconds: Mapped[float] = mapped_column(Double)
+    budget_nodes: Mapped[int | None] = mapped_column(BigInteger)
+    engine_version: Mapped[str] = mapped_column(String(32))         # the engine (and solver) that searched …
+    rules_version: Mapped[int]                                      # … and the rules version it implements
+    status: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(Text)                       # the answer, or the job's state, in a sentence
+    solution: Mapped[str | None] = mapped_column(Text)              # winnable: the canonical log, replayed as a win
+    solution_actions: Mapped[int | None]
+    verified: Mapped[bool] = mapped_column(default=False)           # the solution replayed as a legal, won game
+    statistics: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # the search: nodes, positions, seconds, bytes
+    coverage: Mapped[dict[str, Any] | None] = mapped_column(JSON)    # the moves an unwinnable answer covers
+    attempts: Mapped[int] = mapped_column(default=0)                # times handed to a solver process
+    requested_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    queued_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # the last hand-over; None: waiting for one
+    solved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    def __repr__(self) -> str:
+        return f"<Solvability {self.code} {self.budget} {self.status}>"

@@ -152,6 +152,13 @@ class RecordRequestSchema(VerifyRequestSchema):
     client = Name(100, allow_none=True)
 
 
+class HintRequestSchema(Schema):
+    """``POST /hint``: the game so far (an empty log asks about the deal's start)."""
+
+    code = fields.String(required=True)
+    moves = MoveLog(required=True)
+
+
 class StatusRequestSchema(Schema):
     """An admin's change of a record's status, with the reason the history keeps."""
 
@@ -163,6 +170,10 @@ class StatusRequestSchema(Schema):
 
 class DealQuerySchema(Schema):
     reveal = QueryBoolean(load_default=False)
+
+
+class SolvabilityQuerySchema(Schema):
+    """``GET /deals/{code}/solvability`` takes no parameters (unknown ones are refused)."""
 
 
 class RecordQuerySchema(Schema):
@@ -254,6 +265,28 @@ class LeaderboardSchema(Schema):
     variant = fields.String()
     filters = fields.Nested(LeaderboardFiltersSchema)
     entries = fields.List(fields.Nested(LeaderboardEntrySchema))
+
+
+class SolvabilitySchema(Schema):
+    """A deal's stored solver answer (``api.models.Solvability``), pending or final."""
+
+    code = fields.String()
+    variant = fields.String()
+    status = fields.String()
+    reason = fields.String()
+    solution = fields.String(allow_none=True)
+    solution_actions = fields.Integer(allow_none=True)
+    verified = fields.Boolean()
+    search = fields.Dict(attribute="statistics", allow_none=True)
+    coverage = fields.Dict(allow_none=True)
+    budget = fields.Method("_budget")
+    engine_version = fields.String()
+    rules_version = fields.Integer()
+    requested_at = fields.AwareDateTime()
+    solved_at = fields.AwareDateTime(allow_none=True)
+
+    def _budget(self, row: Any) -> dict[str, Any]:
+        return {"seconds": row.budget_seconds, "nodes": row.budget_nodes}
 
 
 class HealthSchema(Schema):

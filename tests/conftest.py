@@ -26,8 +26,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_PATH = ROOT / "openapi.yaml"
 API_PREFIX = "/api/v1"
-#: what tests start from unless they say otherwise: no rate limits, keys optional
-TEST_DEFAULTS = {"RATELIMIT_ENABLED": False, "API_KEYS_REQUIRED": False}
+#: what tests start from unless they say otherwise: no rate limits, keys optional, and the
+#: solver running small searches inside the request (no worker processes left behind)
+TEST_DEFAULTS = {"RATELIMIT_ENABLED": False, "API_KEYS_REQUIRED": False, "SOLVER_WORKERS": 0,
+                 "SOLVER_BUDGET_NODES": 3000, "SOLVER_HINT_NODES": 3000}
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -186,7 +188,7 @@ def make_app(database_url: str) -> Iterator[Callable[..., Any]]:
 
 
 #: every table, children first
-TABLES = ("record_status", "records", "api_keys")
+TABLES = ("record_status", "records", "api_keys", "solvability")
 
 
 def empty_tables(app: Any) -> None:

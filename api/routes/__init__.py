@@ -82,7 +82,7 @@ def parse_code(text: str, field: str = "code") -> GameCode:
 
 
 def init_app(app: Flask) -> None:
-    from . import deals, health, leaderboard, openapi, records, verify
+    from . import deals, health, leaderboard, openapi, records, solver, verify
 
-    for module in (deals, verify, records, leaderboard, health, openapi):
+    for module in (deals, verify, records, leaderboard, solver, health, openapi):
         app.register_blueprint(module.bp, url_prefix=PREFIX)
