@@ -8,6 +8,8 @@ session-per-request pattern).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,8 @@ from alembic.script import ScriptDirectory
 from flask import Flask, current_app, g
 from sqlalchemy import Connection, create_engine, event, make_url, text
 from sqlalchemy.orm import Session, sessionmaker
+
+from .config import normalize_database_url
 
 #: the Alembic scripts, at the top of the repository (the README installs it editable)
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
@@ -105,3 +109,21 @@ def _close_session(_exc: BaseException | None) -> None:
     db_session = g.pop("db_session", None)
     if db_session is not None:
         db_session.close()
+
+
+@contextmanager
+def scratch_postgres_database(admin_url: str, name: str) -> Iterator[str]:
+    """A fresh, empty PostgreSQL database ``name`` on the server of ``admin_url``,
+    dropped afterwards (for tests and benchmarks). Yields its libpq URL."""
+    import psycopg
+
+    admin = make_url(normalize_database_url(admin_url)).set(drivername="postgresql")
+    admin_text = admin.render_as_string(hide_password=False)
+    with psycopg.connect(admin_text, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield admin.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(admin_text, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

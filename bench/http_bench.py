@@ -30,6 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from api.db import scratch_postgres_database
+
 from .corpus import build_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,22 +70,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-@contextmanager
-def scratch_database(url: str) -> Iterator[str]:
-    import psycopg
-
-    name = f"bench_{os.getpid()}"
-    admin = url.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield admin.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def cpu_pin(cpu: int) -> list[str]:
@@ -157,7 +143,7 @@ def main() -> None:
     record_body = json.dumps({"code": code, "moves": log, "player": "bench-{{N}}"})
     print(f"gunicorn 1 worker x {args.threads} threads on CPU 0, wrk 1 thread x {args.connections} connections on CPU 1, "
           f"{args.seconds:g} s each; log of {actions} actions ({code})")
-    with scratch_database(args.database_url) as db, tempfile.TemporaryDirectory() as tmp, \
+    with scratch_postgres_database(args.database_url, f"bench_{os.getpid()}") as db, tempfile.TemporaryDirectory() as tmp, \
             server(db, free_port(), args.threads) as base:
         workdir = Path(tmp)
         run = lambda path, body=None: wrk(base, PREFIX + path, args.seconds, body, workdir, args.connections)  # noqa: E731

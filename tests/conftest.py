@@ -16,12 +16,13 @@ import os
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from api.db import scratch_postgres_database
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_PATH = ROOT / "openapi.yaml"
@@ -45,30 +46,6 @@ def worker_name() -> str:
     return os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
-def libpq_url(url: str) -> str:
-    """A SQLAlchemy PostgreSQL URL as psycopg itself takes it."""
-    for prefix in ("postgresql+psycopg://", "postgres://"):
-        if url.startswith(prefix):
-            return "postgresql://" + url[len(prefix):]
-    return url
-
-
-@contextmanager
-def postgres_database(admin_url: str, name: str) -> Iterator[str]:
-    """A fresh PostgreSQL database ``name`` on the server of ``admin_url``; dropped afterwards."""
-    import psycopg
-
-    admin = libpq_url(admin_url)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield admin.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 #: the databases every database test runs on: SQLite always, PostgreSQL too when ``TEST_DATABASE_URL`` is set
 DATABASE_KINDS = ["sqlite", "postgresql"] if os.environ.get("TEST_DATABASE_URL") else ["sqlite"]
 
@@ -79,7 +56,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'records.sqlite3'}"
         return
-    with postgres_database(os.environ["TEST_DATABASE_URL"], f"api_test_{worker_name()}") as url:
+    with scratch_postgres_database(os.environ["TEST_DATABASE_URL"], f"api_test_{worker_name()}") as url:
         yield url
 
 
@@ -94,7 +71,7 @@ def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterat
     base = os.environ.get("TEST_DATABASE_URL")
     if not base:
         pytest.skip("PostgreSQL: set TEST_DATABASE_URL")
-    with postgres_database(base, f"api_empty_{worker_name()}") as url:
+    with scratch_postgres_database(base, f"api_empty_{worker_name()}") as url:
         yield url
 
 
