@@ -151,12 +151,13 @@ def parse_action(text: str) -> Action:
     if not isinstance(text, str):
         raise InvalidActionError(f"an action in text form must be a string, not {type(text).__name__}",
                                  text=repr(text))
-    return _parse_text(text)
+    return parse_text(text)
 
 
 @lru_cache(maxsize=8192)
-def _parse_text(text: str) -> Action:
-    """:func:`parse_action` for a string, cached: logs repeat the same few hundred actions."""
+def parse_text(text: str) -> Action:
+    """:func:`parse_action` for a value known to be a string (the replay loop's
+    fast path), cached: logs repeat the same few hundred actions."""
     upper = ascii_upper(text.strip())
     if upper == "S" or upper == "S>W":
         return DRAW
@@ -266,7 +267,7 @@ def item_text(item: Any) -> str:
 
 def parse_item(item: Any) -> Action:
     """One item of a log in either form."""
-    return _parse_text(item) if type(item) is str else action_from_json(item)
+    return parse_text(item) if type(item) is str else action_from_json(item)
 
 
 def parse_log(log: str | Iterable[Any]) -> list[Action]:

@@ -122,10 +122,3 @@ def ascii_upper(text: str) -> str:
     ``ﬀ`` to ``FF``, which would let non-ASCII text pass as a card, action or code."""
     return text.translate(_ASCII_UPPER)
 
-
-def parse_rank(char: str) -> int:
-    """``A`` → 1 … ``K`` → 13 (upper case only)."""
-    value = RANK_CHARS.find(char)
-    if value < 0 or len(char) != 1:
-        raise InvalidCardError(f"{char!r} is not a rank")
-    return value + 1

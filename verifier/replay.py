@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from engine import Game, GameCode, IllegalActionError, InvalidActionError
-from engine.actions import _parse_text, action_from_json, item_text, log_items
+from engine.actions import action_from_json, item_text, log_items, parse_text
 
 from .verdict import ActionError, Verdict, compare_claims
 
@@ -15,19 +15,20 @@ def replay(code: GameCode | str, log: str | Iterable[Any], claimed: dict[str, An
     """Replay ``log`` (text form, or a list of text actions and JSON action objects)
     on the deal of ``code``.
 
-    Raises :class:`engine.InvalidCodeError` for a bad code and
+    Raises :class:`engine.InvalidCodeError` for a bad code,
     :class:`engine.InvalidActionError` (without an index) when ``log`` is
-    neither text nor a list; every problem inside the log is reported in the
-    verdict instead.
+    neither text nor a list, and :class:`verifier.verdict.InvalidClaimsError`
+    for claims that are not ``{score, moves, won}``; every problem inside the
+    log is reported in the verdict instead.
     """
     game = Game.from_code(code)
     push = game.push
-    parse = _parse_text
+    parse = parse_text
     canonical: list[str] = []
     append = canonical.append
     error = None
     for index, item in enumerate(log_items(log)):
-        try:
+        try:  # engine.actions.parse_item, inlined: this loop is the replay hot path
             append(push(parse(item) if type(item) is str else action_from_json(item)).text)
         except InvalidActionError as exc:
             error = ActionError(index, item_text(item), "syntax", exc.message, "syntax", str(game.position))

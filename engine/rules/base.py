@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import ClassVar
 
 from ..actions import DRAW, Action, Move
-from ..cards import ACE, DECK, KING, SUIT_SYMBOLS, Card
+from ..cards import DECK, SUIT_SYMBOLS, Card
 from ..messages import illegal
 from ..position import Position
 from ..shuffle import SplitMix64, shuffle
@@ -272,10 +272,3 @@ class Rules:
             moves.append(DRAW)
         return moves
 
-
-def is_king(card: Card) -> bool:
-    return card.rank == KING
-
-
-def is_ace(card: Card) -> bool:
-    return card.rank == ACE
