@@ -97,7 +97,9 @@ class Rules:
             if not src:
                 raise illegal("source.empty:column", move, number=number)
             down = pos.down[number - 1]
-            start = len(src) - 1 if move.card is None else self._pick(src, down, number - 1, move)
+            start = len(src) - 1
+            if move.card is not None and move.card is not src[start]:  # a named card below the top
+                start = self._pick(src, down, number - 1, move)
             if start and start == down:
                 flip = number - 1
                 gain = self.SCORE_FLIP
