@@ -22,16 +22,14 @@ from .actions import DRAW, UNDO, Action, Draw, Move, Undo, parse_action
 from .codes import GameCode
 from .messages import illegal
 from .position import Position
-from .rules import UNDO_DEPTH, Rules, rules_for
+from .rules import UNDO_DEPTH, Rules, UndoStack, rules_for
 
-# One undo record: (source list, target list, cards moved, column turned up or -1, score before, take-backs before)
-UndoRecord = tuple[list, list, int, int, int, int]
 
 
 class Game:
     """A game in progress under one rule set."""
 
-    __slots__ = ("rules", "position", "code", "actions", "undos", "_stack", "_in_effect", "_won", "_plan")
+    __slots__ = ("rules", "position", "code", "actions", "undos", "_stack", "_in_effect", "_won", "_play")
 
     def __init__(self, rules: Rules, position: Position, code: GameCode | None = None) -> None:
         self.rules = rules
@@ -41,10 +39,10 @@ class Game:
         self.actions = 0
         #: undo actions applied so far
         self.undos = 0
-        self._stack: deque[UndoRecord] = deque(maxlen=UNDO_DEPTH)
+        self._stack: UndoStack = deque(maxlen=UNDO_DEPTH)
         self._in_effect = 0  # actions applied and not undone
         self._won = position.is_won
-        self._plan = rules.plan
+        self._play = rules.play
 
     @classmethod
     def from_code(cls, code: GameCode | str) -> "Game":
@@ -75,23 +73,10 @@ class Game:
             self._game_over(action)
         pos = self.position
         if type(action) is Move:
-            src, start, dst, canonical, gain, takeback, flip = self._plan(pos, action)
-            count = len(src) - start
-            if count == 1:
-                dst.append(src.pop())
-            else:
-                dst.extend(src[start:])
-                del src[start:]
-            if flip >= 0:
-                pos.down[flip] -= 1
-            self._stack.append((src, dst, count, flip, pos.score, pos.takebacks))
-            score = pos.score + gain
-            pos.score = score if score > 0 else 0
-            pos.takebacks += takeback
-            pos.moves += 1
+            canonical = self._play(pos, action, self._stack)
             self._in_effect += 1
             self.actions += 1
-            if len(dst) == 13 and canonical.target == "F":
+            if canonical.target == "F" and canonical.card.rank == 13:  # type: ignore[union-attr]
                 self._won = pos.is_won
             return canonical
         if type(action) is Draw:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import UNDO_DEPTH, Plan, Rules
+from .base import UNDO_DEPTH, Rules, UndoRecord, UndoStack
 from .forty_thieves import FortyThieves
 from .yukon import Yukon, YukonClassic, YukonRelaxed
 
@@ -25,5 +25,5 @@ def rules_for_tag(tag: str) -> Rules:
     return _BY_TAG[tag]
 
 
-__all__ = ["BY_VARIANT", "REGISTRY", "UNDO_DEPTH", "FortyThieves", "Plan", "Rules", "Yukon", "YukonClassic",
+__all__ = ["BY_VARIANT", "REGISTRY", "UNDO_DEPTH", "FortyThieves", "Rules", "UndoRecord", "UndoStack", "Yukon", "YukonClassic",
            "YukonRelaxed", "rules_for", "rules_for_tag"]

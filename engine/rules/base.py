@@ -1,12 +1,13 @@
 """What both games share: piles, foundations, take-backs, scoring with a floor at 0.
 
-A rule set is a :class:`Rules` subclass. :meth:`Rules.plan` checks one move
-against a position without changing it and returns a :class:`Plan`; the game
-applies the plan and keeps a compact undo record of it.
+A rule set is a :class:`Rules` subclass. :meth:`Rules.play` checks one move
+against a position, and only when every rule holds applies it and appends a
+compact undo record (never a copy of the position) to the game's undo stack.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from functools import lru_cache
 from typing import ClassVar
 
@@ -20,13 +21,10 @@ from ..shuffle import SplitMix64, shuffle
 UNDO_DEPTH = 100
 
 
-#: What a legal move does, as a plain tuple (cheap on the hot path):
-#: ``(src, start, dst, canonical, gain, takeback, flip)`` — take ``src[start:]``
-#: onto ``dst``; ``canonical`` is the move naming its card and foundation;
-#: ``gain`` the score change before the floor at 0; ``takeback`` 1 for a
-#: foundation card put back on a column; ``flip`` the column whose face-down
-#: card is turned up, or -1.
-Plan = tuple[list[Card], int, list[Card], Move, int, int, int]
+#: One undo record: (source list, target list, cards moved, column turned up or -1,
+#: score before, take-backs before); the game keeps the last :data:`UNDO_DEPTH`.
+UndoRecord = tuple[list[Card], list[Card], int, int, int, int]
+UndoStack = deque[UndoRecord]
 
 
 @lru_cache(maxsize=4096)
@@ -80,11 +78,14 @@ class Rules:
 
     # -- checking moves ----------------------------------------------------
 
-    def plan(self, pos: Position, move: Move) -> Plan:
-        """Check ``move`` in ``pos``; raise :class:`IllegalActionError` at the first broken rule.
+    def play(self, pos: Position, move: Move, undo: UndoStack) -> Move:
+        """Check ``move`` in ``pos``, raising :class:`IllegalActionError` at the
+        first broken rule (and changing nothing); then apply it, append its undo
+        record to ``undo`` and return it in canonical form.
 
-        This is the replay hot path: plain locals and early checks, no allocation
-        but the result tuple (and a canonical move when the input was not one).
+        This is the replay hot path: plain locals, every check before the first
+        change, no allocation but the undo record (and a canonical move when the
+        input was not one).
         """
         source = move.source
         flip = -1
@@ -152,9 +153,24 @@ class Rules:
                 takeback = 0
                 if source == "W":
                     gain = self.SCORE_WASTE_TO_COLUMN
+        # every rule holds: move the cards, keep the undo record, score
+        if count == 1:
+            dst.append(src.pop())
+        else:
+            dst.extend(src[start:])
+            del src[start:]
+        if flip >= 0:
+            pos.down[flip] -= 1
+        score = pos.score
+        undo.append((src, dst, count, flip, score, pos.takebacks))
+        score += gain
+        pos.score = score if score > 0 else 0
+        if takeback:
+            pos.takebacks += 1
+        pos.moves += 1
         if move.card is card and move.target_index == target_index:
-            return src, start, dst, move, gain, takeback, flip
-        return src, start, dst, Move(source, move.source_index, move.target, target_index, card), gain, takeback, flip
+            return move
+        return Move(source, move.source_index, move.target, target_index, card)
 
     def check_draw(self, pos: Position) -> None:
         if not self.has_stock:
