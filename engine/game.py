@@ -25,7 +25,6 @@ from .position import Position
 from .rules import UNDO_DEPTH, Rules, UndoStack, rules_for
 
 
-
 class Game:
     """A game in progress under one rule set."""
 
@@ -77,7 +76,7 @@ class Game:
             self._in_effect += 1
             self.actions += 1
             if canonical.target == "F" and canonical.card.rank == 13:  # type: ignore[union-attr]
-                self._won = pos.is_won
+                self._won = pos.is_won  # the last card up is always a king
             return canonical
         if type(action) is Draw:
             self.rules.check_draw(pos)
