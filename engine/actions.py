@@ -46,10 +46,8 @@ class Move:
     text: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        source = "W" if self.source == "W" else f"{self.source}{self.source_index}"
-        target = "F" if self.target_index is None else f"{self.target}{self.target_index}"
         card = "" if self.card is None else f":{self.card}"
-        object.__setattr__(self, "text", f"{source}{card}>{target}")
+        object.__setattr__(self, "text", f"{self.source_name}{card}>{self.target_name}")
 
     @classmethod
     def from_text(cls, text: str) -> "Move":

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator, TextIO
 
 from engine import EngineError
 
-from .replay import replay
+from .replay import log_and_claims, replay
 
 RESERVED = ("code", "moves", "claimed")
 
@@ -34,15 +34,10 @@ def verify_line(numbered: tuple[int, str]) -> tuple[bool, str]:
         if not isinstance(item, dict):
             raise ValueError("a line must be a JSON object with 'code' and 'moves'")
         passthrough = {k: v for k, v in item.items() if k not in RESERVED}
-        for key in ("code", "moves"):
-            if key not in item:
-                raise ValueError(f"missing {key!r}")
-        if not isinstance(item["moves"], (str, list)):
-            raise ValueError("'moves' must be a string or an array")
-        claimed = item.get("claimed")
-        if claimed is not None and not isinstance(claimed, dict):
-            raise ValueError("'claimed' must be an object")
-        verdict = replay(item["code"], item["moves"], claimed)
+        if "code" not in item:
+            raise ValueError("missing 'code'")
+        moves, claimed = log_and_claims(item)
+        verdict = replay(item["code"], moves, claimed)
         result = {**passthrough, "line": number, **verdict.to_json()}
         verified = verdict.verified
     except (ValueError, EngineError) as exc:

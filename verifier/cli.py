@@ -13,7 +13,7 @@ from typing import Any, Sequence, TextIO
 
 from engine import EngineError, GameCode, InvalidCodeError
 
-from .replay import replay
+from .replay import log_and_claims, replay
 from .verdict import deal_json
 
 EXIT_OK, EXIT_ILLEGAL, EXIT_UNUSABLE = 0, 1, 2
@@ -65,14 +65,10 @@ def parse_log_document(content: str, name: str = "input", code: GameCode | None 
             same = False
         if not same:
             raise UnusableInput(f"{name}: its 'code' {doc['code']!r} is not the game code given, {code}")
-    if "moves" not in doc:
-        raise UnusableInput(f"{name}: a JSON object log needs 'moves'")
-    moves, claimed = doc["moves"], doc.get("claimed")
-    if not isinstance(moves, (str, list)):
-        raise UnusableInput(f"{name}: 'moves' must be a string or an array")
-    if claimed is not None and not isinstance(claimed, dict):
-        raise UnusableInput(f"{name}: 'claimed' must be an object with score, moves and/or won")
-    return moves, claimed
+    try:
+        return log_and_claims(doc)
+    except ValueError as exc:
+        raise UnusableInput(f"{name}: {exc}") from None
 
 
 def cmd_deal(args: argparse.Namespace, out: TextIO) -> int:

@@ -11,6 +11,19 @@ from engine.actions import action_from_json, item_text, log_items, parse_text
 from .verdict import ActionError, Verdict, compare_claims
 
 
+def log_and_claims(doc: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+    """``moves`` and ``claimed`` of a log given as a JSON object (CLI files, batch
+    lines), checked for shape; :class:`ValueError` says what is wrong."""
+    if "moves" not in doc:
+        raise ValueError("missing 'moves': a JSON object log needs 'moves'")
+    moves, claimed = doc["moves"], doc.get("claimed")
+    if not isinstance(moves, (str, list)):
+        raise ValueError("'moves' must be a string or an array")
+    if claimed is not None and not isinstance(claimed, dict):
+        raise ValueError("'claimed' must be an object with score, moves and/or won")
+    return moves, claimed
+
+
 def replay(code: GameCode | str, log: str | Iterable[Any], claimed: dict[str, Any] | None = None) -> Verdict:
     """Replay ``log`` (text form, or a list of text actions and JSON action objects)
     on the deal of ``code``.
@@ -44,4 +57,4 @@ def replay(code: GameCode | str, log: str | Iterable[Any], claimed: dict[str, An
     return Verdict(
         code=game.code, legal=error is None, won=won, score=pos.score, moves=pos.moves, actions=game.actions,
         undos=game.undos, takebacks=pos.takebacks, foundation_cards=pos.foundation_cards, canonical=canonical,
-        position=str(pos), error=error, claimed=claimed, claims=claims)
+        position=str(pos), error=error, claims=claims)

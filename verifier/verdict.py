@@ -46,7 +46,6 @@ class Verdict:
     canonical: list[str]
     position: str
     error: ActionError | None = None
-    claimed: dict[str, Any] | None = None
     claims: dict[str, dict[str, Any]] | None = field(default=None)
 
     @property

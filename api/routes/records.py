@@ -37,9 +37,10 @@ def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None 
     """A record from a verified replay and the submission's own fields."""
     claimed = body.get("claimed") or {}
     now = datetime.now(timezone.utc)
+    canonical = verdict.canonical_text
     return Record(
         player=body["player"], code=str(verdict.code), variant=verdict.code.variant, number=verdict.code.number,
-        canonical=verdict.canonical_text, log_hash=log_hash(verdict.canonical_text),
+        canonical=canonical, log_hash=log_hash(canonical),
         won=verdict.won, score=verdict.score, moves=verdict.moves, actions=verdict.actions, undos=verdict.undos,
         takebacks=verdict.takebacks, foundation_cards=verdict.foundation_cards,
         claimed_score=claimed.get("score"), claimed_moves=claimed.get("moves"), claimed_won=claimed.get("won"),

@@ -102,23 +102,16 @@ class FortyState:
         """A foundation move that provably loses nothing (docs/winnability.md):
         the card goes onto the lower of its suit's two foundations."""
         found = self.found
-        for i, col in enumerate(self.cols):
-            if col:
-                c = col[-1]
-                s, r = divmod(c, 13)
-                a, b = found[s], found[s + 4]
-                if a == r and b >= r:
-                    return (COL_UP, i, s, c, 0)
-                if b == r and a >= r:
-                    return (COL_UP, i, s + 4, c, 0)
+        tops = [(COL_UP, i, col[-1]) for i, col in enumerate(self.cols) if col]
         if self.waste:
-            c = self.waste[-1]
+            tops.append((WASTE_UP, WASTE, self.waste[-1]))
+        for kind, source, c in tops:
             s, r = divmod(c, 13)
             a, b = found[s], found[s + 4]
             if a == r and b >= r:
-                return (WASTE_UP, WASTE, s, c, 0)
+                return (kind, source, s, c, 0)
             if b == r and a >= r:
-                return (WASTE_UP, WASTE, s + 4, c, 0)
+                return (kind, source, s + 4, c, 0)
         return None
 
     def dead(self) -> bool:
