@@ -16,9 +16,9 @@ take-backs before), never a copy of the position.
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterable
+from typing import Any, Iterable
 
-from .actions import DRAW, UNDO, Action, Draw, Move, Undo, parse_action
+from .actions import DRAW, UNDO, Action, Draw, Move, Undo, action_from_json, parse_action, parse_text
 from .codes import GameCode
 from .messages import illegal
 from .position import Position
@@ -90,6 +90,30 @@ class Game:
             self.undo()
             return UNDO
         raise TypeError(f"not an action: {action!r}")
+
+    def push_items(self, items: Iterable[Any], canonical: list[str]) -> None:
+        """Parse and push the items of a log (text actions or JSON action objects)
+        one by one, appending each one's canonical text to ``canonical``.
+
+        Stops at the first item that is not an action (:class:`InvalidActionError`)
+        or breaks a rule (:class:`IllegalActionError`), with the game at the
+        position before it: that item's index is then ``len(canonical)``.
+        The same as :meth:`push` on each item, in one loop: this is the replay
+        hot path, and a move skips a call and the attribute lookups per action.
+        """
+        play, stack, pos = self._play, self._stack, self.position
+        append = canonical.append
+        for item in items:
+            action = parse_text(item) if type(item) is str else action_from_json(item)
+            if type(action) is Move and not self._won:
+                move = play(pos, action, stack)
+                self._in_effect += 1
+                self.actions += 1
+                if move.target == "F" and move.card.rank == 13:  # type: ignore[union-attr]
+                    self._won = pos.is_won  # the last card up is always a king
+                append(move.text)
+            else:
+                append(self.push(action).text)
 
     def push_text(self, text: str) -> Action:
         """Parse one action in text form and push it."""

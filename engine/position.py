@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from .cards import DECK, RANK_CHARS, Card
+from .cards import DECK, RANK_CHARS, Card, card_text
 from .errors import InvalidCardError, InvalidPositionError
 
 if TYPE_CHECKING:
@@ -81,11 +81,11 @@ class Position:
 
     def __str__(self) -> str:
         columns = "/".join(
-            "".join(str(c).lower() for c in col[:d]) + "".join(map(str, col[d:])) or "-"
+            "".join(map(card_text, col[:d])).lower() + "".join(map(card_text, col[d:])) or "-"
             for col, d in zip(self.columns, self.down))
         foundations = "".join(RANK_CHARS[len(f) - 1] if f else "-" for f in self.foundations)
-        stock = "".join(map(str, reversed(self.stock))) or "-"
-        waste = "".join(map(str, self.waste)) or "-"
+        stock = "".join(map(card_text, reversed(self.stock))) or "-"
+        waste = "".join(map(card_text, self.waste)) or "-"
         return f"{self.rules.tag} {columns} {foundations} {stock} {waste} {self.score} {self.moves} {self.takebacks}"
 
     @classmethod

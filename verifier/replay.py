@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from engine import Game, GameCode, IllegalActionError, InvalidActionError
-from engine.actions import action_from_json, item_text, log_items, parse_text
+from engine.actions import item_text, log_items
 
 from .verdict import ActionError, Verdict, compare_claims
 
@@ -35,21 +35,18 @@ def replay(code: GameCode | str, log: str | Iterable[Any], claimed: dict[str, An
     log is reported in the verdict instead.
     """
     game = Game.from_code(code)
-    push = game.push
-    parse = parse_text
+    items = log_items(log)
     canonical: list[str] = []
-    append = canonical.append
     error = None
-    for index, item in enumerate(log_items(log)):
-        try:  # engine.actions.parse_item, inlined: this loop is the replay hot path
-            append(push(parse(item) if type(item) is str else action_from_json(item)).text)
-        except InvalidActionError as exc:
-            error = ActionError(index, item_text(item), "syntax", exc.message, "syntax", str(game.position))
-            break
-        except IllegalActionError as exc:
-            error = ActionError(index, item_text(item), exc.rule, exc.message, "rule", str(game.position), exc.key,
-                                exc.params)
-            break
+    try:
+        game.push_items(items, canonical)
+    except InvalidActionError as exc:
+        index = len(canonical)
+        error = ActionError(index, item_text(items[index]), "syntax", exc.message, "syntax", str(game.position))
+    except IllegalActionError as exc:
+        index = len(canonical)
+        error = ActionError(index, item_text(items[index]), exc.rule, exc.message, "rule", str(game.position), exc.key,
+                            exc.params)
     pos = game.position
     won = game.is_won
     claims = compare_claims(claimed, {"score": pos.score, "moves": pos.moves, "won": won})

@@ -78,16 +78,35 @@ class Rules:
 
     # -- checking moves ----------------------------------------------------
 
+    def __init__(self) -> None:
+        # the constants the replay hot path reads, copied onto the instance: CPython 3.11
+        # looks an instance attribute up much faster than a class attribute through an instance
+        for name in ("n_columns", "max_group", "has_stock", "SCORE_FLIP", "SCORE_FOUNDATION", "SCORE_TAKEBACK",
+                     "SCORE_WASTE_TO_COLUMN"):
+            setattr(self, name, getattr(type(self), name))
+        # lookup tables for the replay hot path, built from the rule methods once per rule set
+        #: onto a column whose last card is ``onto``: the cards that may go there
+        self._fits: dict[Card, frozenset[Card]] = {
+            onto: frozenset(card for card in DECK if self.builds_on(card, onto)) for onto in DECK}
+        #: the cards an empty column takes
+        self._fills_empty = frozenset(card for card in DECK if self.fills_empty(card))
+        #: the foundation slots of each suit, left to right
+        self._slots_of_suit = tuple(tuple(slot for slot, s in enumerate(self.foundation_suits) if s == suit)
+                                    for suit in range(4))
+
     def play(self, pos: Position, move: Move, undo: UndoStack) -> Move:
         """Check ``move`` in ``pos``, raising :class:`IllegalActionError` at the
         first broken rule (and changing nothing); then apply it, append its undo
         record to ``undo`` and return it in canonical form.
 
-        This is the replay hot path: plain locals, every check before the first
-        change, no allocation but the undo record (and a canonical move when the
-        input was not one).
+        This is the replay hot path: plain locals, table lookups instead of
+        method calls for the common checks, every check before the first change,
+        no allocation but the undo record (and a canonical move when the input
+        was not one). Each failure is explained by the slower ``_check_*``
+        methods, which name the exact rule.
         """
         source = move.source
+        named = move.card
         flip = -1
         gain = 0
         if source == "T":
@@ -99,7 +118,7 @@ class Rules:
                 raise illegal("source.empty:column", move, number=number)
             down = pos.down[number - 1]
             start = len(src) - 1
-            if move.card is not None and move.card is not src[start]:  # a named card below the top
+            if named is not None and named is not src[start]:  # a named card below the top
                 start = self._pick(src, down, number - 1, move)
             if start and start == down:
                 flip = number - 1
@@ -111,40 +130,53 @@ class Rules:
             if not src:
                 raise illegal("source.empty:waste", move)
             start = len(src) - 1
-            self._named_top(src[start], move, "waste", 0)
+            if named is not None and named is not src[start]:
+                self._named_top(src[start], move, "waste", 0)
         else:
             slot = self._foundation(pos, move.source_index, move)
             src = pos.foundations[slot]
             if not src:
                 raise illegal("source.empty:foundation", move, number=slot + 1)
             start = len(src) - 1
-            self._named_top(src[start], move, "foundation", slot + 1)
+            if named is not None and named is not src[start]:
+                self._named_top(src[start], move, "foundation", slot + 1)
         card = src[start]
         count = len(src) - start
 
+        target_index = move.target_index
         if move.target == "F":
             if source == "F":
                 raise illegal("foundation.to-foundation", move)
             if count > 1:
                 raise illegal("foundation.one-card", move, card=card, above=count - 1)
-            slot = self._foundation_slot(pos, card, move)
-            dst = pos.foundations[slot]
+            foundations = pos.foundations
+            height = card.rank - 1
+            if target_index is None:  # the first foundation of the card's suit that takes it
+                for slot in self._slots_of_suit[card.suit]:
+                    if len(foundations[slot]) == height:
+                        break
+                else:
+                    slot = self._foundation_slot(pos, card, move)
+            else:
+                slot = target_index - 1
+                if not (slot in self._slots_of_suit[card.suit] and len(foundations[slot]) == height):
+                    slot = self._foundation_slot(pos, card, move)
+            dst = foundations[slot]
             gain += self.SCORE_FOUNDATION
             takeback = 0
             target_index = slot + 1
         else:
-            target_index = move.target_index  # type: ignore[assignment]
-            if not 0 < target_index <= self.n_columns:
-                self._column(pos, target_index, move)
-            dst = pos.columns[target_index - 1]
+            if not 0 < target_index <= self.n_columns:  # type: ignore[operator]
+                self._column(pos, target_index, move)  # type: ignore[arg-type]
+            dst = pos.columns[target_index - 1]  # type: ignore[operator]
             if dst is src:
                 raise illegal("move.same-column", move)
             if count > self.max_group:
                 raise illegal("group.max-20", move, limit=self.max_group, count=count)
             if dst:
-                if not self.builds_on(card, dst[-1]):
+                if card not in self._fits[dst[-1]]:
                     self._check_build(card, dst[-1], move)
-            elif not self.fills_empty(card):
+            elif card not in self._fills_empty:
                 self._check_empty(card, move)
             if source == "F":
                 gain = self.SCORE_TAKEBACK
@@ -168,7 +200,7 @@ class Rules:
         if takeback:
             pos.takebacks += 1
         pos.moves += 1
-        if move.card is card and move.target_index == target_index:
+        if named is card and move.target_index == target_index:
             return move
         return Move(source, move.source_index, move.target, target_index, card)
 

@@ -3,12 +3,13 @@ canonical round trips, position text round trips, and push agreeing with legal_a
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from engine_helpers import card_counts
 
-from engine import (DECK, UNDO, Game, GameCode, IllegalActionError, Move, Position, format_log, parse_action,
-                    parse_log)
+from engine import (DECK, UNDO, Game, GameCode, IllegalActionError, InvalidActionError, Move, Position, format_log,
+                    parse_action, parse_log)
 from engine.codes import MAX_DEAL
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -140,3 +141,37 @@ def test_push_agrees_with_legal_actions(code, data, steps):
         if action is None:
             break
         game.push(action)
+
+
+@SETTINGS
+@given(code=codes, data=st.data(), steps=st.integers(1, 60), bad=st.sampled_from([None, "T1>T1", "X9", "U", "S"]))
+def test_push_items_is_push_on_each_item_and_stops_at_the_first_refused(code, data, steps, bad):
+    """``Game.push_items`` (the replay's one-loop fast path) agrees with ``Game.push`` item by item:
+    the same canonical texts, position and counters, and the same first refused item."""
+    one_by_one = Game.from_code(code)
+    items: list = []
+    for _ in range(steps):
+        action = choose(data, one_by_one)
+        if action is None:
+            break
+        done = one_by_one.push(action)
+        items.append(str(done) if data.draw(st.booleans(), label="text") else done.to_json())
+    if bad is not None:
+        items.append(bad)
+        try:
+            one_by_one.push(parse_action(bad))
+        except (IllegalActionError, InvalidActionError):
+            pass
+        else:
+            bad = None  # legal here after all
+    fast = Game.from_code(code)
+    canonical: list[str] = []
+    if bad is None:
+        fast.push_items(items, canonical)
+    else:
+        with pytest.raises((IllegalActionError, InvalidActionError)):
+            fast.push_items(items, canonical)
+        assert len(canonical) == len(items) - 1  # the refused item's index
+    assert str(fast.position) == str(one_by_one.position)
+    assert (fast.actions, fast.undos, fast.is_won, fast.can_undo) == (
+        one_by_one.actions, one_by_one.undos, one_by_one.is_won, one_by_one.can_undo)
