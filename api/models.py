@@ -52,6 +52,12 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
 
 
+def claims(score: int | None, moves: int | None, won: bool | None) -> dict[str, Any] | None:
+    """A record's claims as the client sent them: the ones it made, or None for none."""
+    made = {"score": score, "moves": moves, "won": won}
+    return {name: value for name, value in made.items() if value is not None} or None
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
@@ -100,8 +106,7 @@ class Record(Base):
     @property
     def claimed(self) -> dict[str, Any] | None:
         """The values the client claimed, as it sent them (they matched, or the record would not exist)."""
-        claims = {"score": self.claimed_score, "moves": self.claimed_moves, "won": self.claimed_won}
-        return {name: value for name, value in claims.items() if value is not None} or None
+        return claims(self.claimed_score, self.claimed_moves, self.claimed_won)
 
     def __repr__(self) -> str:
         return f"<Record {self.id} {self.player!r} {self.code} score {self.score}>"

@@ -63,7 +63,8 @@ def _setting(name: str) -> Callable[[], int]:
 class MoveLog(fields.Field):
     """A move log in either form of the notation: one string (text form) or an
     array whose items are text actions or JSON action objects; at most
-    ``MAX_LOG_ACTIONS`` actions."""
+    ``MAX_LOG_ACTIONS`` actions. Loads as the list of its items (a text log is
+    split into its actions once, here, where its length is checked)."""
 
     default_error_messages = {
         "invalid": "A move log is a string (text form) or an array of actions.",
@@ -71,10 +72,11 @@ class MoveLog(fields.Field):
         "too_long": "The log has {count} actions; at most {limit} are accepted.",
     }
 
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str | list[Any]:
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[Any]:
         if isinstance(value, str):
-            self._check_length(len(split_text_log(value)))
-            return value
+            items = split_text_log(value)
+            self._check_length(len(items))
+            return items
         if not isinstance(value, list):
             raise self.make_error("invalid")
         self._check_length(len(value))

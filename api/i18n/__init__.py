@@ -88,7 +88,7 @@ def accepted_language() -> str:
     Werkzeug parses the header; the ranges are then taken best first and each matched by
     its primary tag, so that ``fi-FI, en;q=0.5`` means Finnish (werkzeug's own
     ``best_match`` would take the exact ``en`` before falling back to ``fi-FI`` → ``fi``)."""
-    if not has_request_context():
+    if not has_request_context() or "Accept-Language" not in request.headers:
         return DEFAULT
     accepted = request.accept_languages
     for value, quality in accepted:  # best first; equal qualities in the order sent
