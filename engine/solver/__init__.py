@@ -19,7 +19,9 @@ The answer is one of
 What makes the search small is written down, with proofs, in
 ``docs/winnability.md``: safe automatic foundation moves, a canonical key
 (column order and the two copies of a Forty Thieves card do not matter), no
-card moved twice in a row, and a heuristic move order.
+card moved twice in a row, and a heuristic move order. Forty Thieves first
+tries beam searches, which find many wins early but prove nothing (see
+:func:`solve`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any
 
 from ..position import Position
 from .forty import FortyState
-from .search import EXHAUSTED, NODES, TABLE, TIME, WON, Outcome, best_first, depth_first
+from .search import EXHAUSTED, NODES, TABLE, TIME, WON, Outcome, beam, best_first, depth_first
 from .yukon import YukonState
 
 WINNABLE, UNWINNABLE, UNKNOWN = "winnable", "unwinnable", "unknown"
@@ -39,6 +41,8 @@ WINNABLE, UNWINNABLE, UNKNOWN = "winnable", "unwinnable", "unknown"
 DEFAULT_SECONDS = 10.0
 DEFAULT_NODES = 50_000_000
 DEFAULT_TABLE = 2_000_000  # about 0.9 GB at the measured 400-470 bytes a position
+#: share of the node and time budgets the beam searches get before the complete search (states with ``beam_widths``)
+BEAM_SHARE = 0.7
 
 _YUKON_MOVES = (
     "column to column: every group of up to 20 face-up cards whose bottom card fits",
@@ -118,6 +122,27 @@ def table_entry_bytes(key_bytes: int, positions: int) -> int:
     return key_bytes + positions * (33 + 32)
 
 
+def _beams(state: YukonState | FortyState, max_nodes: int, budget_seconds: float | None,
+           max_table: int) -> Outcome | None:
+    """Beam searches of growing width (``state.beam_widths``) within ``BEAM_SHARE`` of
+    the budgets: they find many wins far sooner than a complete search, but
+    prove nothing. The outcome of the last one (with the nodes of all), or None."""
+    widths = getattr(state, "beam_widths", ())
+    if not widths:
+        return None
+    share = int(max_nodes * BEAM_SHARE)
+    deadline = None if budget_seconds is None else time.monotonic() + budget_seconds * BEAM_SHARE
+    spent = 0
+    out = None
+    for width in widths:
+        out = beam(state, width=width, max_nodes=share - spent, deadline=deadline, max_table=max_table)
+        spent += out.nodes
+        out.nodes = spent
+        if out.end != EXHAUSTED:
+            break
+    return out
+
+
 def solve(position: Position, *, budget_seconds: float | None = DEFAULT_SECONDS,
           max_nodes: int | None = None, max_table: int | None = None, method: str = "best") -> SolveResult:
     """Decide whether ``position`` can be won, within the budgets.
@@ -125,8 +150,11 @@ def solve(position: Position, *, budget_seconds: float | None = DEFAULT_SECONDS,
     ``budget_seconds`` is wall time (``None``: no limit); ``max_nodes`` caps the
     positions examined and ``max_table`` the positions remembered (about 450
     bytes each, measured). ``method`` is ``"best"`` (best-first, the default) or
-    ``"depth"`` (depth-first). With a node cap and no time cap the answer is
-    deterministic.
+    ``"depth"`` (depth-first). With ``"best"``, a state with ``beam_widths``
+    (Forty Thieves) first gets beam searches within ``BEAM_SHARE`` of the
+    budgets; a win they find is the answer, otherwise the complete search runs
+    with the rest, and only it can answer ``unwinnable``. With a node cap and no
+    time cap the answer is deterministic.
     """
     if budget_seconds is not None and not budget_seconds > 0:
         raise ValueError(f"budget_seconds must be positive, not {budget_seconds!r}")
@@ -137,10 +165,17 @@ def solve(position: Position, *, budget_seconds: float | None = DEFAULT_SECONDS,
     if position.is_won:
         return SolveResult(WINNABLE, (), "the position is already won", coverage=coverage)
     state = state_for(position)
-    deadline = None if budget_seconds is None else time.monotonic() + budget_seconds
-    search = best_first if method == "best" else depth_first
-    out: Outcome = search(state, max_nodes=max_nodes or DEFAULT_NODES, deadline=deadline,
-                               max_table=max_table or DEFAULT_TABLE)
+    started = time.monotonic()
+    nodes = max_nodes or DEFAULT_NODES
+    table = max_table or DEFAULT_TABLE
+    out = _beams(state, nodes, budget_seconds, table) if method == "best" else None
+    if out is None or out.end != WON:
+        spent = 0 if out is None else out.nodes
+        deadline = None if budget_seconds is None else started + budget_seconds
+        search = best_first if method == "best" else depth_first
+        out = search(state, max_nodes=nodes - spent, deadline=deadline, max_table=table)
+        out.nodes += spent
+    out.seconds = time.monotonic() - started
     common = dict(nodes=out.nodes, positions=out.positions, max_depth=out.max_depth, seconds=out.seconds,
                   table_bytes=table_entry_bytes(out.key_bytes, out.positions), coverage=coverage)
     if out.end == WON:

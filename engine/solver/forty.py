@@ -32,6 +32,8 @@ class FortyState:
     __slots__ = ("cols", "stock", "waste", "found", "colkey", "placed", "_deck_stock")
 
     n_cards = 104
+    beam_widths = (10, 30, 100, 300, 1000, 3000)  # beam searches before the complete one (engine.solver.solve)
+    newest_first = True  # best-first ties: the newest position first, a dive toward a win (measured: more wins)
 
     def __init__(self, pos: Position) -> None:
         self.cols = [[c.index for c in col] for col in pos.columns]
@@ -75,17 +77,25 @@ class FortyState:
         self.placed = sum(self.found)
 
     def estimate(self) -> int:
-        """Lower is closer to a win: cards not yet up, and cards that lie on a lower card of their suit."""
+        """Lower is closer to a win: cards not yet up, plus, for every card of a
+        column or the waste, one if a lower card lies beneath it (it must move
+        before that card can go up) and one more if that lower card is of its own
+        suit (then it cannot go up first either)."""
         blocked = 0
-        for col in self.cols:
+        for pile in (*self.cols, self.waste):
             low = 99
-            for c in col:
-                r = c % 13
+            lows = [99, 99, 99, 99]
+            for c in pile:
+                s, r = divmod(c, 13)
                 if r > low:
                     blocked += 1
-                elif r < low:
-                    low = r
-        return 104 - self.placed + 2 * blocked + len(self.waste) // 2
+                    if r > lows[s]:
+                        blocked += 1
+                    else:
+                        lows[s] = r
+                else:
+                    low = lows[s] = r
+        return 104 - self.placed + blocked
 
     def _slot_for(self, c: int) -> int:
         """The first slot that accepts card value ``c``, or -1."""

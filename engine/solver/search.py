@@ -1,18 +1,24 @@
-"""Depth-first search with a transposition table, safe automatic foundation
-moves and the "same card twice in a row" pruning, over a solver state
-(:class:`~engine.solver.yukon.YukonState` or :class:`~engine.solver.forty.FortyState`).
+"""Searches over a solver state (:class:`~engine.solver.yukon.YukonState` or
+:class:`~engine.solver.forty.FortyState`), all with safe automatic foundation
+moves, a table of canonical keys and the "same card twice in a row" pruning:
 
-Memory is bounded by the table cap (one key per position) and the path (one
-frame per move of the current line); time by a node cap and a deadline.
-Given the same state and caps (and a deadline that does not strike) the
-search visits the same nodes in the same order, so its answer is the same.
+* :func:`depth_first` and :func:`best_first` are complete: ``exhausted`` means
+  no position they reach is won;
+* :func:`beam` is not: it keeps only the best positions of each depth, so it
+  finds wins sooner but its ``exhausted`` proves nothing.
+
+Memory is bounded by the table cap (one key per position) and, depth-first,
+the path (one frame per move of the current line); time by a node cap and a
+deadline. Given the same state and caps (and a deadline that does not strike)
+a search visits the same nodes in the same order, so its answer is the same.
 """
 
 from __future__ import annotations
 
+import heapq
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 WON, EXHAUSTED, NODES, TIME, TABLE = "won", "exhausted", "nodes", "time", "table"
 
@@ -127,85 +133,142 @@ def _unwound(result: Outcome, state: Any, path: list[tuple[Any, bool]]) -> Outco
     return result
 
 
-def best_first(state: Any, *, max_nodes: int, deadline: float | None, max_table: int,
-               clock: Callable[[], float] = time.monotonic) -> Outcome:
-    """Expand the position with the lowest ``state.estimate()`` first (ties: the
-    oldest); every position is stored once (key → parent), so the table cap bounds memory."""
-    import heapq
+class _Frontier:
+    """What best-first and beam search share: the positions kept so far (key →
+    parent key and the moves from it, which give the winning line back), the
+    node count and caps, and the expansion of one position into its children."""
 
-    started = clock()
-    auto_move, do, undo, key, won, moves_of, places, encode, decode, estimate, dead = (
-        state.auto_move, state.do, state.undo, state.key, state.won, state.moves, state.places,
-        state.encode, state.decode, state.estimate, state.dead)
-    parents: dict[bytes, tuple[bytes | None, tuple[Any, ...]]] = {}
-    heap: list[tuple[int, int, bytes, bytes, Any]] = []
-    nodes = 0
-    key_bytes = 0
-    seq = 0
-    order = -1 if getattr(state, "newest_first", False) else 1  # ties: newest or oldest first
+    def __init__(self, state: Any, max_nodes: int, deadline: float | None, clock: Callable[[], float]) -> None:
+        self.state = state
+        self.max_nodes, self.deadline, self.clock = max_nodes, deadline, clock
+        self.started = clock()
+        self.parents: dict[bytes, tuple[bytes | None, tuple[Any, ...]]] = {}
+        self.nodes = 0
+        self.key_bytes = 0
+        self.root = state.encode()
+        self.end = ""  # set when a child is won or a cap strikes
+        self.moves: list[Any] = []
 
-    def autos() -> list[tuple[Any, bool]]:
+    def _autos(self) -> tuple[Any, ...]:
+        auto_move, do = self.state.auto_move, self.state.do
         done = []
         m = auto_move()
         while m is not None:
             done.append((m, do(m)))
             m = auto_move()
-        return done
+        return tuple(done)
 
-    def line(k: bytes | None, tail: tuple[Any, ...]) -> list[Any]:
-        parts = [tail]
-        while k is not None:
-            k, moves = parents[k]
-            parts.append(moves)
-        return [m for part in reversed(parts) for m in part]
+    def start(self) -> tuple[bytes, tuple[Any, ...]] | None:
+        """The root after its automatic moves, as (key, those moves); None when that is won."""
+        first = tuple(m for m, _ in self._autos())
+        if self.state.won():
+            self.end, self.moves = WON, list(first)
+            return None
+        return self.state.key(), first
 
-    def outcome(end: str, moves: list[Any] | None = None) -> Outcome:
-        return Outcome(end, moves or [], nodes, len(parents), 0, clock() - started, key_bytes)
-
-    root = encode()
-    first = autos()
-    if won():
-        moves = [m for m, _ in first]
-        decode(root)
-        return outcome(WON, moves)
-    k = key()
-    parents[k] = (None, tuple(m for m, _ in first))
-    key_bytes += len(k)
-    if not dead():
-        heap.append((estimate(), 0, encode(), k, None))
-    decode(root)
-    while heap:
-        _, _, data, pk, prev = heapq.heappop(heap)
-        decode(data)
-        for m in moves_of():
+    def children(self, data: bytes, pk: bytes, prev: tuple[int, int, int, bool] | None) -> Iterator[tuple[Any, ...]]:
+        """Set the state to each child of position ``data`` (key ``pk``) in turn and
+        yield (key, moves from ``pk``, its ``prev`` for the pruning); the state
+        goes back to ``data`` after each. Stops with ``end`` set on a win or a cap."""
+        state = self.state
+        state.decode(data)
+        do, undo, won, key, places = state.do, state.undo, state.won, state.key, state.places
+        for m in state.moves():
             card, src, dst = places(m)
             if prev is not None and prev[0] == card and prev[2] == src and not (dst == prev[1] and prev[3]):
-                continue
-            if nodes >= max_nodes:
-                decode(root)
-                return outcome(NODES)
-            if deadline is not None and not nodes & 255 and clock() > deadline:
-                decode(root)
-                return outcome(TIME)
-            nodes += 1
+                continue  # the same card twice in a row (docs/winnability.md)
+            if self.nodes >= self.max_nodes:
+                self.end = NODES
+                return
+            if self.deadline is not None and not self.nodes & 255 and self.clock() > self.deadline:
+                self.end = TIME
+                return
+            self.nodes += 1
             flip = do(m)
-            done = autos()
+            done = self._autos()
+            moves = (m,) + tuple(a for a, _ in done)
             if won():
-                moves = line(pk, (m,) + tuple(a for a, _ in done))
-                decode(root)
-                return outcome(WON, moves)
-            k = key()
-            if k not in parents:
-                if len(parents) >= max_table:
-                    decode(root)
-                    return outcome(TABLE)
-                parents[k] = (pk, (m,) + tuple(a for a, _ in done))
-                key_bytes += len(k)
-                seq += 1
-                if not dead():
-                    heapq.heappush(heap, (estimate(), order * seq, encode(), k, None if done else (card, src, dst, flip)))
+                self.end, self.moves = WON, self.line(pk, moves)
+                return
+            yield key(), moves, None if done else (card, src, dst, flip)
             for a, f in reversed(done):
                 undo(a, f)
             undo(m, flip)
-    decode(root)
-    return outcome(EXHAUSTED)
+
+    def line(self, k: bytes | None, tail: tuple[Any, ...]) -> list[Any]:
+        parts = [tail]
+        while k is not None:
+            k, moves = self.parents[k]
+            parts.append(moves)
+        return [m for part in reversed(parts) for m in part]
+
+    def outcome(self, end: str) -> Outcome:
+        self.state.decode(self.root)
+        return Outcome(end, self.moves if end == WON else [], self.nodes, len(self.parents), 0,
+                       self.clock() - self.started, self.key_bytes)
+
+
+def best_first(state: Any, *, max_nodes: int, deadline: float | None, max_table: int,
+               clock: Callable[[], float] = time.monotonic) -> Outcome:
+    """Expand the position with the lowest ``state.estimate()`` first (ties: the
+    oldest, or the newest if ``state.newest_first``); every position is stored
+    once (key → parent), so the table cap bounds memory."""
+    tree = _Frontier(state, max_nodes, deadline, clock)
+    parents, estimate, encode, dead = tree.parents, state.estimate, state.encode, state.dead
+    root = tree.start()
+    if root is None:
+        return tree.outcome(WON)
+    heap: list[tuple[int, int, bytes, bytes, Any]] = []
+    parents[root[0]] = (None, root[1])
+    tree.key_bytes += len(root[0])
+    if not dead():
+        heap.append((estimate(), 0, encode(), root[0], None))
+    seq = 0
+    order = -1 if getattr(state, "newest_first", False) else 1
+    while heap:
+        _, _, data, pk, prev = heapq.heappop(heap)
+        for k, moves, child_prev in tree.children(data, pk, prev):
+            if k not in parents:
+                if len(parents) >= max_table:
+                    return tree.outcome(TABLE)
+                parents[k] = (pk, moves)
+                tree.key_bytes += len(k)
+                seq += 1
+                if not dead():
+                    heapq.heappush(heap, (estimate(), order * seq, encode(), k, child_prev))
+        if tree.end:
+            return tree.outcome(tree.end)
+    return tree.outcome(EXHAUSTED)
+
+
+def beam(state: Any, *, width: int, max_nodes: int, deadline: float | None, max_table: int,
+         clock: Callable[[], float] = time.monotonic) -> Outcome:
+    """Beam search, incomplete, for finding wins fast: of the new positions one
+    move deeper than the current layer, keep the ``width`` of lowest estimate
+    (ties: the newest) as the next layer. ``exhausted`` here only means the beam
+    died out, never that the position is lost. Only kept positions are stored."""
+    tree = _Frontier(state, max_nodes, deadline, clock)
+    parents, estimate, encode, dead = tree.parents, state.estimate, state.encode, state.dead
+    root = tree.start()
+    if root is None:
+        return tree.outcome(WON)
+    parents[root[0]] = (None, root[1])
+    # an entry: (estimate, -age, encoded position, key, prev for the pruning, parent key, moves from the parent)
+    layer = [(0, 0, encode(), root[0], None, None, ())]
+    seq = 0
+    while layer:
+        found: dict[bytes, tuple[Any, ...]] = {}
+        for _, _, data, pk, prev, _, _ in layer:
+            for k, moves, child_prev in tree.children(data, pk, prev):
+                if k not in parents and k not in found and not dead():
+                    seq -= 1
+                    found[k] = (estimate(), seq, encode(), k, child_prev, pk, moves)
+            if tree.end:
+                return tree.outcome(tree.end)
+        layer = heapq.nsmallest(width, found.values())
+        if len(parents) + len(layer) > max_table:
+            return tree.outcome(TABLE)
+        for _, _, _, k, _, pk, moves in layer:
+            parents[k] = (pk, moves)
+            tree.key_bytes += len(k)
+    return tree.outcome(EXHAUSTED)

@@ -1,0 +1,71 @@
+"""Forty Thieves search: the estimate, the beam searches run before the complete
+search, and which answers each of them may give."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import Game, Position
+from engine.cards import Card
+from engine.solver import UNKNOWN, UNWINNABLE, WINNABLE, solve, state_for
+from engine.solver.search import EXHAUSTED, WON, beam, best_first
+from verifier import replay
+
+# No stock, no empty column, every queen under a king: nothing moves at all.
+FORTY_DEAD = "FT1-N QSKH/QSKC/QHKS/QHKD/QCKS/QCKD/TDKH/TDKC/QDJD/QDJD JJ9JJJ9J - - 0 0 0"
+
+
+def cards(*texts: str) -> list[int]:
+    return [Card.from_text(t).index for t in texts]
+
+
+def test_estimate_counts_cards_up_and_cards_over_lower_ones_in_columns_and_waste():
+    state = state_for(Game.from_code("FT1-N-AAAAAAB").position)
+    state.cols = [cards("2S", "9S", "8H"), cards("KS", "QS", "JS")] + [[] for _ in range(8)]
+    state.waste = cards("3D", "5D")
+    state.placed = 100
+    # 4 cards not up; 9S lies over the lower 2S of its own suit (2), 8H over 2S (1);
+    # KS QS JS lie in order (0); in the waste 5D lies over 3D (2)
+    assert state.estimate() == 4 + 2 + 1 + 0 + 2
+
+
+@pytest.mark.parametrize("code", ["FT1-N-AAAAAAB", "FT1-N-AAAAAAG"])
+def test_a_narrow_beam_finds_a_win_whose_line_replays(code):
+    state = state_for(Game.from_code(code).position)
+    before = state.encode()
+    out = beam(state, width=10, max_nodes=100_000, deadline=None, max_table=10**6)
+    assert out.end == WON
+    assert state.encode() == before  # the state is given back as it was
+    verdict = replay(code, [state.action_text(m) for m in out.moves])
+    assert verdict.legal and verdict.won, verdict.error
+
+
+def test_a_beam_that_dies_out_proves_nothing():
+    code = "FT1-N-AAAAAAB"
+    out = beam(state_for(Game.from_code(code).position), width=1, max_nodes=100_000, deadline=None,
+               max_table=10**6)
+    assert out.end == EXHAUSTED  # the single line it followed got stuck ...
+    assert solve(Game.from_code(code).position, budget_seconds=None, max_nodes=200_000).status == WINNABLE
+
+
+def test_unwinnable_still_comes_from_the_complete_search():
+    position = Position.from_text(FORTY_DEAD)
+    result = solve(position, budget_seconds=None, max_nodes=10_000)
+    complete = best_first(state_for(position), max_nodes=10_000, deadline=None, max_table=10**6)
+    assert result.status == UNWINNABLE
+    assert complete.end == EXHAUSTED and result.positions == complete.positions
+
+
+def test_beams_and_complete_search_share_the_node_budget_deterministically():
+    position = Game.from_code("FT1-N-AAAAAAD").position  # no beam of up to 100 positions wins it
+    result = solve(position, budget_seconds=None, max_nodes=10_000)
+    assert result.status == UNKNOWN and result.nodes == 10_000 and "node budget" in result.reason
+    again = solve(position, budget_seconds=None, max_nodes=10_000)
+    assert (again.status, again.nodes, again.positions) == (result.status, result.nodes, result.positions)
+
+
+def test_yukon_has_no_beam_phase():
+    position = Game.from_code("YU1-C-AAAAAAB").position
+    result = solve(position, budget_seconds=None, max_nodes=20_000)
+    complete = best_first(state_for(position), max_nodes=20_000, deadline=None, max_table=10**6)
+    assert result.nodes == complete.nodes and len(result.actions) == len(complete.moves)
