@@ -17,6 +17,12 @@ from ..cards import RANK_CHARS, SUIT_CHARS
 from ..position import Position
 
 GROUP, UP, BACK = 0, 1, 2
+#: weights of :meth:`YukonState.estimate` (face-down cards, unbuilt face-up cards, cards
+#: on face-down ones). The first is the default; on classic deals each of them wins
+#: many deals within a few thousand positions that the others do not win within
+#: 200,000, so a search may restart with each in turn (``state.weights = style``).
+#: The last one leaves out the unbuilt cards, as the first version of the solver did.
+STYLES = ((4, 2, 0), (4, 8, 0), (4, 2, 1), (4, 0, 0))
 FOUNDATION = 100  # "place" number of a foundation, beside column numbers 0 … 6
 MAX_GROUP = 20
 
@@ -28,7 +34,7 @@ def card_text(card: int) -> str:
 class YukonState:
     """A Yukon position the search changes in place and changes back."""
 
-    __slots__ = ("cols", "down", "found", "loc", "colkey", "onto", "targets", "relaxed", "placed")
+    __slots__ = ("cols", "down", "found", "loc", "colkey", "onto", "targets", "relaxed", "placed", "fits", "weights")
 
     n_cards = 52
 
@@ -47,6 +53,9 @@ class YukonState:
         #: targets[g]: the cards ``g`` may be put onto
         self.targets = [tuple(t for t in range(52) if self._builds(g, t)) for g in range(52)]
         self.placed = sum(self.found)
+        #: fits[g * 52 + t]: whether ``g`` may be put onto ``t``
+        self.fits = bytes(self._builds(g, t) for g in range(52) for t in range(52))
+        self.weights = STYLES[0]
 
     def _builds(self, g: int, t: int) -> bool:
         if t % 13 != g % 13 + 1:
@@ -92,8 +101,21 @@ class YukonState:
         self.placed = sum(found)
 
     def estimate(self) -> int:
-        """Lower is closer to a win: face-down cards weigh most, then cards not yet up."""
-        return 4 * sum(self.down) + 52 - self.placed
+        """Lower is closer to a win, weighed by :attr:`weights` (see :data:`STYLES`):
+        face-down cards, cards not yet up, face-up cards not built on the card
+        below them (each needs at least one more move), and face-up cards lying
+        on face-down ones (they must all move before those turn up)."""
+        w_down, w_break, w_cover = self.weights
+        fits, down = self.fits, self.down
+        breaks = covers = 0
+        for i, col in enumerate(self.cols):
+            d = down[i]
+            if d:
+                covers += len(col) - d
+            for p in range(d + 1, len(col)):
+                if not fits[col[p] * 52 + col[p - 1]]:
+                    breaks += 1
+        return w_down * sum(down) + 52 - self.placed + w_break * breaks + w_cover * covers
 
     # -- safe foundation moves -----------------------------------------
 
@@ -128,60 +150,70 @@ class YukonState:
         """Whether some card can provably never leave its place (docs/winnability.md,
         "stuck cards"): then the position is lost.
 
-        Greatest fixed point: start with every card on the columns "stuck" and free
-        a card as soon as one way out is open for it given the cards still stuck.
+        Greatest fixed point over two sets: ``held`` (cards that never move, or
+        for face-down cards never turn up) and ``glued`` (cards that never leave
+        the card below them: never the bottom of a moved group, never put up;
+        a face-down card is glued when held). Every column card starts in both;
+        a card is let out as soon as one way out is open given the cards still
+        held or glued. The position is lost when a card stays glued.
         """
         cols, down, loc, found = self.cols, self.down, self.loc, self.found
-        stuck = [False] * 52
+        held = [False] * 52
+        at = [0] * 52  # a card's place in its column
         for col in cols:
-            for c in col:
-                stuck[c] = True
+            for p, c in enumerate(col):
+                held[c] = True
+                at[c] = p
+        glued = held[:]
         targets = self.targets
         changed = True
         while changed:
             changed = False
-            empty_from = -2  # a column that is or may become empty; -1: several
-            for j, col in enumerate(cols):
-                if not col or not stuck[col[0]]:
-                    empty_from = j if empty_from == -2 else -1
-                    if empty_from == -1:
-                        break
+            # a column is or may become empty (the king's own one too: the king may
+            # leave it on top of the card below it and come back to it alone)
+            may_empty = any(not col or not glued[col[0]] for col in cols)
+            # lowest[s]: the lowest rank of suit s still held (13: none); a pass may use it stale
+            lowest = []
+            for s in range(4):
+                q = found[s]
+                while q < 13 and not held[13 * s + q]:
+                    q += 1
+                lowest.append(q)
             for i, col in enumerate(cols):
                 d = down[i]
-                for p, c in enumerate(col):
-                    if not stuck[c]:
+                for p in range(len(col) - 1, -1, -1):  # top down: a card turns up once the one above leaves
+                    c = col[p]
+                    if not glued[c]:
                         continue
                     if p < d:
-                        free = not stuck[col[p + 1]]
-                    elif p > d and not stuck[col[p - 1]]:
-                        free = True
-                    else:
-                        suit, r = divmod(c, 13)
-                        free = True
-                        base = suit * 13
-                        for q in range(found[suit], r):
-                            if stuck[base + q]:
-                                free = False
-                                break
-                        if not free:
-                            if r == 12:  # a king: an empty column somewhere else
-                                free = empty_from == -1 or (empty_from >= 0 and empty_from != i)
-                            else:
-                                for t in targets[c]:
-                                    j = loc[t]
-                                    if j < 0:
-                                        free = True
-                                        break
-                                    other = cols[j]
-                                    pt = other.index(t)
-                                    if (pt >= down[j] or not stuck[t]) and (
-                                            pt == len(other) - 1 or not stuck[other[pt + 1]]):
-                                        free = True
-                                        break
-                    if free:
-                        stuck[c] = False
+                        if not glued[col[p + 1]]:
+                            held[c] = glued[c] = False
+                            changed = True
+                        continue
+                    r = c % 13
+                    leaves = lowest[c // 13] >= r  # it can go up
+                    if not leaves:
+                        if r == 12:  # a king: an empty column
+                            leaves = may_empty
+                        else:
+                            for t in targets[c]:
+                                j = loc[t]
+                                if j < 0:
+                                    leaves = True
+                                    break
+                                other = cols[j]
+                                pt = at[t]
+                                if (pt >= down[j] or not held[t]) and (
+                                        pt == len(other) - 1 or not glued[other[pt + 1]]):
+                                    leaves = True
+                                    break
+                    if leaves:
+                        held[c] = glued[c] = False
                         changed = True
-        return any(stuck)
+                    elif held[c] and p > d and not held[col[p - 1]]:
+                        held[c] = False  # moves along with the card below it
+                        changed = True
+        return any(glued)  # a glued card never goes up
 
     # -- moves -----------------------------------------------------------
 
@@ -234,7 +266,7 @@ class YukonState:
             for j in range(7):
                 dst = cols[j]
                 if dst:
-                    if f in self.onto[dst[-1]]:
+                    if self.fits[f * 52 + dst[-1]]:
                         out.append((BACK, s, level - 1, j, f, -1000))
                 elif j == empty and level == 13:
                     out.append((BACK, s, level - 1, j, f, -1000))
@@ -249,7 +281,7 @@ class YukonState:
         if start == 0:
             return 200  # empties a column
         below = src[start - 1]
-        if g in self.onto[below]:
+        if self.fits[g * 52 + below]:
             return -100  # leaves one good place for another
         return 100 - len(src) + start
 
