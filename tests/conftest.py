@@ -30,7 +30,7 @@ API_PREFIX = "/api/v1"
 #: what tests start from unless they say otherwise: no rate limits, keys optional, and the
 #: solver running small searches inside the request (no worker processes left behind)
 TEST_DEFAULTS = {"RATELIMIT_ENABLED": False, "API_KEYS_REQUIRED": False, "SOLVER_WORKERS": 0,
-                 "SOLVER_BUDGET_NODES": 3000, "SOLVER_HINT_NODES": 3000}
+                 "SOLVER_BUDGET_NODES": 10000, "SOLVER_HINT_NODES": 10000}
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -19,8 +19,8 @@ The answer is one of
 What makes the search small is written down, with proofs, in
 ``docs/winnability.md``: safe automatic foundation moves, a canonical key
 (column order and the two copies of a Forty Thieves card do not matter), no
-card moved twice in a row, and a heuristic move order. Forty Thieves first
-tries beam searches, which find many wins early but prove nothing (see
+card moved twice in a row, and a heuristic move order. Both games first
+try beam searches, which find many wins early but prove nothing (see
 :func:`solve`).
 """
 
@@ -32,7 +32,8 @@ from typing import Any
 
 from ..position import Position
 from .forty import FortyState
-from .search import EXHAUSTED, NODES, TABLE, TIME, WON, Outcome, beam, best_first, depth_first
+from .search import (EXHAUSTED, NODES, TABLE, TIME, WON, Outcome, beam, best_first, depth_first,
+                     stage_beam)
 from .yukon import YukonState
 
 WINNABLE, UNWINNABLE, UNKNOWN = "winnable", "unwinnable", "unknown"
@@ -126,20 +127,30 @@ def _beams(state: YukonState | FortyState, max_nodes: int, budget_seconds: float
            max_table: int) -> Outcome | None:
     """Beam searches of growing width (``state.beam_widths``) within ``BEAM_SHARE`` of
     the budgets: they find many wins far sooner than a complete search, but
-    prove nothing. The outcome of the last one (with the nodes of all), or None."""
+    prove nothing. A state with stages gets two sequences, beams by depth and
+    beams by stage, which win different deals; the one that has spent fewer
+    nodes so far runs its next beam, so each gets about half. The outcome of the
+    last beam (with the nodes of all), or None."""
     widths = getattr(state, "beam_widths", ())
     if not widths:
         return None
     share = int(max_nodes * BEAM_SHARE)
     deadline = None if budget_seconds is None else time.monotonic() + budget_seconds * BEAM_SHARE
+    # per sequence: [nodes spent, search, index of its next width]
+    runs = [[0, beam, 0]] + ([[0, stage_beam, 0]] if hasattr(state, "stage") else [])
     spent = 0
     out = None
-    for width in widths:
-        out = beam(state, width=width, max_nodes=share - spent, deadline=deadline, max_table=max_table)
+    while runs:
+        run = min(runs, key=lambda r: r[0])
+        out = run[1](state, width=widths[run[2]], max_nodes=share - spent, deadline=deadline, max_table=max_table)
         spent += out.nodes
+        run[0] += out.nodes
+        run[2] += 1
         out.nodes = spent
         if out.end != EXHAUSTED:
             break
+        if run[2] == len(widths):
+            runs.remove(run)
     return out
 
 
@@ -151,7 +162,7 @@ def solve(position: Position, *, budget_seconds: float | None = DEFAULT_SECONDS,
     positions examined and ``max_table`` the positions remembered (about 450
     bytes each, measured). ``method`` is ``"best"`` (best-first, the default) or
     ``"depth"`` (depth-first). With ``"best"``, a state with ``beam_widths``
-    (Forty Thieves) first gets beam searches within ``BEAM_SHARE`` of the
+    (both games) first gets beam searches within ``BEAM_SHARE`` of the
     budgets; a win they find is the answer, otherwise the complete search runs
     with the rest, and only it can answer ``unwinnable``. With a node cap and no
     time cap the answer is deterministic.

@@ -48,6 +48,10 @@ class FortyState:
         col = self.cols[i]
         return bytes((len(col),)) + bytes(col)
 
+    def stage(self) -> int:
+        """Cards left in the stock: no move adds one (engine.solver.search.stage_beam)."""
+        return len(self.stock)
+
     def won(self) -> bool:
         return self.placed == 104
 

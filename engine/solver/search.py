@@ -4,8 +4,9 @@ moves, a table of canonical keys and the "same card twice in a row" pruning:
 
 * :func:`depth_first` and :func:`best_first` are complete: ``exhausted`` means
   no position they reach is won;
-* :func:`beam` is not: it keeps only the best positions of each depth, so it
-  finds wins sooner but its ``exhausted`` proves nothing.
+* :func:`beam` and :func:`stage_beam` are not: they keep only the best
+  positions of each depth or stage, so they find wins sooner but their
+  ``exhausted`` proves nothing.
 
 Memory is bounded by the table cap (one key per position) and, depth-first,
 the path (one frame per move of the current line); time by a node cap and a
@@ -271,4 +272,57 @@ def beam(state: Any, *, width: int, max_nodes: int, deadline: float | None, max_
         for _, _, _, k, _, pk, moves in layer:
             parents[k] = (pk, moves)
             tree.key_bytes += len(k)
+    return tree.outcome(EXHAUSTED)
+
+
+def stage_beam(state: Any, *, width: int, max_nodes: int, deadline: float | None, max_table: int,
+               clock: Callable[[], float] = time.monotonic) -> Outcome:
+    """Beam search by stage (``state.stage()``, a number no move raises and no
+    move lowers by more than one: Forty Thieves, the cards left in the stock),
+    incomplete like :func:`beam`. From the
+    current layer it expands, best first, up to ``2 * width`` positions of the same
+    stage (``20 * width`` at stage 0, the end game); of their children at a lower
+    stage it keeps the ``width`` of lowest estimate as the next layer. A plain beam
+    keyed by depth spends its width on moves that only shuffle the columns; this
+    one gives every stage its share, so the search reaches the end of the stock."""
+    tree = _Frontier(state, max_nodes, deadline, clock)
+    parents, estimate, encode, stage = tree.parents, state.estimate, state.encode, state.stage
+    root = tree.start()
+    if root is None:
+        return tree.outcome(WON)
+    parents[root[0]] = (None, root[1])
+    # an entry: (estimate, -age, encoded position, key, prev for the pruning), then parent key and moves
+    heap = [(0, 0, encode(), root[0], None)]
+    level = stage()
+    seq = 0
+    while heap:
+        lower: dict[bytes, tuple[Any, ...]] = {}
+        budget = width * (20 if level == 0 else 2)
+        while heap and budget:
+            budget -= 1
+            _, _, data, pk, prev = heapq.heappop(heap)
+            for k, moves, child_prev in tree.children(data, pk, prev):
+                if k in parents or k in lower:
+                    continue
+                seq -= 1
+                entry = (estimate(), seq, encode(), k, child_prev)
+                if stage() < level:
+                    lower[k] = entry + (pk, moves)
+                else:
+                    parents[k] = (pk, moves)
+                    tree.key_bytes += len(k)
+                    heapq.heappush(heap, entry)
+            if tree.end:
+                return tree.outcome(tree.end)
+            if len(parents) >= max_table:
+                return tree.outcome(TABLE)
+        chosen = heapq.nsmallest(width, lower.values())
+        if len(parents) + len(chosen) > max_table:
+            return tree.outcome(TABLE)
+        heap = []
+        for *entry, pk, moves in chosen:
+            parents[entry[3]] = (pk, moves)
+            tree.key_bytes += len(entry[3])
+            heap.append(tuple(entry))
+        level -= 1
     return tree.outcome(EXHAUSTED)

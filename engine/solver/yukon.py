@@ -18,11 +18,12 @@ from ..position import Position
 
 GROUP, UP, BACK = 0, 1, 2
 #: weights of :meth:`YukonState.estimate` (face-down cards, unbuilt face-up cards, cards
-#: on face-down ones). The first is the default; on classic deals each of them wins
-#: many deals within a few thousand positions that the others do not win within
-#: 200,000, so a search may restart with each in turn (``state.weights = style``).
-#: The last one leaves out the unbuilt cards, as the first version of the solver did.
-STYLES = ((4, 2, 0), (4, 8, 0), (4, 2, 1), (4, 0, 0))
+#: on face-down ones). The first is the default (with the beam searches it decided the
+#: most classic deals); on classic deals each of them wins many deals within a few
+#: thousand positions that the others do not win within 200,000, so a search may
+#: restart with each in turn (``state.weights = style``). The last one leaves out the
+#: unbuilt cards, as the first version of the solver did.
+STYLES = ((4, 2, 1), (4, 2, 0), (4, 8, 0), (4, 0, 0))
 FOUNDATION = 100  # "place" number of a foundation, beside column numbers 0 … 6
 MAX_GROUP = 20
 
@@ -37,6 +38,9 @@ class YukonState:
     __slots__ = ("cols", "down", "found", "loc", "colkey", "onto", "targets", "relaxed", "placed", "fits", "weights")
 
     n_cards = 52
+    #: widths of the beam searches :func:`engine.solver.solve` runs before the complete
+    #: search (they find most wins of classic deals far sooner; docs/winnability.md)
+    beam_widths = (10, 30, 100, 300, 1000)
 
     def __init__(self, pos: Position) -> None:
         self.relaxed = not pos.rules.alternate_colours  # type: ignore[attr-defined]
@@ -155,64 +159,81 @@ class YukonState:
         the card below them: never the bottom of a moved group, never put up;
         a face-down card is glued when held). Every column card starts in both;
         a card is let out as soon as one way out is open given the cards still
-        held or glued. The position is lost when a card stays glued.
+        held or glued. A worklist holds the cards to look at again: letting a
+        card out only puts back the cards whose way out it may have opened.
+        The position is lost when a card stays glued.
         """
-        cols, down, loc, found = self.cols, self.down, self.loc, self.found
+        cols, down, loc, targets, onto = self.cols, self.down, self.loc, self.targets, self.onto
         held = [False] * 52
+        # free[t]: a card may be put on t (on a foundation: it may be taken back; a
+        # column card: face up, or turned up, with no glued card right above it)
+        free = [True] * 52
         at = [0] * 52  # a card's place in its column
+        work = []
         for col in cols:
             for p, c in enumerate(col):
                 held[c] = True
+                free[c] = False
                 at[c] = p
+            if col:
+                free[col[-1]] = True
+            work += reversed(col)  # top down: a card turns up once the one above leaves
         glued = held[:]
-        targets = self.targets
-        changed = True
-        while changed:
-            changed = False
-            # a column is or may become empty (the king's own one too: the king may
-            # leave it on top of the card below it and come back to it alone)
-            may_empty = any(not col or not glued[col[0]] for col in cols)
-            # lowest[s]: the lowest rank of suit s still held (13: none); a pass may use it stale
-            lowest = []
-            for s in range(4):
-                q = found[s]
+        # a column is or may become empty (the king's own one too: the king may
+        # leave it on top of the card below it and come back to it alone)
+        may_empty = not all(cols)
+        lowest = self.found[:]  # lowest[s]: the lowest rank of suit s still held (13: none)
+        for c in work:  # the loop also takes the cards appended to work meanwhile
+            if not glued[c]:
+                continue
+            i = loc[c]
+            col = cols[i]
+            p = at[c]
+            d = down[i]
+            if p < d:
+                leaves = not glued[col[p + 1]]
+            else:
+                r = c % 13
+                leaves = lowest[c // 13] >= r  # it can go up
+                if not leaves:
+                    if r == 12:  # a king: an empty column
+                        leaves = may_empty
+                    else:
+                        for t in targets[c]:
+                            if free[t]:
+                                leaves = True
+                                break
+            if leaves:
+                glued[c] = False
+                if p == 0:
+                    if not may_empty:
+                        may_empty = True
+                        work += 12, 25, 38, 51
+                else:
+                    b = col[p - 1]
+                    if p - 1 < d:
+                        work.append(b)  # b may turn up
+                    else:
+                        free[b] = True  # nothing glued on b any more
+                        work += onto[b]
+            elif not (held[c] and p > d and not held[col[p - 1]]):  # else it moves along with the card below
+                continue
+            if not held[c]:
+                continue
+            held[c] = False
+            if p < d:
+                free[c] = True  # turned up, with nothing glued on it
+                work += onto[c]
+            elif p + 1 < len(col):
+                work.append(col[p + 1])  # may move along with c
+            s = c // 13
+            r = c % 13
+            if lowest[s] == r:
+                q = r + 1
                 while q < 13 and not held[13 * s + q]:
                     q += 1
-                lowest.append(q)
-            for i, col in enumerate(cols):
-                d = down[i]
-                for p in range(len(col) - 1, -1, -1):  # top down: a card turns up once the one above leaves
-                    c = col[p]
-                    if not glued[c]:
-                        continue
-                    if p < d:
-                        if not glued[col[p + 1]]:
-                            held[c] = glued[c] = False
-                            changed = True
-                        continue
-                    r = c % 13
-                    leaves = lowest[c // 13] >= r  # it can go up
-                    if not leaves:
-                        if r == 12:  # a king: an empty column
-                            leaves = may_empty
-                        else:
-                            for t in targets[c]:
-                                j = loc[t]
-                                if j < 0:
-                                    leaves = True
-                                    break
-                                other = cols[j]
-                                pt = at[t]
-                                if (pt >= down[j] or not held[t]) and (
-                                        pt == len(other) - 1 or not glued[other[pt + 1]]):
-                                    leaves = True
-                                    break
-                    if leaves:
-                        held[c] = glued[c] = False
-                        changed = True
-                    elif held[c] and p > d and not held[col[p - 1]]:
-                        held[c] = False  # moves along with the card below it
-                        changed = True
+                lowest[s] = q
+                work += range(13 * s + r + 1, 13 * s + min(q + 1, 13))
         return any(glued)  # a glued card never goes up
 
     # -- moves -----------------------------------------------------------

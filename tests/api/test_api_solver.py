@@ -32,8 +32,8 @@ PROBLEMS = "https://solitaire-verifier.example/problems/"
 WINNABLE_YUKON = "YU1-C-AAAAAAB"           # won after about 1,300 nodes
 WINNABLE_FORTY = "FT1-N-AAAAAAB"           # won after about 16,000 nodes
 UNWINNABLE = "YU1-C-RNXZ6DA"               # 8D is stuck above 9C, 9S and 2D: lost at the start
-HARD = "FT1-N-AAAAAAC"                     # undecided after several seconds
-HARD_TOO = "FT1-N-AAAAAAD"
+HARD = "FT1-N-K37R6LJ"                     # undecided after 2,000,000 positions
+HARD_TOO = "FT1-N-FBGPQZ6"
 BOTH = pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True)
 #: a worker process needs about a second to start; a search runs its budget: wait this long at most
 WAIT_SECONDS = 60
@@ -107,7 +107,7 @@ def worker_app(make_empty_app, make_app):
 
 # -- answers ---------------------------------------------------------------
 
-@pytest.mark.parametrize("code, nodes", [(WINNABLE_YUKON, 3000), ("YU1-R-AAAAAAB", 3000), ("YU1-C-AAAAAAC", 3000),
+@pytest.mark.parametrize("code, nodes", [(WINNABLE_YUKON, 10000), ("YU1-R-AAAAAAB", 10000), ("YU1-C-AAAAAAC", 10000),
                                          (WINNABLE_FORTY, 30000)])
 def test_a_winnable_deal_comes_with_a_solution_that_replays_as_a_win(make_empty_app, code, nodes):
     client = make_empty_app(SOLVER_BUDGET_NODES=nodes).test_client()
@@ -152,7 +152,7 @@ def test_answers_are_stored_and_served_from_the_database(app, client, monkeypatc
     assert again.status_code == 200
     assert again.get_json() == first.get_json()
     [row] = rows(app)
-    assert (row.code, row.status, row.attempts, row.budget) == (WINNABLE_YUKON, "winnable", 1, "10s+3000n")
+    assert (row.code, row.status, row.attempts, row.budget) == (WINNABLE_YUKON, "winnable", 1, "10s+10000n")
     assert row.statistics == first.get_json()["search"]
 
 
@@ -335,7 +335,7 @@ def test_a_lost_search_is_given_up_after_the_last_attempt(app, client, no_search
 def test_an_answer_is_stored_once(app):
     row = add_row(app)
     solver: Solver = app.extensions["api.solver"]
-    answer = solve_code(WINNABLE_YUKON, max_nodes=3000).to_json()
+    answer = solve_code(WINNABLE_YUKON, max_nodes=10000).to_json()
     assert solver.store(row.id, answer) is True
     assert solver.store(row.id, {**answer, "status": "unknown", "reason": "late"}) is False
     assert rows(app)[0].status == "winnable"
@@ -400,7 +400,7 @@ def test_a_hint_is_the_next_action_of_a_winning_line(client, moves):
 
 
 def test_a_hint_for_a_won_game_says_so(client):
-    solution = solve_code(WINNABLE_YUKON, max_nodes=3000).actions
+    solution = solve_code(WINNABLE_YUKON, max_nodes=10000).actions
     body = hint(client, WINNABLE_YUKON, " ".join(solution)).get_json()
     assert (body["status"], body["hint"], body["line_length"]) == ("winnable", None, None)
     assert body["reason"] == "the game is already won: there is nothing left to play"
@@ -416,7 +416,7 @@ def test_no_hint_when_the_deal_is_lost_or_undecided(client):
     assert body["coverage"]["left_out"][0].startswith("undo back into the given log")
     body = hint(client, HARD, "S").get_json()
     assert (body["status"], body["hint"]) == ("unknown", None)
-    assert body["reason"].startswith("no hint: the node budget of 3000 positions ran out")
+    assert body["reason"].startswith("no hint: the node budget of 10000 positions ran out")
 
 
 def test_an_illegal_log_is_422_with_the_verdict(client):

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from engine import Game, Position
+from engine import Game, Position, solver
 from engine.cards import Card
 from engine.solver import UNKNOWN, UNWINNABLE, WINNABLE, solve, state_for
-from engine.solver.search import EXHAUSTED, WON, beam, best_first
+from engine.solver.forty import DRAW
+from engine.solver.search import EXHAUSTED, WON, beam, best_first, stage_beam
 from verifier import replay
 
 # No stock, no empty column, every queen under a king: nothing moves at all.
@@ -29,23 +30,34 @@ def test_estimate_counts_cards_up_and_cards_over_lower_ones_in_columns_and_waste
     assert state.estimate() == 4 + 2 + 1 + 0 + 2
 
 
+@pytest.mark.parametrize("search, width", [(beam, 10), (stage_beam, 30)])
 @pytest.mark.parametrize("code", ["FT1-N-AAAAAAB", "FT1-N-AAAAAAG"])
-def test_a_narrow_beam_finds_a_win_whose_line_replays(code):
+def test_a_narrow_beam_finds_a_win_whose_line_replays(code, search, width):
     state = state_for(Game.from_code(code).position)
     before = state.encode()
-    out = beam(state, width=10, max_nodes=100_000, deadline=None, max_table=10**6)
+    out = search(state, width=width, max_nodes=100_000, deadline=None, max_table=10**6)
     assert out.end == WON
     assert state.encode() == before  # the state is given back as it was
     verdict = replay(code, [state.action_text(m) for m in out.moves])
     assert verdict.legal and verdict.won, verdict.error
 
 
-def test_a_beam_that_dies_out_proves_nothing():
+@pytest.mark.parametrize("search, width", [(beam, 1), (stage_beam, 10)])
+def test_a_beam_that_dies_out_proves_nothing(search, width):
     code = "FT1-N-AAAAAAB"
-    out = beam(state_for(Game.from_code(code).position), width=1, max_nodes=100_000, deadline=None,
-               max_table=10**6)
+    out = search(state_for(Game.from_code(code).position), width=width, max_nodes=100_000, deadline=None,
+                 max_table=10**6)
     assert out.end == EXHAUSTED  # the single line it followed got stuck ...
     assert solve(Game.from_code(code).position, budget_seconds=None, max_nodes=200_000).status == WINNABLE
+
+
+def test_the_stage_is_the_stock_size_and_only_a_draw_lowers_it():
+    state = state_for(Game.from_code("FT1-N-AAAAAAB").position)
+    assert state.stage() == 64
+    for m in state.moves():
+        flip = state.do(m)
+        assert state.stage() == 64 - (m[0] == DRAW)
+        state.undo(m, flip)
 
 
 def test_unwinnable_still_comes_from_the_complete_search():
@@ -64,8 +76,11 @@ def test_beams_and_complete_search_share_the_node_budget_deterministically():
     assert (again.status, again.nodes, again.positions) == (result.status, result.nodes, result.positions)
 
 
-def test_yukon_has_no_beam_phase():
+def test_a_state_without_stages_gets_no_stage_beam(monkeypatch):
+    def fail(*args, **kwargs):
+        raise AssertionError("stage_beam called for a state without stages")
+
+    monkeypatch.setattr(solver, "stage_beam", fail)
     position = Game.from_code("YU1-C-AAAAAAB").position
-    result = solve(position, budget_seconds=None, max_nodes=20_000)
-    complete = best_first(state_for(position), max_nodes=20_000, deadline=None, max_table=10**6)
-    assert result.nodes == complete.nodes and len(result.actions) == len(complete.moves)
+    assert not hasattr(state_for(position), "stage")
+    assert solve(position, budget_seconds=None, max_nodes=20_000).status == WINNABLE
