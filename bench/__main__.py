@@ -1,7 +1,7 @@
 """All the service's figures in one command: ``python -m bench``.
 
 Runs the engine benchmark (replay, batch, deals, memory), then the HTTP
-benchmark (gunicorn + PostgreSQL + wrk). The solver benchmark takes hours on
+benchmark (gunicorn + PostgreSQL + wrk). The solver benchmark takes about 20 minutes on
 its full corpora and runs on its own: ``python bench/solver.py``.
 """
 

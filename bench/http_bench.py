@@ -1,13 +1,16 @@
-"""HTTP figures under a real load generator: gunicorn (one worker process with
-a few threads, pinned to CPU 0) on PostgreSQL, driven by wrk (pinned to CPU 1).
+"""HTTP figures under a real load generator: gunicorn (two worker processes of
+two threads each, all pinned to CPU 0) on PostgreSQL, driven by wrk (pinned to
+CPU 1).
 
 Measures ``GET /healthz``, ``POST /verify`` and ``POST /records`` (a typical
 150-action log; every ``/records`` request is a new record) in one run, and
 prints requests per second, p50/p99 latency and each rate as a share of the
-healthz rate, so that the figures hold on a noisy machine.
+healthz rate, so that the figures hold on a noisy machine; and, from /proc, the
+CPU time the gunicorn workers and PostgreSQL spent per request.
 
     python -m bench.http_bench                 # 10 s per endpoint
     python -m bench.http_bench --seconds 3     # quicker
+    python -m bench.http_bench --workers 1 --threads 4   # another gunicorn layout
 
 Needs wrk (``apt-get install wrk``) and PostgreSQL (``--database-url``,
 default ``postgresql://postgres@127.0.0.1:5432/test``; a scratch database is
@@ -76,12 +79,43 @@ def cpu_pin(cpu: int) -> list[str]:
     return ["taskset", "-c", str(cpu)] if shutil.which("taskset") and (os.cpu_count() or 1) > 1 else []
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User plus system CPU time used so far by the processes ``pids`` (those still alive)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+    return total / tick
+
+
+def processes(*, name: str | None = None, parent: int | None = None) -> list[int]:
+    """The pids of the processes called ``name``, or of the children of ``parent``."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            comm, ppid = stat[stat.index("(") + 1:stat.rindex(")")], int(stat[stat.rindex(")") + 1:].split()[1])
+            if comm == name or ppid == parent:
+                pids.append(int(entry.name))
+    return pids
+
+
 @contextmanager
-def server(database_url: str, port: int, threads: int) -> Iterator[str]:
+def server(database_url: str, port: int, workers: int, threads: int) -> Iterator[tuple[str, int]]:
+    """gunicorn serving the app on CPU 0 (``workers`` processes of ``threads`` threads,
+    the ``gthread`` worker, which keeps connections alive); yields its URL and the master's pid."""
     env = dict(os.environ, DATABASE_URL=database_url, API_KEYS_REQUIRED="0", RATELIMIT_ENABLED="0",
                LOG_LEVEL="WARNING")
-    cmd = cpu_pin(0) + [sys.executable, "-m", "gunicorn", "--workers", "1", "--worker-class", "gthread",
-                        "--threads", str(threads), "--bind", f"127.0.0.1:{port}",
+    worker_class = ["--worker-class", "gthread", "--threads", str(threads)]
+    cmd = cpu_pin(0) + [sys.executable, "-m", "gunicorn", "--workers", str(workers), *worker_class,
+                        "--bind", f"127.0.0.1:{port}",
                         "--log-level", "warning", "api:create_app()"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
@@ -96,7 +130,7 @@ def server(database_url: str, port: int, threads: int) -> Iterator[str]:
                 time.sleep(0.2)
         else:
             raise SystemExit("gunicorn did not answer")
-        yield base
+        yield base, proc.pid
     finally:
         proc.terminate()
         proc.wait(10)
@@ -129,9 +163,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--connections", type=int, default=8)
-    parser.add_argument("--threads", type=int, default=4,
-                        help="gunicorn gthread worker threads (one worker process): while one request waits for "
-                             "PostgreSQL to flush its commit, another can run")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes, all on CPU 0")
+    parser.add_argument("--threads", type=int, default=2,
+                        help="threads per worker (gunicorn's gthread worker): while one request waits for "
+                             "PostgreSQL to flush its commit, another runs; the threads of one process share its "
+                             "interpreter lock, so a second process runs CPU-bound replays with less contention")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
                                                                  "postgresql://postgres@127.0.0.1:5432/test"))
     args = parser.parse_args()
@@ -141,20 +177,32 @@ def main() -> None:
     actions = len(log.split())
     verify_body = json.dumps({"code": code, "moves": log})
     record_body = json.dumps({"code": code, "moves": log, "player": "bench-{{N}}"})
-    print(f"gunicorn 1 worker x {args.threads} threads on CPU 0, wrk 1 thread x {args.connections} connections on CPU 1, "
+    print(f"gunicorn {args.workers} workers x {args.threads} threads (gthread) on CPU 0, "
+          f"wrk 1 thread x {args.connections} connections on CPU 1, "
           f"{args.seconds:g} s each; log of {actions} actions ({code})")
     with scratch_postgres_database(args.database_url, f"bench_{os.getpid()}") as db, tempfile.TemporaryDirectory() as tmp, \
-            server(db, free_port(), args.threads) as base:
+            server(db, free_port(), args.workers, args.threads) as (base, master):
         workdir = Path(tmp)
-        run = lambda path, body=None: wrk(base, PREFIX + path, args.seconds, body, workdir, args.connections)  # noqa: E731
+        workers = processes(parent=master)
+
+        def run(path: str, body: str | None = None) -> dict:
+            """wrk on ``path``, with the CPU time the gunicorn worker and PostgreSQL spent per request
+            (PostgreSQL's processes are listed again after the run: a connection's process may be new)."""
+            before = cpu_seconds(workers), cpu_seconds(processes(name="postgres"))
+            result = wrk(base, PREFIX + path, args.seconds, body, workdir, args.connections)
+            after = cpu_seconds(workers), cpu_seconds(processes(name="postgres"))
+            result["server_ms"], result["db_ms"] = (1000 * (a - b) / result["requests"] for a, b in zip(after, before))
+            return result
+
         run("/healthz")  # warm up
         results = {"healthz (before)": run("/healthz"), "POST /verify": run("/verify", verify_body),
                    "POST /records": run("/records", record_body), "healthz (after)": run("/healthz")}
     healthz = (results["healthz (before)"]["rps"] + results["healthz (after)"]["rps"]) / 2
-    print(f"\n{'endpoint':18s} {'req/s':>9s} {'p50 ms':>8s} {'p99 ms':>8s} {'errors':>7s} {'of healthz':>11s}")
+    print(f"\n{'endpoint':18s} {'req/s':>9s} {'p50 ms':>8s} {'p99 ms':>8s} {'errors':>7s} {'of healthz':>11s} "
+          f"{'CPU ms/req: server':>19s} {'database':>9s}")
     for name, r in results.items():
         print(f"{name:18s} {r['rps']:9.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f} {r['errors']:7d} "
-              f"{r['rps'] / healthz:10.0%}")
+              f"{r['rps'] / healthz:10.0%} {r['server_ms']:19.3f} {r['db_ms']:9.3f}")
     print(f"\ntargets: POST /verify >= 60% of healthz ({results['POST /verify']['rps'] / healthz:.0%}), "
           f"POST /records >= 30% ({results['POST /records']['rps'] / healthz:.0%})")
 
