@@ -159,13 +159,17 @@ class _Frontier:
             m = auto_move()
         return tuple(done)
 
-    def start(self) -> tuple[bytes, tuple[Any, ...]] | None:
-        """The root after its automatic moves, as (key, those moves); None when that is won."""
+    def start(self) -> bytes | None:
+        """Make the root's automatic moves and store the root (its parent: none); its
+        key, or None when those moves win."""
         first = tuple(m for m, _ in self._autos())
         if self.state.won():
             self.end, self.moves = WON, list(first)
             return None
-        return self.state.key(), first
+        key = self.state.key()
+        self.parents[key] = (None, first)
+        self.key_bytes += len(key)
+        return key
 
     def children(self, data: bytes, pk: bytes, prev: tuple[int, int, int, bool] | None) -> Iterator[tuple[Any, ...]]:
         """Set the state to each child of position ``data`` (key ``pk``) in turn and
@@ -220,10 +224,8 @@ def best_first(state: Any, *, max_nodes: int, deadline: float | None, max_table:
     if root is None:
         return tree.outcome(WON)
     heap: list[tuple[int, int, bytes, bytes, Any]] = []
-    parents[root[0]] = (None, root[1])
-    tree.key_bytes += len(root[0])
     if not dead():
-        heap.append((estimate(), 0, encode(), root[0], None))
+        heap.append((estimate(), 0, encode(), root, None))
     seq = 0
     order = -1 if getattr(state, "newest_first", False) else 1
     while heap:
@@ -253,9 +255,8 @@ def beam(state: Any, *, width: int, max_nodes: int, deadline: float | None, max_
     root = tree.start()
     if root is None:
         return tree.outcome(WON)
-    parents[root[0]] = (None, root[1])
     # an entry: (estimate, -age, encoded position, key, prev for the pruning, parent key, moves from the parent)
-    layer = [(0, 0, encode(), root[0], None, None, ())]
+    layer = [(0, 0, encode(), root, None, None, ())]
     seq = 0
     while layer:
         found: dict[bytes, tuple[Any, ...]] = {}
@@ -290,9 +291,8 @@ def stage_beam(state: Any, *, width: int, max_nodes: int, deadline: float | None
     root = tree.start()
     if root is None:
         return tree.outcome(WON)
-    parents[root[0]] = (None, root[1])
     # an entry: (estimate, -age, encoded position, key, prev for the pruning), then parent key and moves
-    heap = [(0, 0, encode(), root[0], None)]
+    heap = [(0, 0, encode(), root, None)]
     level = stage()
     seq = 0
     while heap:
