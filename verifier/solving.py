@@ -128,6 +128,11 @@ class Hint:
     action: str | None
     reason: str
 
+    @property
+    def status(self) -> str:
+        """The status of the search behind the hint."""
+        return self.answer.status
+
     def to_json(self) -> dict[str, Any]:
         return {"code": str(self.answer.code), "status": self.answer.status, "hint": self.action,
                 "reason": self.reason, "line_length": len(self.answer.actions) if self.action else None,
@@ -192,38 +197,40 @@ def _illegal(exc: IllegalLogError, out: TextIO, as_json: bool) -> int:
     return EXIT_ILLEGAL
 
 
-def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
+def _ask(args: argparse.Namespace, out: TextIO, ask: Any, describe: Any) -> int:
+    """Read the log, ask ``ask`` (:func:`solve_code` or :func:`hint_code`) within the
+    command's budgets and print the answer: its JSON, or the text ``describe`` makes of it."""
     log = _read_log(args.file)
     try:
-        answer = solve_code(args.code, log, budget_seconds=args.budget_seconds, max_nodes=args.max_nodes)
+        result = ask(args.code, log, budget_seconds=args.budget_seconds, max_nodes=args.max_nodes)
     except IllegalLogError as exc:
         return _illegal(exc, out, args.json)
-    if args.json:
-        out.write(json.dumps(answer.to_json(), ensure_ascii=False) + "\n")
-    else:
-        s = answer.search
-        out.write(f"{answer.code}: {answer.status}\n  {answer.reason}\n")
-        out.write(f"  searched {s['positions']} positions ({s['nodes']} nodes) in {s['seconds']} s\n")
-        if answer.status == WINNABLE:
-            out.write(f"  winning line ({len(answer.actions)} actions, verified): {' '.join(answer.actions)}\n")
-        if answer.status == UNWINNABLE:
-            out.write("  moves covered: " + "; ".join(answer.coverage["moves"]) + "\n")
-            for item in answer.coverage.get("left_out", []):
-                out.write(f"  left out: {item}\n")
-    return EXIT_UNDECIDED if answer.status == UNKNOWN else EXIT_OK
+    out.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n" if args.json else describe(result))
+    return EXIT_UNDECIDED if result.status == UNKNOWN else EXIT_OK
+
+
+def _describe_answer(answer: SolveAnswer) -> str:
+    s = answer.search
+    lines = [f"{answer.code}: {answer.status}", f"  {answer.reason}",
+             f"  searched {s['positions']} positions ({s['nodes']} nodes) in {s['seconds']} s"]
+    if answer.status == WINNABLE:
+        lines.append(f"  winning line ({len(answer.actions)} actions, verified): {' '.join(answer.actions)}")
+    if answer.status == UNWINNABLE:
+        lines.append("  moves covered: " + "; ".join(answer.coverage["moves"]))
+        lines.extend(f"  left out: {item}" for item in answer.coverage.get("left_out", []))
+    return "\n".join(lines) + "\n"
+
+
+def _describe_hint(hint: Hint) -> str:
+    return f"{hint.action}\n  {hint.reason}\n" if hint.action else f"no hint\n  {hint.reason}\n"
+
+
+def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
+    return _ask(args, out, solve_code, _describe_answer)
 
 
 def cmd_hint(args: argparse.Namespace, out: TextIO) -> int:
-    log = _read_log(args.file)
-    try:
-        hint = hint_code(args.code, log, budget_seconds=args.budget_seconds, max_nodes=args.max_nodes)
-    except IllegalLogError as exc:
-        return _illegal(exc, out, args.json)
-    if args.json:
-        out.write(json.dumps(hint.to_json(), ensure_ascii=False) + "\n")
-    else:
-        out.write(f"{hint.action}\n  {hint.reason}\n" if hint.action else f"no hint\n  {hint.reason}\n")
-    return EXIT_UNDECIDED if hint.answer.status == UNKNOWN else EXIT_OK
+    return _ask(args, out, hint_code, _describe_hint)
 
 
 def _budget_options(parser: argparse.ArgumentParser) -> None:
