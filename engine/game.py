@@ -80,11 +80,7 @@ class Game:
             return canonical
         if type(action) is Draw:
             self.rules.check_draw(pos)
-            self._stack.append((pos.stock, pos.waste, 1, -1, pos.score, pos.takebacks))
-            pos.waste.append(pos.stock.pop())
-            pos.moves += 1
-            self._in_effect += 1
-            self.actions += 1
+            self._draw(pos)
             return DRAW
         if type(action) is Undo:
             self.undo()
@@ -103,17 +99,32 @@ class Game:
         """
         play, stack, pos = self._play, self._stack, self.position
         append = canonical.append
+        stock = pos.stock
         for item in items:
             action = parse_text(item) if type(item) is str else action_from_json(item)
-            if type(action) is Move and not self._won:
+            kind = type(action)
+            if self._won:
+                self._game_over(action)
+            if kind is Move:
                 move = play(pos, action, stack)
                 self._in_effect += 1
                 self.actions += 1
                 if move.target == "F" and move.card.rank == 13:  # type: ignore[union-attr]
                     self._won = pos.is_won  # the last card up is always a king
                 append(move.text)
+            elif kind is Draw and stock:  # (no stock at all, or an empty one: push says which rule)
+                self._draw(pos)
+                append("S")
             else:
                 append(self.push(action).text)
+
+    def _draw(self, pos: Position) -> None:
+        """Turn the next stock card onto the waste (the caller has checked there is one)."""
+        self._stack.append((pos.stock, pos.waste, 1, -1, pos.score, pos.takebacks))
+        pos.waste.append(pos.stock.pop())
+        pos.moves += 1
+        self._in_effect += 1
+        self.actions += 1
 
     def push_text(self, text: str) -> Action:
         """Parse one action in text form and push it."""

@@ -62,8 +62,9 @@ _INSERT_CORE = (sqlite.insert(Record.__table__).on_conflict_do_nothing(index_ele
 
 
 def store_record(session: Session, values: dict[str, Any]) -> tuple[dict[str, Any] | Record, bool]:
-    """Insert a record with the column ``values`` in the session's transaction (the
-    caller commits), unless the same player's same canonical log of the deal is
+    """Insert a record with the column ``values`` on the session's connection (in a
+    transaction the caller commits, or in autocommit, where the record is stored when
+    this returns), unless the same player's same canonical log of the deal is
     stored already. Return the record to answer with, and whether it is new: a new
     one as a dict (``values`` with its id and an empty history), a stored one as
     its :class:`Record`.
@@ -89,7 +90,8 @@ def store_record(session: Session, values: dict[str, Any]) -> tuple[dict[str, An
 def submit_record() -> tuple[dict, int, dict[str, str]]:
     session = db.session()
     # every statement of this request stands alone (the one write is a single INSERT), so none needs a
-    # transaction around it: in autocommit, storing a record is one round trip to the database, not three
+    # transaction around it: in autocommit, storing a record is one round trip to the database, not three,
+    # and nothing is left to commit afterwards
     session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
     key = authenticate(session, required=keys_required())  # before anything is read or replayed
     body = load(RECORD_REQUEST, json_body())
@@ -97,7 +99,6 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
     if not verdict.verified:
         raise rejected_log(verdict)
     stored, new = store_record(session, new_record(verdict, body, None if key is None else key.name))
-    session.commit()
     answer = RECORD.dump(stored)
     return answer, 201 if new else 200, {"Location": url_for("records.get_record", record_id=answer["id"])}
 
