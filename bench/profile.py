@@ -2,12 +2,14 @@
 
     pip install -e '.[bench]'      # pyinstrument and line_profiler
     python -m bench.profile        # 2,000 requests each, in one process, on a scratch PostgreSQL database
+    python -m bench.profile --solve FT1-N-K37R6LJ --nodes 300000    # the solver instead
 
 Prints, for ``POST /verify`` and ``POST /records`` with the HTTP benchmark's
 typical 150-action log (called through the WSGI app, no HTTP server), pyinstrument's
 call tree; then line_profiler's cost per line of the replay loop
 (``Game.push_items``) and of the move check (``Rules.play``), on the same
-requests, most expensive lines first.
+requests, most expensive lines first. With ``--solve``: where a search of that
+many positions on that deal spends its time (cProfile, by function).
 """
 
 from __future__ import annotations
@@ -25,9 +27,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--lines", type=int, default=15, help="lines of each function to show")
+    parser.add_argument("--solve", metavar="CODE", help="profile the solver on this deal instead")
+    parser.add_argument("--nodes", type=int, default=300_000, help="the solver's node budget (with --solve)")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
                                                                  "postgresql://postgres@127.0.0.1:5432/test"))
     args = parser.parse_args()
+    if args.solve:
+        profile_solver(args.solve, args.nodes, args.lines)
+        return
     try:
         from line_profiler import LineProfiler
         from pyinstrument import Profiler
@@ -71,6 +78,22 @@ def main() -> None:
         print(f"\n{function} ({os.path.relpath(path)}:{first}): share of its time, per line")
         for number, hits, t in sorted(timings, key=lambda x: -x[2])[:args.lines]:
             print(f"  {100 * t / total:5.1f}%  {hits:>8} hits  {number:4d}  {source[number - 1].strip()[:90]}")
+
+
+def profile_solver(code: str, nodes: int, lines: int) -> None:
+    """cProfile of one search (no time limit: the node budget makes it repeatable), by own time."""
+    import cProfile
+    import pstats
+
+    from engine import Game
+    from engine.solver import solve
+
+    position = Game.from_code(code).position
+    profiler = cProfile.Profile()
+    result = profiler.runcall(solve, position, budget_seconds=None, max_nodes=nodes)
+    print(f"solve {code}, {nodes:,} positions at most: {result.status} after {result.nodes:,} positions "
+          f"({result.positions:,} distinct), {result.seconds:.1f} s under the profiler\n")
+    pstats.Stats(profiler).strip_dirs().sort_stats("tottime").print_stats(lines)
 
 
 if __name__ == "__main__":
