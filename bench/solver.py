@@ -3,6 +3,7 @@
     python bench/solver.py                 # the full corpora: 200 + 200 + 100 deals, 10 s / 10 s / 30 s
     python bench/solver.py --quick         # 20 + 20 + 10 deals, 2 s / 2 s / 5 s
     python bench/solver.py --yukon 50 --forty 0 --workers 2 --jsonl out.jsonl
+    python bench/solver.py --combine yukon.jsonl forty.jsonl --jsonl all.jsonl   # runs of some rule sets, together
 
 The corpora are ``bench/corpora/*.txt`` (one game code a line). They were made
 by :func:`corpus` (SplitMix64 from a fixed seed, deal numbers below 2^35) and
@@ -151,8 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--jsonl", help="also write one JSON line per deal to this file")
     parser.add_argument("--check-corpora", action="store_true", help="check the stored corpora and stop")
+    parser.add_argument("--combine", nargs="+", metavar="JSONL",
+                        help="solve nothing: the figures of the per-deal lines in these files (earlier runs of some "
+                             "rule sets each, e.g. with --only), written together to --jsonl when given")
     args = parser.parse_args(argv)
 
+    if args.combine:
+        return combine(args.combine, args.jsonl)
     if args.check_corpora:
         ok = all(load_corpus(v, FULL[v][0]) == corpus(v, FULL[v][0]) for v in FULL)
         print("corpora match their seed" if ok else "corpora DIFFER from their seed")
@@ -191,12 +197,40 @@ def main(argv: list[str] | None = None) -> int:
         out.write(json.dumps({"summaries": summaries, "workers": args.workers, "cpus": os.cpu_count(),
                               "wall_seconds": round(time.time() - started, 1)}) + "\n")
         out.close()
+    return report(summaries)
+
+
+def report(summaries: list[dict]) -> int:
+    """Print the figures; 1 if a winning line failed verification."""
     print(table(summaries))
     for s in summaries:
         if s["unverified_wins"]:
             print(f"ERROR: {s['variant']}: {s['unverified_wins']} winning lines failed verification")
             return 1
     return 0
+
+
+def combine(paths: list[str], jsonl: str | None) -> int:
+    """The figures of earlier runs' per-deal lines taken together (each rule set from the
+    last file that has it), written to ``jsonl`` with what each run said of itself."""
+    rows: dict[str, list[dict]] = {}
+    runs = []
+    for path in paths:
+        found: dict[str, list[dict]] = {}
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            if "variant" in entry:
+                found.setdefault(entry.pop("variant"), []).append(entry)
+            elif "summaries" in entry:
+                runs.append({"file": Path(path).name, **{k: v for k, v in entry.items() if k != "summaries"}})
+        rows.update(found)
+    summaries = [summary(variant, rows[variant]) for variant in FULL if variant in rows]
+    if jsonl:
+        with open(jsonl, "w", encoding="utf-8") as out:
+            for variant in (s["variant"] for s in summaries):
+                out.writelines(json.dumps({"variant": variant, **row}) + "\n" for row in rows[variant])
+            out.write(json.dumps({"summaries": summaries, "combined_from": runs}) + "\n")
+    return report(summaries)
 
 
 if __name__ == "__main__":
