@@ -42,7 +42,8 @@ WINNABLE, UNWINNABLE, UNKNOWN = "winnable", "unwinnable", "unknown"
 DEFAULT_SECONDS = 10.0
 DEFAULT_NODES = 50_000_000
 DEFAULT_TABLE = 2_000_000  # about 0.9 GB at the measured 400-470 bytes a position
-#: share of the node and time budgets the beam searches get before the complete search (states with ``beam_widths``)
+#: share of the node and time budgets the beam searches get before the complete search (states with
+#: ``beam_widths``; a state's own ``beam_share`` comes first)
 BEAM_SHARE = 0.7
 
 _YUKON_MOVES = (
@@ -67,6 +68,13 @@ _REDUCTIONS_COMMON = (
 )
 _REDUCTIONS_FORTY = (
     "the two copies of a card are interchangeable, and so are the two foundations of a suit",
+)
+_REDUCTIONS_YUKON = (
+    "positions where some card can never leave the card it lies on are dropped as lost: every place it could "
+    "go is buried for good, it cannot go up to its foundation, and no column can empty for a king "
+    "(stuck cards, proved in docs/winnability.md)",
+    "a card counts as never going up when a stuck card lies right on it, or a lower card of its suit never goes "
+    "up, so a card waiting for it is stuck too (buried cards, proved in docs/winnability.md)",
 )
 UNDO_NOTE = ("undo: adds no position, since an undo returns to a position already met on the same line; "
              "a line with undos wins only if the same line without them does")
@@ -108,7 +116,7 @@ def coverage_for(game: str) -> dict[str, Any]:
         "moves": list(_FORTY_MOVES if forty else _YUKON_MOVES),
         "undo": UNDO_NOTE,
         "left_out": [],
-        "reductions": list(_REDUCTIONS_COMMON + (_REDUCTIONS_FORTY if forty else ())),
+        "reductions": list(_REDUCTIONS_COMMON + (_REDUCTIONS_FORTY if forty else _REDUCTIONS_YUKON)),
     }
 
 
@@ -125,23 +133,33 @@ def table_entry_bytes(key_bytes: int, positions: int) -> int:
 
 def _beams(state: YukonState | FortyState, max_nodes: int, budget_seconds: float | None,
            max_table: int) -> Outcome | None:
-    """Beam searches of growing width (``state.beam_widths``) within ``BEAM_SHARE`` of
-    the budgets: they find many wins far sooner than a complete search, but
-    prove nothing. A state with stages gets two sequences, beams by depth and
-    beams by stage, which win different deals; the one that has spent fewer
-    nodes so far runs its next beam, so each gets about half. The outcome of the
-    last beam (with the nodes of all), or None."""
+    """Beam searches of growing width (``state.beam_widths``) within ``state.beam_share``
+    (else ``BEAM_SHARE``) of the budgets: they find many wins far sooner than a complete search, but
+    prove nothing. Several sequences of beams take turns, because each wins
+    deals the others miss: one per estimate style (``state.styles``: pairs of
+    weights, which the state reads from ``state.weights``, and a part of the
+    share; without it one sequence with the state's own weights), and, for a
+    state with stages, beams by stage (part 1). The sequence that has spent the
+    fewest nodes for its part so far runs its next beam, so each gets about its
+    part of the share. The state's weights are the first style's again
+    afterwards. The outcome of the last beam (with the nodes of all), or None."""
     widths = getattr(state, "beam_widths", ())
     if not widths:
         return None
-    share = int(max_nodes * BEAM_SHARE)
-    deadline = None if budget_seconds is None else time.monotonic() + budget_seconds * BEAM_SHARE
-    # per sequence: [nodes spent, search, index of its next width]
-    runs = [[0, beam, 0]] + ([[0, stage_beam, 0]] if hasattr(state, "stage") else [])
+    fraction = getattr(state, "beam_share", None) or BEAM_SHARE
+    share = int(max_nodes * fraction)
+    deadline = None if budget_seconds is None else time.monotonic() + budget_seconds * fraction
+    styles = getattr(state, "styles", ((None, 1),))
+    # per sequence: [nodes spent, search, index of its next width, estimate weights (None: the state's), part]
+    runs = [[0, beam, 0, style, part] for style, part in styles]
+    if hasattr(state, "stage"):
+        runs.append([0, stage_beam, 0, None, 1])
     spent = 0
     out = None
     while runs:
-        run = min(runs, key=lambda r: r[0])
+        run = min(runs, key=lambda r: r[0] / r[4])
+        if run[3] is not None:
+            state.weights = run[3]
         out = run[1](state, width=widths[run[2]], max_nodes=share - spent, deadline=deadline, max_table=max_table)
         spent += out.nodes
         run[0] += out.nodes
@@ -151,6 +169,8 @@ def _beams(state: YukonState | FortyState, max_nodes: int, budget_seconds: float
             break
         if run[2] == len(widths):
             runs.remove(run)
+    if styles[0][0] is not None:
+        state.weights = styles[0][0]
     return out
 
 
@@ -160,11 +180,14 @@ def solve(position: Position, *, budget_seconds: float | None = DEFAULT_SECONDS,
 
     ``budget_seconds`` is wall time (``None``: no limit); ``max_nodes`` caps the
     positions examined and ``max_table`` the positions remembered (about 450
-    bytes each, measured). ``method`` is ``"best"`` (best-first, the default) or
-    ``"depth"`` (depth-first). With ``"best"``, a state with ``beam_widths``
-    (both games) first gets beam searches within ``BEAM_SHARE`` of the
+    bytes each, measured). ``method`` is ``"best"`` (the default) or
+    ``"depth"`` (depth-first alone). With ``"best"``, a state with ``beam_widths``
+    (both games) first gets beam searches within its beam share of the
     budgets; a win they find is the answer, otherwise the complete search runs
-    with the rest, and only it can answer ``unwinnable``. With a node cap and no
+    with the rest, and only it can answer ``unwinnable``: best-first, or
+    depth-first for a state whose ``complete_search`` is ``"depth"`` (classic
+    Yukon: it examines positions about twice as fast, so it exhausts or wins
+    more deals within the rest; docs/winnability.md). With a node cap and no
     time cap the answer is deterministic.
     """
     if budget_seconds is not None and not budget_seconds > 0:
@@ -183,7 +206,8 @@ def solve(position: Position, *, budget_seconds: float | None = DEFAULT_SECONDS,
     if out is None or out.end != WON:
         spent = 0 if out is None else out.nodes
         deadline = None if budget_seconds is None else started + budget_seconds
-        search = best_first if method == "best" else depth_first
+        depth = method == "depth" or getattr(state, "complete_search", "best") == "depth"
+        search = depth_first if depth else best_first
         out = search(state, max_nodes=nodes - spent, deadline=deadline, max_table=table)
         out.nodes += spent
     out.seconds = time.monotonic() - started

@@ -285,9 +285,12 @@ def stage_beam(state: Any, *, width: int, max_nodes: int, deadline: float | None
     stage (``20 * width`` at stage 0, the end game); of their children at a lower
     stage it keeps the ``width`` of lowest estimate as the next layer. A plain beam
     keyed by depth spends its width on moves that only shuffle the columns; this
-    one gives every stage its share, so the search reaches the end of the stock."""
+    one gives every stage its share, so the search reaches the end of the stock.
+    It ranks by ``state.stage_estimate()`` where the state has one (an estimate
+    for comparing positions of one stage), else by ``state.estimate()``."""
     tree = _Frontier(state, max_nodes, deadline, clock)
-    parents, estimate, encode, stage = tree.parents, state.estimate, state.encode, state.stage
+    parents, encode, stage = tree.parents, state.encode, state.stage
+    estimate = getattr(state, "stage_estimate", state.estimate)
     root = tree.start()
     if root is None:
         return tree.outcome(WON)

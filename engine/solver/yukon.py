@@ -24,6 +24,14 @@ GROUP, UP, BACK = 0, 1, 2
 #: restart with each in turn (``state.weights = style``). The last one leaves out the
 #: unbuilt cards, as the first version of the solver did.
 STYLES = ((4, 2, 1), (4, 2, 0), (4, 8, 0), (4, 0, 0))
+#: the beam searches' portfolio for classic deals, (weights, part of the beam share): on
+#: the bench corpus the second and last styles win most hard deals within a few thousand
+#: positions and three deals no other style wins, the third one deal no other style wins
+#: (since buried cards are dropped), while two deals need the first style's widest beam,
+#: hence its larger part (docs/winnability.md). Relaxed deals keep the first.
+PORTFOLIO = ((STYLES[0], 4), (STYLES[1], 1), (STYLES[3], 1), (STYLES[2], 1))
+#: the beam searches' share of the budgets for classic deals (docs/winnability.md)
+CLASSIC_BEAM_SHARE = 0.5
 FOUNDATION = 100  # "place" number of a foundation, beside column numbers 0 … 6
 MAX_GROUP = 20
 
@@ -35,7 +43,8 @@ def card_text(card: int) -> str:
 class YukonState:
     """A Yukon position the search changes in place and changes back."""
 
-    __slots__ = ("cols", "down", "found", "loc", "colkey", "onto", "targets", "relaxed", "placed", "fits", "weights")
+    __slots__ = ("cols", "down", "found", "loc", "colkey", "onto", "targets", "relaxed", "placed", "fits", "weights",
+                 "styles", "beam_share", "complete_search")
 
     n_cards = 52
     #: widths of the beam searches :func:`engine.solver.solve` runs before the complete
@@ -60,6 +69,15 @@ class YukonState:
         #: fits[g * 52 + t]: whether ``g`` may be put onto ``t``
         self.fits = bytes(self._builds(g, t) for g in range(52) for t in range(52))
         self.weights = STYLES[0]
+        #: the beam portfolio :func:`engine.solver.solve` runs
+        self.styles = ((STYLES[0], 1),) if self.relaxed else PORTFOLIO
+        #: the share of the budgets the beams get, and the complete search that runs after
+        #: them (see :func:`engine.solver.solve`): classic deals the beams leave undecided
+        #: are mostly lost, and depth-first examines positions about twice as fast as
+        #: best-first, so it wins or exhausts more of them within the rest
+        #: (docs/winnability.md); relaxed deals keep the defaults (None: ``BEAM_SHARE``)
+        self.beam_share = None if self.relaxed else CLASSIC_BEAM_SHARE
+        self.complete_search = "best" if self.relaxed else "depth"
 
     def _builds(self, g: int, t: int) -> bool:
         if t % 13 != g % 13 + 1:
@@ -157,10 +175,15 @@ class YukonState:
         Greatest fixed point over two sets: ``held`` (cards that never move, or
         for face-down cards never turn up) and ``glued`` (cards that never leave
         the card below them: never the bottom of a moved group, never put up;
-        a face-down card is glued when held). Every column card starts in both;
-        a card is let out as soon as one way out is open given the cards still
-        held or glued. A worklist holds the cards to look at again: letting a
-        card out only puts back the cards whose way out it may have opened.
+        a face-down card is glued when held, or when it would have no way out
+        once turned up). Every column card starts in both; a card is let out as
+        soon as one way out is open given the cards still held or glued. A
+        worklist holds the cards to look at again: letting a card out only puts
+        back the cards whose way out it may have opened.
+        Going up is a way out only from the top of a column: it needs no glued
+        card right on the card (one would never leave it), and every lower card
+        of its suit able to go up, so neither glued nor with a glued card right
+        on it ("buried cards").
         The position is lost when a card stays glued.
         """
         cols, down, loc, targets, onto = self.cols, self.down, self.loc, self.targets, self.onto
@@ -169,20 +192,26 @@ class YukonState:
         # column card: face up, or turned up, with no glued card right above it)
         free = [True] * 52
         at = [0] * 52  # a card's place in its column
+        above = [52] * 52  # the card right above a card (52: none, never glued)
         work = []
         for col in cols:
             for p, c in enumerate(col):
                 held[c] = True
                 free[c] = False
                 at[c] = p
+                if p:
+                    above[col[p - 1]] = c
             if col:
                 free[col[-1]] = True
             work += reversed(col)  # top down: a card turns up once the one above leaves
-        glued = held[:]
+        glued = held + [False]
+        stuck = len(work)  # cards still glued: at none the position is not lost, whatever is left to do
         # a column is or may become empty (the king's own one too: the king may
         # leave it on top of the card below it and come back to it alone)
         may_empty = not all(cols)
-        lowest = self.found[:]  # lowest[s]: the lowest rank of suit s still held (13: none)
+        # lowest[s]: the lowest rank of suit s that may never go up (13: none): a
+        # card still glued or with a glued card right above it ("buried")
+        lowest = self.found[:]
         for c in work:  # the loop also takes the cards appended to work meanwhile
             if not glued[c]:
                 continue
@@ -190,11 +219,11 @@ class YukonState:
             col = cols[i]
             p = at[c]
             d = down[i]
-            if p < d:
-                leaves = not glued[col[p + 1]]
-            else:
-                r = c % 13
-                leaves = lowest[c // 13] >= r  # it can go up
+            if p < d and glued[col[p + 1]]:
+                leaves = False  # it never turns up
+            else:  # face up, or face down and may turn up: a way out once up
+                r = _RANK[c]
+                leaves = lowest[_SUIT[c]] >= r and not glued[above[c]]  # it can go up
                 if not leaves:
                     if r == 12:  # a king: an empty column
                         leaves = may_empty
@@ -205,35 +234,44 @@ class YukonState:
                                 break
             if leaves:
                 glued[c] = False
+                stuck -= 1
+                if not stuck:
+                    return False
                 if p == 0:
                     if not may_empty:
                         may_empty = True
                         work += 12, 25, 38, 51
+                    unburied = (c,)
                 else:
                     b = col[p - 1]
-                    if p - 1 < d:
-                        work.append(b)  # b may turn up
-                    else:
+                    work.append(b)  # b may turn up, or go up
+                    if p - 1 >= d:
                         free[b] = True  # nothing glued on b any more
                         work += onto[b]
-            elif not (held[c] and p > d and not held[col[p - 1]]):  # else it moves along with the card below
+                    unburied = (c, b)
+                for v in unburied:  # if v may go up now, so may the higher cards of its suit
+                    s, r = _SUIT[v], _RANK[v]
+                    if lowest[s] == r and not glued[v] and not glued[above[v]]:
+                        q = r + 1
+                        while q < 13 and not glued[13 * s + q] and not glued[above[13 * s + q]]:
+                            q += 1
+                        lowest[s] = q
+                        work += range(13 * s + r + 1, 13 * s + min(q + 1, 13))
+            elif not held[c]:
+                continue
+            elif p < d:
+                if glued[col[p + 1]]:
+                    continue  # it never turns up
+            elif not (p > d and not held[col[p - 1]]):  # else it moves along with the card below
                 continue
             if not held[c]:
                 continue
             held[c] = False
             if p < d:
-                free[c] = True  # turned up, with nothing glued on it
+                free[c] = True  # may turn up, with nothing glued on it
                 work += onto[c]
             elif p + 1 < len(col):
                 work.append(col[p + 1])  # may move along with c
-            s = c // 13
-            r = c % 13
-            if lowest[s] == r:
-                q = r + 1
-                while q < 13 and not held[13 * s + q]:
-                    q += 1
-                lowest[s] = q
-                work += range(13 * s + r + 1, 13 * s + min(q + 1, 13))
         return any(glued)  # a glued card never goes up
 
     # -- moves -----------------------------------------------------------
@@ -413,4 +451,7 @@ def _by_score(m) -> int:
 
 #: for each suit (S H D C): the suits of the other colour, and the other suit of its own colour
 _OPPOSITE = ((1, 2), (0, 3), (0, 3), (1, 2))
+#: a card's suit and rank - 1 (``divmod(card, 13)``), looked up in the dead-end test's inner loop
+_SUIT = tuple(c // 13 for c in range(52))
+_RANK = tuple(c % 13 for c in range(52))
 _SAME_COLOUR_OTHER = (3, 2, 1, 0)

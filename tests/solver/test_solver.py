@@ -73,14 +73,15 @@ def test_the_stock_is_used():
     assert play_from(FORTY_WIN, result.actions).is_won
 
 
-@pytest.mark.parametrize("code", ["YU1-C-SLQ3IAN", "YU1-C-UPVAU2X"])
+@pytest.mark.parametrize("code", ["YU1-C-MLMKJNA", "YU1-C-UPVAU2X"])
 def test_deals_lost_after_a_real_search_agree_in_both_searches(code):
-    # decided in the benchmark after examining a few hundred positions
+    # decided in the benchmark after examining 265 and 31 positions (YU1-C-SLQ3IAN, once here,
+    # is now lost at its start: a buried card)
     pos = Game.from_code(code).position
     best = solve(pos, budget_seconds=None, max_nodes=300_000)
     depth = solve(pos, budget_seconds=None, max_nodes=300_000, method="depth")
     assert best.status == depth.status == UNWINNABLE
-    assert best.positions > 50 and depth.positions > 50
+    assert best.positions > 20 and depth.positions > 20
 
 
 def test_stuck_cards_lose_a_deal_at_its_start():

@@ -8,7 +8,7 @@ import pytest
 from engine import Game, Position, solver
 from engine.cards import Card
 from engine.solver import UNKNOWN, UNWINNABLE, WINNABLE, solve, state_for
-from engine.solver.forty import DRAW
+from engine.solver.forty import DRAW, UNBUILT_WEIGHT
 from engine.solver.search import EXHAUSTED, WON, beam, best_first, stage_beam
 from verifier import replay
 
@@ -20,14 +20,37 @@ def cards(*texts: str) -> list[int]:
     return [Card.from_text(t).index for t in texts]
 
 
-def test_estimate_counts_cards_up_and_cards_over_lower_ones_in_columns_and_waste():
+def small_state():
+    """Two columns and a waste of two cards, 100 cards up."""
     state = state_for(Game.from_code("FT1-N-AAAAAAB").position)
     state.cols = [cards("2S", "9S", "8H"), cards("KS", "QS", "JS")] + [[] for _ in range(8)]
+    state.colkey = [state._colkey(i) for i in range(10)]  # the piles as the estimate reads them
     state.waste = cards("3D", "5D")
     state.placed = 100
+    return state
+
+
+def test_estimate_counts_cards_up_and_cards_over_lower_ones_in_columns_and_waste():
     # 4 cards not up; 9S lies over the lower 2S of its own suit (2), 8H over 2S (1);
     # KS QS JS lie in order (0); in the waste 5D lies over 3D (2)
-    assert state.estimate() == 4 + 2 + 1 + 0 + 2
+    assert small_state().estimate() == 4 + 2 + 1 + 0 + 2
+
+
+def test_the_stage_estimate_also_counts_cards_not_on_their_successor_in_suit():
+    state = small_state()
+    # 9S on 2S and 8H on 9S are not built, QS on KS and JS on QS are; 5D on 3D is not
+    assert state.stage_estimate() == state.estimate() + UNBUILT_WEIGHT * (2 + 0 + 1)
+
+
+def test_the_remembered_pile_counts_match_a_fresh_count_along_a_line():
+    state = state_for(Game.from_code("FT1-N-AAAAAAB").position)
+    fresh = state_for(Game.from_code("FT1-N-AAAAAAB").position)
+    for _ in range(30):  # a line of first moves: the remembered pile counts must match a fresh count
+        m = state.moves()[0]
+        state.do(m)
+        fresh.decode(state.encode())
+        fresh._memo.clear()
+        assert (state.estimate(), state.stage_estimate()) == (fresh.estimate(), fresh.stage_estimate())
 
 
 @pytest.mark.parametrize("search, width", [(beam, 10), (stage_beam, 30)])

@@ -1,13 +1,14 @@
-"""Yukon search aids: the estimate's weights and the two-set stuck-card test."""
+"""Yukon search aids: the estimate's weights and the stuck-card test (held, glued and buried cards)."""
 
 from __future__ import annotations
 
 import pytest
 
 from engine import Game
-from engine.solver import UNWINNABLE, WINNABLE, solve, state_for
-from engine.solver.search import best_first
-from engine.solver.yukon import STYLES
+from engine.position import Position
+from engine.solver import BEAM_SHARE, UNWINNABLE, WINNABLE, _beams, coverage_for, solve, state_for
+from engine.solver.search import best_first, depth_first
+from engine.solver.yukon import CLASSIC_BEAM_SHARE, PORTFOLIO, STYLES
 from verifier import replay
 
 
@@ -73,6 +74,13 @@ def stuck_by_passes(state) -> bool:
     glued = held[:]
     at = {c: p for col in cols for p, c in enumerate(col)}
 
+    def glued_above(c) -> bool:
+        col = cols[loc[c]]
+        return at[c] + 1 < len(col) and glued[col[at[c] + 1]]
+
+    def buried(c) -> bool:  # may never go up: glued, or a glued card right on it
+        return glued[c] or glued_above(c)
+
     def open_target(t) -> bool:
         if loc[t] < 0:
             return True
@@ -89,21 +97,20 @@ def stuck_by_passes(state) -> bool:
                 if not glued[c]:
                     continue
                 suit, rank = divmod(c, 13)
-                if p < down[i]:
-                    leaves = not glued[col[p + 1]]
-                else:
-                    leaves = (all(not held[13 * suit + r] for r in range(found[suit], rank))
-                              or (rank == 12 and may_empty) or any(open_target(t) for t in state.targets[c]))
+                covered = p < down[i] and glued[col[p + 1]]  # face down for good
+                leaves = not covered and (
+                    (not glued_above(c) and all(not buried(13 * suit + r) for r in range(found[suit], rank)))
+                    or (rank == 12 and may_empty) or any(open_target(t) for t in state.targets[c]))
                 if leaves:
                     held[c] = glued[c] = False
                     changed = True
-                elif held[c] and p > down[i] and not held[col[p - 1]]:
+                elif held[c] and ((p > down[i] and not held[col[p - 1]]) or (p < down[i] and not covered)):
                     held[c] = False
                     changed = True
     return any(glued)
 
 
-# lost deals (many stuck positions on the way), then deals with none or few
+# lost or undecided deals (many stuck positions on the way), then deals with none
 @pytest.mark.parametrize("code", ["YU1-C-2KU2AKA", "YU1-C-SNRDRTO", "YU1-C-KDURELR", "YU1-C-K3ATZIG", "YU1-R-KDURELR"])
 def test_the_worklist_finds_the_same_stuck_positions_as_repeated_passes(code):
     state = state_for(Game.from_code(code).position)
@@ -120,9 +127,162 @@ def test_the_worklist_finds_the_same_stuck_positions_as_repeated_passes(code):
     best_first(state, max_nodes=3000, deadline=None, max_table=100_000)
     assert len(seen) > 300
     assert all(fast == plain for fast, plain in seen)
-    assert any(fast for fast, _ in seen) == (code in ("YU1-C-2KU2AKA", "YU1-C-SNRDRTO"))
+    assert any(fast for fast, _ in seen) == (code in ("YU1-C-2KU2AKA", "YU1-C-SNRDRTO", "YU1-C-KDURELR"))
 
 
 def test_yukon_gets_beam_searches_of_growing_width():
     widths = state_for(Game.from_code("YU1-C-KDURELR").position).beam_widths
     assert widths and list(widths) == sorted(widths)
+
+
+def test_classic_deals_get_a_portfolio_of_styles_and_relaxed_deals_one():
+    classic = state_for(Game.from_code("YU1-C-VWNIL64").position)
+    relaxed = state_for(Game.from_code("YU1-R-VWNIL64").position)
+    assert classic.styles == PORTFOLIO and len({style for style, _ in PORTFOLIO}) == len(PORTFOLIO) > 1
+    assert classic.styles[0][0] == STYLES[0] and all(style in STYLES for style, _ in PORTFOLIO)
+    assert relaxed.styles == ((STYLES[0], 1),)
+
+
+# classic deals of bench/corpora the default style's beams left undecided within the beam share of 10 s
+@pytest.mark.parametrize("code", ["YU1-C-VWNIL64", "YU1-C-X2N7ZL6"])
+def test_the_portfolio_wins_a_deal_the_first_style_alone_does_not(code):
+    state = state_for(Game.from_code(code).position)
+    alone = state_for(Game.from_code(code).position)
+    alone.styles = ((STYLES[0], 1),)
+    assert _beams(alone, 40_000, None, 10**6).end != "won"
+    out = _beams(state, 40_000, None, 10**6)
+    assert out.end == "won" and out.nodes <= int(40_000 * CLASSIC_BEAM_SHARE)
+    assert state.weights == STYLES[0]  # the complete search gets the first style back
+    assert replay(code, [state.action_text(m) for m in out.moves]).won
+    result = solve(Game.from_code(code).position, budget_seconds=None, max_nodes=40_000)
+    assert result.status == WINNABLE and result.actions == tuple(state.action_text(m) for m in out.moves)
+
+
+def test_classic_deals_get_half_the_budget_for_beams_then_depth_first_and_relaxed_deals_the_defaults():
+    classic = state_for(Game.from_code("YU1-C-KDURELR").position)
+    relaxed = state_for(Game.from_code("YU1-R-KDURELR").position)
+    assert (classic.beam_share, classic.complete_search) == (CLASSIC_BEAM_SHARE, "depth")
+    assert CLASSIC_BEAM_SHARE < BEAM_SHARE
+    assert (relaxed.beam_share, relaxed.complete_search) == (None, "best")
+    out = _beams(classic, 20_000, None, 10**6)  # no style wins this deal: the beams spend their whole share
+    assert out.end != "won" and int(20_000 * CLASSIC_BEAM_SHARE) - 1000 < out.nodes <= int(20_000 * CLASSIC_BEAM_SHARE)
+
+
+def test_a_classic_deal_the_beams_leave_is_proved_lost_by_the_depth_first_search():
+    position = Game.from_code("YU1-C-MLMKJNA").position
+    depth = depth_first(state_for(position), max_nodes=10**6, deadline=None, max_table=10**6)
+    best = best_first(state_for(position), max_nodes=10**6, deadline=None, max_table=10**6)
+    # both examine every position, but not the same number of times
+    assert depth.end == best.end == "exhausted" and depth.positions == best.positions and depth.nodes != best.nodes
+    beams = _beams(state_for(position), 200_000, None, 10**6)
+    assert beams.end == "exhausted"  # every beam died out without a win, well within its share
+    result = solve(position, budget_seconds=None, max_nodes=200_000)
+    assert result.status == UNWINNABLE and result.nodes == beams.nodes + depth.nodes
+
+
+def test_depth_first_wins_a_classic_deal_no_beam_and_no_best_first_search_won_in_10_s():
+    state = state_for(Game.from_code("YU1-C-EX7EFDT").position)
+    out = depth_first(state, max_nodes=300_000, deadline=None, max_table=10**6)
+    assert out.end == "won" and out.nodes <= 300_000
+    assert replay("YU1-C-EX7EFDT", [state.action_text(m) for m in out.moves]).won
+
+
+def without_the_test(position):
+    """A solver state for ``position`` whose stuck-card test never fires."""
+    plain = state_for(position)
+
+    class NoTest(type(plain)):  # type: ignore[misc]
+        __slots__ = ()
+
+        def dead(self) -> bool:
+            return False
+
+    plain.__class__ = NoTest
+    return plain
+
+
+# Spades and clubs up to the jack, hearts up, diamonds up to the nine. The J♦ lies face down on
+# the face-down 10♦, on both black queens: turned up (the K♠ may go to an empty column) it could
+# only go onto a black queen or up after the 10♦, all beneath it: it never leaves.
+FACE_DOWN_STUCK = "YU1-C qsqctdjdKS/KD/KC/QD/-/-/- JK9J - - 0 0 0"
+# The same with the Q♣ face up on the K♦: once turned up, the J♦ goes onto it.
+FACE_DOWN_FREE = "YU1-C qstdjdKS/KDQC/KC/QD/-/-/- JK9J - - 0 0 0"
+
+
+def test_a_face_down_card_that_could_turn_up_but_never_leave_is_stuck():
+    position = Position.from_text(FACE_DOWN_STUCK)
+    assert state_for(position).dead()
+    assert stuck_by_passes(state_for(position))
+    # the complete search without the test agrees: nothing reachable is won
+    assert best_first(without_the_test(position), max_nodes=10_000, deadline=None, max_table=10**6).end == "exhausted"
+    assert solve(position, budget_seconds=None, max_nodes=10_000).status == UNWINNABLE
+
+
+def test_a_face_down_card_with_a_way_out_once_up_is_not_stuck():
+    position = Position.from_text(FACE_DOWN_FREE)
+    assert not state_for(position).dead() and not stuck_by_passes(state_for(position))
+    result = solve(position, budget_seconds=None, max_nodes=10_000)
+    assert result.status == WINNABLE
+    game = Game.from_position(FACE_DOWN_FREE)
+    for action in result.actions:
+        game.push_text(action)
+        assert game.is_won or not state_for(game.position).dead(), action
+    assert game.is_won
+
+
+# classic deals of bench/corpora no estimate style wins; each was proved lost by the complete
+# search alone (391,280 and 450,889 positions examined): the test sees it at the root
+@pytest.mark.parametrize("code", ["YU1-C-6BUMQS6", "YU1-C-IVDHFSW"])
+def test_deals_the_complete_search_proved_lost_slowly_are_stuck_from_the_start(code):
+    position = Game.from_code(code).position
+    assert state_for(position).dead() and stuck_by_passes(state_for(position))
+    result = solve(position, budget_seconds=None, max_nodes=10_000)
+    assert result.status == UNWINNABLE and result.positions == 1
+
+
+# Spades and clubs up to the jack, hearts to the 10, diamonds up. The Q♥ lies right on the J♥,
+# and both black queens and both black kings lie face down beneath them: the J♥ can only go up,
+# once the Q♥ has left it; the Q♥ only up, after the J♥. With two sets the J♥ counted as free to
+# go up (no lower heart glued), and the Q♥ after it.
+BURIED = "YU1-C kcqsksqcJHQH/KH/-/-/-/-/- JTKJ - - 0 0 0"
+# The same with the Q♣ face up in a column of its own: the J♥ goes onto it with the Q♥, the Q♥
+# onto the K♠ then turned up, and all goes up.
+NOT_BURIED = "YU1-C kcqsksJHQH/KH/QC/-/-/-/- JTKJ - - 0 0 0"
+
+
+def test_a_card_that_only_goes_up_from_under_a_stuck_card_is_buried():
+    position = Position.from_text(BURIED)
+    assert state_for(position).dead() and stuck_by_passes(state_for(position))
+    # the complete search without the test agrees: nothing reachable is won
+    assert best_first(without_the_test(position), max_nodes=10_000, deadline=None,
+                      max_table=10**6).end == "exhausted"
+    result = solve(position, budget_seconds=None, max_nodes=10_000)
+    assert result.status == UNWINNABLE and result.positions == 1
+
+
+def test_a_card_with_a_way_out_is_not_buried():
+    position = Position.from_text(NOT_BURIED)
+    assert not state_for(position).dead() and not stuck_by_passes(state_for(position))
+    result = solve(position, budget_seconds=None, max_nodes=10_000)
+    assert result.status == WINNABLE
+    game = Game.from_position(NOT_BURIED)
+    for action in result.actions:
+        game.push_text(action)
+        assert game.is_won or not state_for(game.position).dead(), action
+    assert game.is_won
+
+
+# classic deals of bench/corpora undecided within 10 s with two sets: with buried cards the test
+# sees at the root that they are lost
+@pytest.mark.parametrize("code", ["YU1-C-WY2RCND", "YU1-C-UP6WYTJ"])
+def test_deals_with_a_buried_card_are_stuck_from_the_start(code):
+    position = Game.from_code(code).position
+    assert state_for(position).dead() and stuck_by_passes(state_for(position))
+    result = solve(position, budget_seconds=None, max_nodes=10_000)
+    assert result.status == UNWINNABLE and result.positions == 1
+
+
+def test_an_unwinnable_yukon_answer_names_the_stuck_card_test():
+    yukon, forty = coverage_for("YU")["reductions"], coverage_for("FT")["reductions"]
+    assert any("stuck cards" in line for line in yukon) and any("buried cards" in line for line in yukon)
+    assert not any("stuck" in line or "buried" in line for line in forty)
