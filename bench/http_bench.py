@@ -1,8 +1,6 @@
 """HTTP figures under a real load generator: gunicorn (two worker processes of
 two threads each, all pinned to CPU 0) on PostgreSQL, driven by wrk (pinned to
-CPU 1). PostgreSQL runs on CPU 1 too while the figures are taken (when it is on
-this machine and ours to pin; ``--no-pin-database`` leaves it anywhere): the
-targets are the service's rates on one core.
+CPU 1).
 
 Measures ``GET /healthz``, ``POST /verify`` and ``POST /records`` (a typical
 150-action log; every ``/records`` request is a new record) in one run, and
@@ -13,7 +11,6 @@ CPU time the gunicorn workers and PostgreSQL spent per request.
     python -m bench.http_bench                 # 10 s per endpoint
     python -m bench.http_bench --seconds 3     # quicker
     python -m bench.http_bench --workers 1 --threads 4   # another gunicorn layout
-    python -m bench.http_bench --no-pin-database         # PostgreSQL on any CPU
 
 Needs wrk (``apt-get install wrk``) and PostgreSQL (``--database-url``,
 default ``postgresql://postgres@127.0.0.1:5432/test``; a scratch database is
@@ -32,7 +29,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -110,58 +107,6 @@ def processes(*, name: str | None = None, parent: int | None = None) -> list[int
     return pids
 
 
-def postgres_processes(database_url: str) -> list[int]:
-    """The PostgreSQL server's postmaster and its processes, if the server runs on this
-    machine (found from a connection's own process); else none."""
-    import psycopg
-
-    with psycopg.connect(database_url) as conn:
-        backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
-    try:
-        stat = Path(f"/proc/{backend}/stat").read_text()
-    except OSError:
-        return []
-    postmaster = int(stat[stat.rindex(")") + 1:].split()[1])
-    return [postmaster] + processes(parent=postmaster)
-
-
-@contextmanager
-def database_on_cpu(database_url: str, cpu: int) -> Iterator[str]:
-    """Keep the PostgreSQL server off the service's core while the figures are taken:
-    its postmaster and its processes run on ``cpu`` only (a connection's process forks
-    from the postmaster later and inherits this), and get their CPUs back afterwards.
-    The targets are the service's rates on one core: a database sharing that core
-    would charge its CPU to the service, and the kernel tends to wake a connection's
-    process on the core of the client that woke it. Yields a note for the header; a
-    server not on this machine, or not ours to pin, is left alone."""
-    if (os.cpu_count() or 1) < 2:
-        yield "PostgreSQL on the same CPU (one CPU only)"
-        return
-    saved: dict[int, set[int]] = {}
-    note = f"PostgreSQL on CPU {cpu}"
-    for pid in postgres_processes(database_url):
-        try:
-            cpus = os.sched_getaffinity(pid)
-            os.sched_setaffinity(pid, {cpu})
-        except ProcessLookupError:
-            continue  # it ended meanwhile
-        except PermissionError:
-            note = "PostgreSQL on any CPU (not allowed to pin it)"
-            break
-        saved[pid] = cpus
-    else:
-        if not saved:
-            note = "PostgreSQL on any CPU (not on this machine)"
-    try:
-        yield note
-    finally:
-        for pid, cpus in saved.items():
-            try:
-                os.sched_setaffinity(pid, cpus)
-            except OSError:
-                continue  # it has ended
-
-
 @contextmanager
 def server(database_url: str, port: int, workers: int, threads: int) -> Iterator[tuple[str, int]]:
     """gunicorn serving the app on CPU 0 (``workers`` processes of ``threads`` threads,
@@ -225,9 +170,6 @@ def main() -> None:
                              "interpreter lock, so a second process runs CPU-bound replays with less contention")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
                                                                  "postgresql://postgres@127.0.0.1:5432/test"))
-    parser.add_argument("--no-pin-database", dest="pin_database", action="store_false",
-                        help="leave PostgreSQL on any CPU (by default it runs on CPU 1, beside wrk, off the "
-                             "service's core, and gets its CPUs back afterwards)")
     args = parser.parse_args()
     if not shutil.which("wrk"):
         raise SystemExit("wrk is not installed: apt-get install wrk")
@@ -235,12 +177,11 @@ def main() -> None:
     actions = len(log.split())
     verify_body = json.dumps({"code": code, "moves": log})
     record_body = json.dumps({"code": code, "moves": log, "player": "bench-{{N}}"})
+    print(f"gunicorn {args.workers} workers x {args.threads} threads (gthread) on CPU 0, "
+          f"wrk 1 thread x {args.connections} connections on CPU 1, "
+          f"{args.seconds:g} s each; log of {actions} actions ({code})")
     with scratch_postgres_database(args.database_url, f"bench_{os.getpid()}") as db, tempfile.TemporaryDirectory() as tmp, \
-            (database_on_cpu(db, 1) if args.pin_database else nullcontext("PostgreSQL on any CPU")) as placed, \
             server(db, free_port(), args.workers, args.threads) as (base, master):
-        print(f"gunicorn {args.workers} workers x {args.threads} threads (gthread) on CPU 0, "
-              f"wrk 1 thread x {args.connections} connections on CPU 1, {placed}, "
-              f"{args.seconds:g} s each; log of {actions} actions ({code})")
         workdir = Path(tmp)
         workers = processes(parent=master)
 
