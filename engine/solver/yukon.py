@@ -13,6 +13,8 @@ files; the search lives in :mod:`engine.solver.search`.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ..cards import RANK_CHARS, SUIT_CHARS
 from ..position import Position
 
@@ -61,13 +63,10 @@ class YukonState:
             for c in col:
                 self.loc[c] = i
         self.colkey = [self._colkey(i) for i in range(7)]
-        #: onto[t]: the cards that may be put onto a face-up ``t`` (one rank lower, colour rule)
-        self.onto = [tuple(g for g in range(52) if self._builds(g, t)) for t in range(52)]
-        #: targets[g]: the cards ``g`` may be put onto
-        self.targets = [tuple(t for t in range(52) if self._builds(g, t)) for g in range(52)]
+        #: onto[t]: the cards that may be put onto a face-up ``t``; targets[g]: the cards ``g``
+        #: may be put onto; fits[g * 52 + t]: whether ``g`` may be put onto ``t``
+        self.onto, self.targets, self.fits = _build_tables(self.relaxed)
         self.placed = sum(self.found)
-        #: fits[g * 52 + t]: whether ``g`` may be put onto ``t``
-        self.fits = bytes(self._builds(g, t) for g in range(52) for t in range(52))
         self.weights = STYLES[0]
         #: the beam portfolio :func:`engine.solver.solve` runs
         self.styles = ((STYLES[0], 1),) if self.relaxed else PORTFOLIO
@@ -78,11 +77,6 @@ class YukonState:
         #: (docs/winnability.md); relaxed deals keep the defaults (None: ``BEAM_SHARE``)
         self.beam_share = None if self.relaxed else CLASSIC_BEAM_SHARE
         self.complete_search = "best" if self.relaxed else "depth"
-
-    def _builds(self, g: int, t: int) -> bool:
-        if t % 13 != g % 13 + 1:
-            return False
-        return self.relaxed or _red(g) != _red(t)
 
     def _colkey(self, i: int) -> bytes:
         col = self.cols[i]
@@ -443,6 +437,19 @@ class YukonState:
 
 def _red(card: int) -> bool:
     return card // 13 in (1, 2)
+
+
+@lru_cache(maxsize=2)
+def _build_tables(relaxed: bool) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...], bytes]:
+    """What builds on what, for one rule set (built once, shared by every state of it):
+    ``g`` goes onto ``t`` one rank higher, of the other colour unless ``relaxed``."""
+    def builds(g: int, t: int) -> bool:
+        return t % 13 == g % 13 + 1 and (relaxed or _red(g) != _red(t))
+
+    onto = tuple(tuple(g for g in range(52) if builds(g, t)) for t in range(52))
+    targets = tuple(tuple(t for t in range(52) if builds(g, t)) for g in range(52))
+    fits = bytes(builds(g, t) for g in range(52) for t in range(52))
+    return onto, targets, fits
 
 
 def _by_score(m) -> int:
