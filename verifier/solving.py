@@ -134,7 +134,7 @@ class Hint:
         return self.answer.status
 
     def to_json(self) -> dict[str, Any]:
-        return {"code": str(self.answer.code), "status": self.answer.status, "hint": self.action,
+        return {"code": str(self.answer.code), "status": self.status, "hint": self.action,
                 "reason": self.reason, "line_length": len(self.answer.actions) if self.action else None,
                 "after_actions": len(self.answer.prefix), "search": self.answer.search,
                 "coverage": self.answer.coverage}
