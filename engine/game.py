@@ -95,28 +95,143 @@ class Game:
         or breaks a rule (:class:`IllegalActionError`), with the game at the
         position before it: that item's index is then ``len(canonical)``.
         The same as :meth:`push` on each item, in one loop: this is the replay
-        hot path, and a move skips a call and the attribute lookups per action.
+        hot path. A text seen before (logs repeat the same few hundred actions)
+        comes compiled (:meth:`Rules.compile`), and the common moves are checked
+        and applied right here, with the same checks as :meth:`Rules.play`; an
+        action that fails one, or is not compiled, takes the general path, which
+        names the rule it breaks.
         """
-        play, stack, pos = self._play, self._stack, self.position
+        rules = self.rules
+        ops = rules._ops
+        stack, pos = self._stack, self.position
+        columns, down, foundations, waste, stock = pos.columns, pos.down, pos.foundations, pos.waste, pos.stock
+        fits, fills_empty, max_group, groups = rules._fits, rules._fills_empty, rules.max_group, rules.max_group > 1
+        flip_gain, up_gain, waste_gain = rules.SCORE_FLIP, rules.SCORE_FOUNDATION, rules.SCORE_WASTE_TO_COLUMN
+        push_item, push_stack = self._push_item, stack.append
         append = canonical.append
-        stock = pos.stock
-        for item in items:
-            action = parse_text(item) if type(item) is str else action_from_json(item)
-            kind = type(action)
-            if self._won:
-                self._game_over(action)
-            if kind is Move:
-                move = play(pos, action, stack)
-                self._in_effect += 1
-                self.actions += 1
-                if move.target == "F" and move.card.rank == 13:  # type: ignore[union-attr]
-                    self._won = pos.is_won  # the last card up is always a king
-                append(move.text)
-            elif kind is Draw and stock:  # (no stock at all, or an empty one: push says which rule)
-                self._draw(pos)
-                append("S")
-            else:
-                append(self.push(action).text)
+        applied = 0  # moves and draws applied here and not yet counted in the game and the position's move counter
+        try:
+            for item in items:
+                op = ops.get(item) if type(item) is str else None
+                if op is not None and not self._won:
+                    kind = op[0]
+                    if kind == 0:  # Rules.OP_COLUMN: a column's top card or (Yukon) face-up group onto a column
+                        _, di, card, text, si = op
+                        src = columns[si]
+                        n = len(src)
+                        if n and src[-1] is card:
+                            start = n - 1
+                        elif groups:
+                            try:
+                                start = src.index(card, down[si])  # one deck: each card at most once
+                            except ValueError:
+                                start = -1
+                        else:
+                            start = -1
+                        dst = columns[di]
+                        if start >= 0 and n - start <= max_group and (
+                                card in fits[dst[-1]] if dst else card in fills_empty):
+                            count = n - start
+                            if count == 1:
+                                dst.append(src.pop())
+                            else:
+                                dst.extend(src[start:])
+                                del src[start:]
+                            if start and start == down[si]:  # a face-down card is turned up
+                                down[si] = start - 1
+                                score = pos.score
+                                push_stack((src, dst, count, si, score, pos.takebacks))
+                                pos.score = score + flip_gain
+                            else:
+                                push_stack((src, dst, count, -1, pos.score, pos.takebacks))
+                            applied += 1
+                            append(text)
+                            continue
+                    elif kind == 1 or kind == 3:  # Rules.OP_COLUMN_UP / OP_WASTE_UP: a top card onto its foundation
+                        (slots, height, texts), card = op[1], op[2]
+                        src = columns[op[4]] if kind == 1 else waste
+                        n = len(src)
+                        if n and src[-1] is card:
+                            for slot in slots:
+                                if len(foundations[slot]) == height:
+                                    dst = foundations[slot]
+                                    dst.append(src.pop())
+                                    score = pos.score
+                                    start = n - 1
+                                    if kind == 1 and start and start == down[op[4]]:
+                                        down[op[4]] = start - 1
+                                        push_stack((src, dst, 1, op[4], score, pos.takebacks))
+                                        pos.score = score + up_gain + flip_gain
+                                    else:
+                                        push_stack((src, dst, 1, -1, score, pos.takebacks))
+                                        pos.score = score + up_gain
+                                    applied += 1
+                                    if height == 12:  # the last card up is always a king
+                                        self._won = pos.is_won
+                                    append(texts[slot])
+                                    break
+                            else:
+                                slot = -1
+                            if slot >= 0:
+                                continue
+                    elif kind == 2:  # Rules.OP_WASTE: the waste's top card onto a column
+                        _, di, card, text = op
+                        dst = columns[di]
+                        if waste and waste[-1] is card and (card in fits[dst[-1]] if dst else card in fills_empty):
+                            dst.append(waste.pop())
+                            score = pos.score
+                            push_stack((waste, dst, 1, -1, score, pos.takebacks))
+                            pos.score = score + waste_gain
+                            applied += 1
+                            append(text)
+                            continue
+                    elif kind == 4:  # Rules.OP_DRAW: the stock's next card onto the waste
+                        if stock:
+                            push_stack((stock, waste, 1, -1, pos.score, pos.takebacks))
+                            waste.append(stock.pop())
+                            applied += 1
+                            append("S")
+                            continue
+                # an undo, an action not compiled, or one that failed a check: the general path
+                if applied:
+                    self.actions += applied
+                    self._in_effect += applied
+                    pos.moves += applied
+                    applied = 0
+                if op is not None and op[0] == 5 and not self._won:  # Rules.OP_UNDO
+                    self.undo()
+                    append("U")
+                else:
+                    push_item(item, append)  # names the rule a failed check stands for
+        finally:
+            self.actions += applied
+            self._in_effect += applied
+            pos.moves += applied
+
+    def _push_item(self, item: Any, append: Any) -> None:
+        """:meth:`push_items` for one item, the general way: parse it, compile it
+        for the next time, push it, append its canonical text."""
+        if type(item) is str:
+            action = parse_text(item)
+            if item not in self.rules._ops:
+                self.rules.compile(item, action)
+        else:
+            action = action_from_json(item)
+        if self._won:
+            self._game_over(action)
+        if type(action) is Move:
+            pos = self.position
+            move = self._play(pos, action, self._stack)
+            self._in_effect += 1
+            self.actions += 1
+            if move.target == "F" and move.card.rank == 13:  # type: ignore[union-attr]
+                self._won = pos.is_won  # the last card up is always a king
+            append(move.text)
+        elif action is DRAW and self.position.stock:  # (no stock at all, or an empty one: push says which rule)
+            self._draw(self.position)
+            append("S")
+        else:
+            append(self.push(action).text)
 
     def _draw(self, pos: Position) -> None:
         """Turn the next stock card onto the waste (the caller has checked there is one)."""

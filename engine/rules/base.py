@@ -93,6 +93,55 @@ class Rules:
         #: the foundation slots of each suit, left to right
         self._slots_of_suit = tuple(tuple(slot for slot, s in enumerate(self.foundation_suits) if s == suit)
                                     for suit in range(4))
+        #: an action's text → its compiled form for :meth:`Game.push_items` (see :meth:`compile`)
+        self._ops: dict[str, tuple] = {}
+
+    #: the compiled forms :meth:`compile` makes, by their first field
+    OP_COLUMN, OP_COLUMN_UP, OP_WASTE, OP_WASTE_UP, OP_DRAW, OP_UNDO, OP_GENERAL = range(7)
+    #: at most this many texts are remembered per rule set (the same few hundred actions make up most logs)
+    OPS_CAP = 8192
+
+    def compile(self, text: str, action: Action) -> tuple:
+        """The compiled form of ``action`` (parsed from ``text``), for the replay
+        loop of :meth:`Game.push_items`, remembered for ``text``: ``(OP_GENERAL,)``
+        for an action that always takes the general path (:meth:`play`), which is
+        any action whose canonical text depends on the position, a take-back, or
+        a pile number out of range.
+
+        A compiled form holds what does not depend on the position: the piles'
+        indexes, the named card and the canonical text (for a foundation, one per
+        slot). The loop checks the rest, the same checks as :meth:`play`, and
+        hands every action that fails one to :meth:`play`, which names the rule.
+        """
+        op: tuple = (self.OP_GENERAL,)
+        if action is DRAW:
+            if self.has_stock:
+                op = (self.OP_DRAW,)
+        elif type(action) is not Move:
+            op = (self.OP_UNDO,)
+        elif action.card is not None and action.source != "F":
+            card = action.card
+            if action.target == "F":
+                slots = self._slots_of_suit[card.suit]
+                if action.target_index is not None:
+                    slots = tuple(slot for slot in slots if slot == action.target_index - 1)
+                texts = {slot: Move(action.source, action.source_index, "F", slot + 1, card).text for slot in slots}
+                target: object = (slots, card.rank - 1, texts)
+            elif 0 < action.target_index <= self.n_columns:  # type: ignore[operator]
+                target = action.target_index - 1  # type: ignore[operator]
+            else:
+                target = None
+            if target is None:
+                pass
+            elif action.source == "W":
+                if self.has_stock:
+                    op = (self.OP_WASTE if action.target == "T" else self.OP_WASTE_UP, target, card, action.text)
+            elif 0 < action.source_index <= self.n_columns and action.source_index - 1 != target:
+                op = (self.OP_COLUMN if action.target == "T" else self.OP_COLUMN_UP, target, card, action.text,
+                      action.source_index - 1)
+        if len(self._ops) < self.OPS_CAP:
+            self._ops[text] = op
+        return op
 
     def play(self, pos: Position, move: Move, undo: UndoStack) -> Move:
         """Check ``move`` in ``pos``, raising :class:`IllegalActionError` at the

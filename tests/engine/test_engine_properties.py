@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from engine_helpers import card_counts
+from engine_helpers import build_position, card_counts, refused
 
 from engine import (DECK, UNDO, Game, GameCode, IllegalActionError, InvalidActionError, Move, Position, format_log,
                     parse_action, parse_log)
@@ -175,3 +175,103 @@ def test_push_items_is_push_on_each_item_and_stops_at_the_first_refused(code, da
     assert str(fast.position) == str(one_by_one.position)
     assert (fast.actions, fast.undos, fast.is_won, fast.can_undo) == (
         one_by_one.actions, one_by_one.undos, one_by_one.is_won, one_by_one.can_undo)
+
+
+_CARD_TEXTS = [str(card) for card in DECK]
+_pile_numbers = st.integers(0, 11)
+random_move_texts = st.builds(
+    "{}:{}>{}".format,
+    st.one_of(st.builds("T{}".format, _pile_numbers), st.just("W"), st.builds("F{}".format, _pile_numbers)),
+    st.sampled_from(_CARD_TEXTS),
+    st.one_of(st.just("F"), st.builds("T{}".format, _pile_numbers), st.builds("F{}".format, _pile_numbers)))
+
+
+def plausible_move_texts(pos: Position) -> st.SearchStrategy[str]:
+    """Moves of a face-up card (Yukon: of the group on it) that is there to take, onto any pile:
+    most break a build rule, some do not."""
+    sources = [(f"T{i}", column[pos.down[i - 1]:]) for i, column in enumerate(pos.columns, 1) if column]
+    if pos.waste:
+        sources.append(("W", pos.waste[-1:]))
+    if not sources:
+        return random_move_texts
+    targets = st.one_of(st.just("F"), st.builds("T{}".format, st.integers(1, len(pos.columns))),
+                        st.builds("F{}".format, st.integers(1, len(pos.foundations))))
+    return st.sampled_from(sources).flatmap(
+        lambda source: st.builds(lambda card, target: f"{source[0]}:{card}>{target}", st.sampled_from(source[1]),
+                                 targets))
+
+
+@settings(SETTINGS, max_examples=200)
+@given(code=codes, data=st.data(), steps=st.integers(1, 120))
+def test_compiled_actions_are_checked_like_the_general_path(code, data, steps):
+    """Every text of a log compiled before the replay (``Rules.compile``, as after
+    earlier logs), so that ``push_items`` takes its fast path for each: the result is
+    ``Game.push`` item by item, down to the first refused item and the rule it breaks,
+    also for random named moves that may break any rule (or no rule) where they come."""
+    one_by_one = Game.from_code(code)
+    items: list[str] = []
+    refused = None
+    for _ in range(steps):
+        if data.draw(st.integers(0, 9), label="random") == 0:
+            text = data.draw(st.one_of(random_move_texts, plausible_move_texts(one_by_one.position)), label="move")
+        else:
+            action = choose(data, one_by_one)
+            if action is None:
+                break
+            text = str(action)
+        items.append(text)
+        try:
+            one_by_one.push(parse_action(text))
+        except (IllegalActionError, InvalidActionError) as error:
+            refused = error
+            break
+    rules = one_by_one.rules
+    for text in items:
+        try:
+            action = parse_action(text)
+        except InvalidActionError:
+            continue  # not an action at all: nothing to compile
+        rules.compile(text, action)
+        assert text in rules._ops
+    fast = Game.from_code(code)
+    canonical: list[str] = []
+    if refused is None:
+        fast.push_items(items, canonical)
+    else:
+        with pytest.raises(type(refused)) as raised:
+            fast.push_items(items, canonical)
+        assert len(canonical) == len(items) - 1
+        assert str(raised.value) == str(refused)
+        assert getattr(raised.value, "key", None) == getattr(refused, "key", None)
+    replayed = Game.from_code(code)
+    for text in canonical:
+        replayed.push(parse_action(text))  # each canonical text is what push gave for the item
+    assert str(fast.position) == str(one_by_one.position) == str(replayed.position)
+    assert (fast.actions, fast.undos, fast.is_won, fast.can_undo) == (
+        one_by_one.actions, one_by_one.undos, one_by_one.is_won, one_by_one.can_undo)
+
+
+TWENTY_ONE = "QC 2H 3S 4H 5S 6H 7S 8H 9S TH JS QH KS AH 2S 3H 4S 5H 6S 7H 8S"
+
+
+@pytest.mark.parametrize("tag, columns, kw, text, rule", [
+    ("YU1-C", [TWENTY_ONE, "KD", "", None, "", "", ""], {}, "T1:QC>T2", "group.max-20"),
+    ("YU1-C", ["KD", "QC", "", None, "", "", ""], {}, "T2:QC>T3", "empty-column.king-only"),
+    ("YU1-R", ["KD", "jc QC", "", None, "", "", ""], {}, "T2:JC>T1", "card.face-down"),
+    ("YU1-C", ["KD", "QC", "", None, "", "", ""], {}, "T2:QC>F", "foundation.build"),
+    ("FT1-N", ["KD", "QD", None, "", "", "", "", "", "", ""], {"waste": "JD 5C"}, "W:JD>T2", "card.mismatch"),
+    ("FT1-N", ["KD", "QD", None, "", "", "", "", "", "", ""], {"waste": "JD 5C"}, "W:5C>F", "foundation.build"),
+    ("FT1-N", ["KD", "QD 5S", None, "", "", "", "", "", "", ""], {}, "T2:QD>T1", "move.single-card"),
+])
+def test_compiled_actions_refused_with_the_rule_they_break(tag, columns, kw, text, rule):
+    """Rules no random game reaches easily, on the fast path of ``push_items`` (the
+    text compiled before): refused with the same rule as ``Game.push``, nothing changed."""
+    start = build_position(tag, columns, **kw)
+    expected = refused(Game.from_position(start), text)
+    assert expected.rule == rule
+    game = Game.from_position(start)
+    game.rules.compile(text, parse_action(text))
+    with pytest.raises(IllegalActionError) as raised:
+        game.push_items([text], [])
+    assert (raised.value.rule, str(raised.value)) == (expected.rule, str(expected))
+    assert str(game.position) == start
