@@ -21,11 +21,19 @@ from .routes import pages
 OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
 
 
+class Service(Flask):
+    """Flask, with each view run again once if a pooled database connection turns out
+    to be broken (:func:`api.db.retrying_lost_connection`)."""
+
+    def dispatch_request(self) -> Any:
+        return db.retrying_lost_connection(super().dispatch_request)
+
+
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """Build the app: settings (environment, then ``config``), JSON logging, the
     database (migrated to head unless ``AUTO_MIGRATE`` is off), error handlers,
     rate limits, blueprints and CLI commands."""
-    app = Flask(__name__, static_folder=None)
+    app = Service(__name__, static_folder=None)
     app.config.update(OPENAPI_PATH=str(OPENAPI_PATH))
     app.config.update(load_settings(app.instance_path, config))
     app.json.sort_keys = False  # type: ignore[attr-defined]  # keep the verifier's key order

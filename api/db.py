@@ -4,14 +4,23 @@ migrations and the readiness check.
 Views call :func:`session`; the session is opened on first use in a request
 and closed when the request's app context ends (SQLAlchemy's documented
 session-per-request pattern).
+
+Pooled PostgreSQL connections are not pinged before each use (a round trip per
+request); a connection that broke while it sat in the pool (a database restart,
+a dropped idle connection) fails its first statement instead, SQLAlchemy then
+discards it and every other connection of the pool, and
+:func:`retrying_lost_connection` runs the request again, once, on a new one
+(SQLAlchemy's "optimistic" disconnect handling, with the retry it leaves to the
+application). No request fails for a connection lost in between.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
@@ -19,12 +28,15 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from flask import Flask, current_app, g
 from sqlalchemy import Connection, create_engine, event, make_url, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from .config import normalize_database_url
 
 #: the Alembic scripts, at the top of the repository (the README installs it editable)
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def alembic_config(connection: Connection | None = None) -> AlembicConfig:
@@ -43,7 +55,7 @@ def _engine_options(url: str) -> dict[str, Any]:
         # wait for a writer instead of failing at once with "database is locked"
         return {"connect_args": {"timeout": 30}}
     if backend == "postgresql":
-        return {"pool_pre_ping": True, "connect_args": {"connect_timeout": 5}}
+        return {"connect_args": {"connect_timeout": 5}}  # no pre-ping: see retrying_lost_connection
     return {}
 
 
@@ -109,6 +121,28 @@ def _close_session(_exc: BaseException | None) -> None:
     db_session = g.pop("db_session", None)
     if db_session is not None:
         db_session.close()
+
+
+def retrying_lost_connection(dispatch: Callable[[], T]) -> T:
+    """``dispatch()`` (a request's view), run once more, on a new connection and a new
+    session, if it failed because a pooled connection turned out to be broken.
+
+    Running the view again is safe: on a broken connection the database has either
+    rolled back the view's transaction or, for a single autocommitted statement,
+    stored it, and every write of the API that runs outside a transaction is an
+    insert that skips a row already stored (``POST /records`` then answers with it).
+    A database that is down fails the new connection as well: that error goes on
+    to the error handlers (503).
+    """
+    try:
+        return dispatch()
+    except DBAPIError as error:
+        if not error.connection_invalidated:
+            raise
+        log.warning("a pooled database connection was broken (%s): running the request again on a new one",
+                    type(error.orig).__name__)
+    _close_session(None)
+    return dispatch()
 
 
 @contextmanager

@@ -145,7 +145,7 @@ def _http_error(error: HTTPException) -> Response | HTTPException:
 
 
 #: what SQLAlchemy raises when the database cannot be reached or its connections broke
-#: (the pool pings each connection before use, so the next request reconnects)
+#: (a connection found broken is replaced, and the request run again: api.db.retrying_lost_connection)
 DATABASE_DOWN = (OperationalError, InterfaceError, DisconnectionError, PoolTimeoutError)
 
 

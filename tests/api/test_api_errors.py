@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from sqlalchemy.exc import DBAPIError
+
 import api.routes.deals
 
 API = "/api/v1"
@@ -91,3 +93,36 @@ def test_text_that_is_not_unicode_is_answered_not_a_crash(client):
                            content_type="application/json")
     assert response.status_code == 200
     assert response.get_json()["error"]["index"] == 1
+
+
+def broken_connection(invalidated: bool) -> DBAPIError:
+    return DBAPIError("SELECT 1", {}, Exception("server closed the connection unexpectedly"),
+                      connection_invalidated=invalidated)
+
+
+def test_a_view_that_meets_a_broken_pooled_connection_runs_again_once(client, monkeypatch):
+    """A connection found broken (SQLAlchemy has replaced it) costs the client nothing:
+    the view runs again; a second broken one, or any other database error, is answered."""
+    calls = []
+    real = api.routes.deals.deal_json
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise broken_connection(invalidated=True)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api.routes.deals, "deal_json", flaky)
+    assert client.get(f"{API}/deals/YU1-C-AAAAAAB").status_code == 200
+    assert len(calls) == 2
+
+    for failures in ([broken_connection(True), broken_connection(True)], [broken_connection(False)]):
+        calls.clear()
+
+        def failing(*args, **kwargs):
+            calls.append(1)
+            raise failures[len(calls) - 1]
+
+        monkeypatch.setattr(api.routes.deals, "deal_json", failing)
+        response = client.get(f"{API}/deals/YU1-C-AAAAAAB")
+        assert response.status_code == 500 and len(calls) == len(failures)

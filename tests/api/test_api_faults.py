@@ -105,3 +105,30 @@ def test_a_database_outage_is_503_and_the_service_recovers_without_a_restart(mak
     assert sorted(player for player, _ in rows(app)) == ["before", "during"]
     with app.extensions["api.db"].sessions() as session:
         assert session.scalar(select(func.count()).select_from(Record)) == 2
+
+
+@pytest.mark.usefixtures("needs_postgresql")
+def test_a_database_restart_between_requests_fails_no_request(make_app, database_url, tcp_proxy, make_key, auth,
+                                                              legal_log, caplog):
+    """Pooled connections are not pinged before use: the ones a restart broke fail their
+    first statement, and that request runs again on a new connection, once, unseen by
+    the client (the record stored once)."""
+    url = make_url(database_url)
+    proxy = tcp_proxy(url.host or "127.0.0.1", url.port or 5432)
+    proxied = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    app = make_app(DATABASE_URL=proxied, API_KEYS_REQUIRED=True)
+    headers = auth(make_key("restart"))
+    client = app.test_client()
+    body = {"code": CODE, "player": "restart", "moves": legal_log(CODE, 5)}
+    assert client.post(f"{API}/records", json=body | {"player": "first"}, headers=headers).status_code == 201
+    assert app.extensions["api.db"].engine.pool.checkedin() >= 1  # a pooled connection, through the proxy
+
+    proxy.stop()  # every open connection breaks; nothing asks the database meanwhile
+    proxy.start()
+    caplog.clear()
+    response = client.post(f"{API}/records", json=body, headers=headers)
+    assert response.status_code == 201, response.get_data(as_text=True)
+    assert "running the request again on a new one" in caplog.text  # the broken connection was met, not pinged
+    for path in (f"{API}/readyz", f"{API}/records", f"{API}/leaderboard?variant=forty-thieves"):
+        assert client.get(path).status_code == 200
+    assert sorted(player for player, _ in rows(app)) == ["first", "restart"]
