@@ -25,6 +25,9 @@ from .position import Position
 from .rules import UNDO_DEPTH, Rules, UndoStack, rules_for
 
 
+_NO_OPS: dict[str, tuple] = {}
+
+
 class Game:
     """A game in progress under one rule set."""
 
@@ -102,7 +105,8 @@ class Game:
         names the rule it breaks.
         """
         rules = self.rules
-        ops = rules._ops
+        # a won game refuses every action: none is looked up, each takes the general path, which says so
+        ops = rules._ops.get if not self._won else _NO_OPS.get
         stack, pos = self._stack, self.position
         columns, down, foundations, waste, stock = pos.columns, pos.down, pos.foundations, pos.waste, pos.stock
         fits, fills_empty, max_group, groups = rules._fits, rules._fills_empty, rules.max_group, rules.max_group > 1
@@ -112,8 +116,8 @@ class Game:
         applied = 0  # moves and draws applied here and not yet counted in the game and the position's move counter
         try:
             for item in items:
-                op = ops.get(item) if type(item) is str else None
-                if op is not None and not self._won:
+                op = ops(item) if type(item) is str else None
+                if op is not None:
                     kind = op[0]
                     if kind == 0:  # Rules.OP_COLUMN: a column's top card or (Yukon) face-up group onto a column
                         _, di, card, text, si = op
@@ -166,8 +170,9 @@ class Game:
                                         push_stack((src, dst, 1, -1, score, pos.takebacks))
                                         pos.score = score + up_gain
                                     applied += 1
-                                    if height == 12:  # the last card up is always a king
-                                        self._won = pos.is_won
+                                    if height == 12 and pos.is_won:  # the last card up is always a king
+                                        self._won = True
+                                        ops = _NO_OPS.get
                                     append(texts[slot])
                                     break
                             else:
@@ -198,11 +203,13 @@ class Game:
                     self._in_effect += applied
                     pos.moves += applied
                     applied = 0
-                if op is not None and op[0] == 5 and not self._won:  # Rules.OP_UNDO
+                if op is not None and op[0] == 5:  # Rules.OP_UNDO
                     self.undo()
                     append("U")
                 else:
                     push_item(item, append)  # names the rule a failed check stands for
+                    if self._won:
+                        ops = _NO_OPS.get
         finally:
             self.actions += applied
             self._in_effect += applied
