@@ -10,7 +10,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .cards import ascii_upper
 from .errors import InvalidCodeError
@@ -38,6 +39,8 @@ class GameCode:
     rules: str
     number: int
     version: int = VERSION
+    #: the code's text form, made once (a code is shown in every verdict and record)
+    text: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.game not in RULES:
@@ -50,16 +53,27 @@ class GameCode:
             raise InvalidCodeError(f"deal number {self.number!r} is outside 0 … {MAX_DEAL}", part="deal")
         if self.version != VERSION:
             raise InvalidCodeError(f"unsupported version {self.version}", part="version")
+        digits = []
+        n = self.number
+        for _ in range(DEAL_LENGTH):
+            digits.append(BASE32[n % 32])
+            n //= 32
+        object.__setattr__(self, "text", f"{self.game}{self.version}-{self.rules}-{''.join(reversed(digits))}")
 
     @classmethod
     def from_text(cls, text: str) -> "GameCode":
         """Parse a code, case-insensitively, with surrounding white space removed.
 
         Errors name the wrong part and the 1-based position of the wrong
-        character in the trimmed code.
+        character in the trimmed code. Codes are remembered: the same few deals
+        come again and again.
         """
         if not isinstance(text, str):
             raise InvalidCodeError("a game code must be text", part="format")
+        return _parse_code(text) if cls is GameCode else cls._parse(text)
+
+    @classmethod
+    def _parse(cls, text: str) -> "GameCode":
         code = ascii_upper(text.strip())
         if not code:
             raise InvalidCodeError("the game code is empty: expected e.g. YU1-C-AAAAAAB", part="format")
@@ -107,12 +121,7 @@ class GameCode:
         return cls(game, rules, number)
 
     def __str__(self) -> str:
-        digits = []
-        n = self.number
-        for _ in range(DEAL_LENGTH):
-            digits.append(BASE32[n % 32])
-            n //= 32
-        return f"{self.game}{self.version}-{self.rules}-{''.join(reversed(digits))}"
+        return self.text
 
     @property
     def deal(self) -> str:
@@ -133,3 +142,6 @@ class GameCode:
     def variant(self) -> str:
         """``yukon-classic``, ``yukon-relaxed`` or ``forty-thieves``."""
         return "forty-thieves" if self.game == "FT" else f"yukon-{self.rules_name}"
+
+
+_parse_code = lru_cache(maxsize=4096)(GameCode._parse)

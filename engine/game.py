@@ -190,6 +190,24 @@ class Game:
                             applied += 1
                             append(text)
                             continue
+                    elif kind == 5:  # Rules.OP_UNDO, with something to undo (else the general path says why not)
+                        if stack:
+                            src, dst, count, flip, score, takebacks = stack.pop()
+                            if count == 1:
+                                src.append(dst.pop())
+                            else:
+                                src.extend(dst[-count:])
+                                del dst[-count:]
+                            if flip >= 0:
+                                down[flip] += 1
+                            pos.score = score
+                            pos.takebacks = takebacks
+                            # (the game is not won: it was not when the undone action was played)
+                            self._in_effect -= 1
+                            self.undos += 1
+                            self.actions += 1
+                            append("U")
+                            continue
                     elif kind == 4:  # Rules.OP_DRAW: the stock's next card onto the waste
                         if stock:
                             push_stack((stock, waste, 1, -1, pos.score, pos.takebacks))
@@ -197,19 +215,15 @@ class Game:
                             applied += 1
                             append("S")
                             continue
-                # an undo, an action not compiled, or one that failed a check: the general path
+                # an action not compiled, or one that failed a check: the general path
                 if applied:
                     self.actions += applied
                     self._in_effect += applied
                     pos.moves += applied
                     applied = 0
-                if op is not None and op[0] == 5:  # Rules.OP_UNDO
-                    self.undo()
-                    append("U")
-                else:
-                    push_item(item, append)  # names the rule a failed check stands for
-                    if self._won:
-                        ops = _NO_OPS.get
+                push_item(item, append)  # names the rule a failed check stands for
+                if self._won:
+                    ops = _NO_OPS.get
         finally:
             self.actions += applied
             self._in_effect += applied
