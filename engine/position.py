@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from .cards import DECK, RANK_CHARS, Card, card_text
+from .cards import DECK, RANK_CHARS, Card
 from .errors import InvalidCardError, InvalidPositionError
 
 if TYPE_CHECKING:
@@ -80,12 +80,17 @@ class Position:
     # -- text form -----------------------------------------------------
 
     def __str__(self) -> str:
-        columns = "/".join(
-            "".join(map(card_text, col[:d])).lower() + "".join(map(card_text, col[d:])) or "-"
-            for col, d in zip(self.columns, self.down))
-        foundations = "".join(RANK_CHARS[len(f) - 1] if f else "-" for f in self.foundations)
-        stock = "".join(map(card_text, reversed(self.stock))) or "-"
-        waste = "".join(map(card_text, self.waste)) or "-"
+        # (every verdict carries its final position: plain loops and list comprehensions, no generators)
+        piles = []
+        for col, d in zip(self.columns, self.down):
+            if d:
+                piles.append("".join([c._text for c in col[:d]]).lower() + "".join([c._text for c in col[d:]]))
+            else:
+                piles.append("".join([c._text for c in col]) or "-")
+        foundations = "".join([RANK_CHARS[len(f) - 1] if f else "-" for f in self.foundations])
+        stock = "".join([c._text for c in reversed(self.stock)]) or "-"
+        waste = "".join([c._text for c in self.waste]) or "-"
+        columns = "/".join(piles)
         return f"{self.rules.tag} {columns} {foundations} {stock} {waste} {self.score} {self.moves} {self.takebacks}"
 
     @classmethod
