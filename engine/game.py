@@ -118,9 +118,8 @@ class Game:
             for item in items:
                 op = ops(item) if type(item) is str else None
                 if op is not None:
-                    kind = op[0]
+                    kind, target, card, text, si = op
                     if kind == 0:  # Rules.OP_COLUMN: a column's top card or (Yukon) face-up group onto a column
-                        _, di, card, text, si = op
                         src = columns[si]
                         n = len(src)
                         if n and src[-1] is card:
@@ -130,13 +129,13 @@ class Game:
                                 start = src.index(card, down[si])  # one deck: each card at most once
                             except ValueError:
                                 start = -1
+                            if n - start > max_group:
+                                start = -1
                         else:
                             start = -1
-                        dst = columns[di]
-                        if start >= 0 and n - start <= max_group and (
-                                card in fits[dst[-1]] if dst else card in fills_empty):
-                            count = n - start
-                            if count == 1:
+                        dst = columns[target]
+                        if start >= 0 and (card in fits[dst[-1]] if dst else card in fills_empty):
+                            if start == n - 1:
                                 dst.append(src.pop())
                             else:
                                 dst.extend(src[start:])
@@ -144,16 +143,16 @@ class Game:
                             if start and start == down[si]:  # a face-down card is turned up
                                 down[si] = start - 1
                                 score = pos.score
-                                push_stack((src, dst, count, si, score, pos.takebacks))
+                                push_stack((src, dst, n - start, si, score, pos.takebacks))
                                 pos.score = score + flip_gain
                             else:
-                                push_stack((src, dst, count, -1, pos.score, pos.takebacks))
+                                push_stack((src, dst, n - start, -1, pos.score, pos.takebacks))
                             applied += 1
                             append(text)
                             continue
                     elif kind == 1 or kind == 3:  # Rules.OP_COLUMN_UP / OP_WASTE_UP: a top card onto its foundation
-                        (slots, height, texts), card = op[1], op[2]
-                        src = columns[op[4]] if kind == 1 else waste
+                        slots, height, texts = target
+                        src = columns[si] if kind == 1 else waste
                         n = len(src)
                         if n and src[-1] is card:
                             for slot in slots:
@@ -162,9 +161,9 @@ class Game:
                                     dst.append(src.pop())
                                     score = pos.score
                                     start = n - 1
-                                    if kind == 1 and start and start == down[op[4]]:
-                                        down[op[4]] = start - 1
-                                        push_stack((src, dst, 1, op[4], score, pos.takebacks))
+                                    if kind == 1 and start and start == down[si]:
+                                        down[si] = start - 1
+                                        push_stack((src, dst, 1, si, score, pos.takebacks))
                                         pos.score = score + up_gain + flip_gain
                                     else:
                                         push_stack((src, dst, 1, -1, score, pos.takebacks))
@@ -180,8 +179,7 @@ class Game:
                             if slot >= 0:
                                 continue
                     elif kind == 2:  # Rules.OP_WASTE: the waste's top card onto a column
-                        _, di, card, text = op
-                        dst = columns[di]
+                        dst = columns[target]
                         if waste and waste[-1] is card and (card in fits[dst[-1]] if dst else card in fills_empty):
                             dst.append(waste.pop())
                             score = pos.score

@@ -142,6 +142,12 @@ def localized_verdict(verdict: Verdict, lang: str | None = None) -> dict[str, An
     return body
 
 
+def language_headers(lang: str) -> dict[str, str]:
+    """The headers of an answer in ``lang`` chosen by ``Accept-Language``, for a view to return
+    with it (cheaper than :func:`localized_verdict`'s callback after the request)."""
+    return {"Content-Language": lang, "Vary": "Accept-Language"}
+
+
 def _language_headers(lang: str) -> Any:
     def add(response: Any) -> Any:
         response.vary.add("Accept-Language")

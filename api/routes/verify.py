@@ -7,7 +7,7 @@ from flask import Blueprint
 
 from verifier import replay
 
-from ..i18n import localized_verdict
+from ..i18n import accepted_language, language_headers, localized_verdict
 from ..schemas import VerifyRequestSchema
 from . import json_body, load, parse_code
 
@@ -16,6 +16,8 @@ REQUEST = VerifyRequestSchema()  # schemas hold no per-request state: build them
 
 
 @bp.post("/verify")
-def verify() -> dict:
+def verify() -> tuple[dict, int, dict[str, str]]:
     body = load(REQUEST, json_body())
-    return localized_verdict(replay(parse_code(body["code"]), body["moves"], body.get("claimed")))
+    lang = accepted_language()
+    verdict = replay(parse_code(body["code"]), body["moves"], body.get("claimed"))
+    return localized_verdict(verdict, lang), 200, language_headers(lang)

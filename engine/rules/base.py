@@ -103,7 +103,8 @@ class Rules:
 
     def compile(self, text: str, action: Action) -> tuple:
         """The compiled form of ``action`` (parsed from ``text``), for the replay
-        loop of :meth:`Game.push_items`, remembered for ``text``: ``(OP_GENERAL,)``
+        loop of :meth:`Game.push_items`, remembered for ``text``: a tuple ``(kind,
+        target, card, canonical text, source column index)``, of kind ``OP_GENERAL``
         for an action that always takes the general path (:meth:`play`), which is
         any action whose canonical text depends on the position, a take-back, or
         a pile number out of range.
@@ -113,12 +114,12 @@ class Rules:
         slot). The loop checks the rest, the same checks as :meth:`play`, and
         hands every action that fails one to :meth:`play`, which names the rule.
         """
-        op: tuple = (self.OP_GENERAL,)
+        op: tuple = (self.OP_GENERAL, None, None, None, None)
         if action is DRAW:
             if self.has_stock:
-                op = (self.OP_DRAW,)
+                op = (self.OP_DRAW, None, None, "S", None)
         elif type(action) is not Move:
-            op = (self.OP_UNDO,)
+            op = (self.OP_UNDO, None, None, "U", None)
         elif action.card is not None and action.source != "F":
             card = action.card
             if action.target == "F":
@@ -135,7 +136,7 @@ class Rules:
                 pass
             elif action.source == "W":
                 if self.has_stock:
-                    op = (self.OP_WASTE if action.target == "T" else self.OP_WASTE_UP, target, card, action.text)
+                    op = (self.OP_WASTE if action.target == "T" else self.OP_WASTE_UP, target, card, action.text, None)
             elif 0 < action.source_index <= self.n_columns and action.source_index - 1 != target:
                 op = (self.OP_COLUMN if action.target == "T" else self.OP_COLUMN_UP, target, card, action.text,
                       action.source_index - 1)

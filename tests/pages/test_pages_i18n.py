@@ -200,6 +200,17 @@ def test_verify_answers_the_rule_sentence_in_the_accepted_language(client):
     assert {k: v for k, v in korean.items() if k != "error"} == {k: v for k, v in german.items() if k != "error"}
 
 
+@pytest.mark.parametrize("header, lang", [(None, "en"), ("ko", "ko"), ("fi-FI, en;q=0.5", "fi"), ("de", "en")])
+def test_an_answer_that_follows_accept_language_says_so_to_caches(client, header, lang):
+    headers = {"Accept-Language": header} if header else {}
+    verify = client.post("/api/v1/verify", json={"code": "FT1-N-AAAAAAB", "moves": "T7>F"}, headers=headers)
+    rejected = client.post("/api/v1/records", json={"code": "YU1-C-AAAAAAB", "player": "ann", "moves": "T9>T1"},
+                           headers=headers)
+    for response in (verify, rejected):
+        assert response.headers["Content-Language"] == lang
+        assert response.headers.getlist("Vary") == ["Accept-Language"]
+
+
 def test_a_rejected_record_explains_the_rule_in_the_accepted_language(client):
     response = client.post("/api/v1/records", json={"code": "YU1-C-AAAAAAB", "player": "ann", "moves": "T9>T1"},
                            headers={"Accept-Language": "fi"})
