@@ -7,8 +7,9 @@
 Prints, for ``POST /verify`` and ``POST /records`` with the HTTP benchmark's
 typical 150-action log (called through the WSGI app, no HTTP server), pyinstrument's
 call tree; then line_profiler's cost per line of the replay loop
-(``Game.push_items``) and of the move check (``Rules.play``), on the same
-requests, most expensive lines first. With ``--solve``: where a search of that
+(``Game.push_items``, which checks and applies the compiled common moves itself)
+and of its general path (``Rules.play``, for the rest), on the same requests,
+most expensive lines first. With ``--solve``: where a search of that
 many positions on that deal spends its time (cProfile, by function).
 """
 

@@ -111,6 +111,7 @@ class Game:
         columns, down, foundations, waste, stock = pos.columns, pos.down, pos.foundations, pos.waste, pos.stock
         fits, fills_empty, max_group, groups = rules._fits, rules._fills_empty, rules.max_group, rules.max_group > 1
         flip_gain, up_gain, waste_gain = rules.SCORE_FLIP, rules.SCORE_FOUNDATION, rules.SCORE_WASTE_TO_COLUMN
+        takeback_gain = rules.SCORE_TAKEBACK
         push_item, push_stack = self._push_item, stack.append
         append = canonical.append
         applied = 0  # moves and draws applied here and not yet counted in the game and the position's move counter
@@ -205,6 +206,19 @@ class Game:
                             self.undos += 1
                             self.actions += 1
                             append("U")
+                            continue
+                    elif kind == 6:  # Rules.OP_TAKEBACK: a foundation's top card back onto a column
+                        src = foundations[si]
+                        dst = columns[target]
+                        if src and src[-1] is card and (card in fits[dst[-1]] if dst else card in fills_empty):
+                            dst.append(src.pop())
+                            score, takebacks = pos.score, pos.takebacks
+                            push_stack((src, dst, 1, -1, score, takebacks))
+                            score += takeback_gain
+                            pos.score = score if score > 0 else 0
+                            pos.takebacks = takebacks + 1
+                            applied += 1
+                            append(text)
                             continue
                     elif kind == 4:  # Rules.OP_DRAW: the stock's next card onto the waste
                         if stock:

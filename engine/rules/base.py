@@ -3,6 +3,9 @@
 A rule set is a :class:`Rules` subclass. :meth:`Rules.play` checks one move
 against a position, and only when every rule holds applies it and appends a
 compact undo record (never a copy of the position) to the game's undo stack.
+:meth:`Rules.compile` turns an action's text into what the replay loop
+(:meth:`engine.game.Game.push_items`) needs to check and apply the common moves
+itself, with the same checks; every refusal is still named by :meth:`Rules.play`.
 """
 
 from __future__ import annotations
@@ -97,7 +100,7 @@ class Rules:
         self._ops: dict[str, tuple] = {}
 
     #: the compiled forms :meth:`compile` makes, by their first field
-    OP_COLUMN, OP_COLUMN_UP, OP_WASTE, OP_WASTE_UP, OP_DRAW, OP_UNDO, OP_GENERAL = range(7)
+    OP_COLUMN, OP_COLUMN_UP, OP_WASTE, OP_WASTE_UP, OP_DRAW, OP_UNDO, OP_TAKEBACK, OP_GENERAL = range(8)
     #: at most this many texts are remembered per rule set (the same few hundred actions make up most logs)
     OPS_CAP = 8192
 
@@ -106,8 +109,9 @@ class Rules:
         loop of :meth:`Game.push_items`, remembered for ``text``: a tuple ``(kind,
         target, card, canonical text, source column index)``, of kind ``OP_GENERAL``
         for an action that always takes the general path (:meth:`play`), which is
-        any action whose canonical text depends on the position, a take-back, or
-        a pile number out of range.
+        any action whose canonical text depends on the position (no card named,
+        or a take-back to a foundation of the app's choice), a move from one
+        foundation to another, or a pile number out of range.
 
         A compiled form holds what does not depend on the position: the piles'
         indexes, the named card and the canonical text (for a foundation, one per
@@ -120,7 +124,7 @@ class Rules:
                 op = (self.OP_DRAW, None, None, "S", None)
         elif type(action) is not Move:
             op = (self.OP_UNDO, None, None, "U", None)
-        elif action.card is not None and action.source != "F":
+        elif action.card is not None and not (action.source == "F" and action.target == "F"):
             card = action.card
             if action.target == "F":
                 slots = self._slots_of_suit[card.suit]
@@ -134,6 +138,9 @@ class Rules:
                 target = None
             if target is None:
                 pass
+            elif action.source == "F":
+                if 0 < action.source_index <= self.n_foundations:
+                    op = (self.OP_TAKEBACK, target, card, action.text, action.source_index - 1)
             elif action.source == "W":
                 if self.has_stock:
                     op = (self.OP_WASTE if action.target == "T" else self.OP_WASTE_UP, target, card, action.text, None)
@@ -149,11 +156,13 @@ class Rules:
         first broken rule (and changing nothing); then apply it, append its undo
         record to ``undo`` and return it in canonical form.
 
-        This is the replay hot path: plain locals, table lookups instead of
-        method calls for the common checks, every check before the first change,
-        no allocation but the undo record (and a canonical move when the input
-        was not one). Each failure is explained by the slower ``_check_*``
-        methods, which name the exact rule.
+        The general path of a replay (a log's first use of a text, a move whose
+        canonical text depends on the position, every refusal) and of
+        :meth:`Game.push`: plain locals, table lookups instead of method calls
+        for the common checks, every check before the first change, no
+        allocation but the undo record (and a canonical move when the input was
+        not one). Each failure is explained by the slower ``_check_*`` methods,
+        which name the exact rule.
         """
         source = move.source
         named = move.card

@@ -187,11 +187,12 @@ random_move_texts = st.builds(
 
 
 def plausible_move_texts(pos: Position) -> st.SearchStrategy[str]:
-    """Moves of a face-up card (Yukon: of the group on it) that is there to take, onto any pile:
-    most break a build rule, some do not."""
+    """Moves of a face-up card (Yukon: of the group on it) or a foundation's top card, onto any
+    pile: most break a build rule, some do not."""
     sources = [(f"T{i}", column[pos.down[i - 1]:]) for i, column in enumerate(pos.columns, 1) if column]
     if pos.waste:
         sources.append(("W", pos.waste[-1:]))
+    sources += [(f"F{i}", foundation[-1:]) for i, foundation in enumerate(pos.foundations, 1) if foundation]
     if not sources:
         return random_move_texts
     targets = st.one_of(st.just("F"), st.builds("T{}".format, st.integers(1, len(pos.columns))),
@@ -262,6 +263,10 @@ TWENTY_ONE = "QC 2H 3S 4H 5S 6H 7S 8H 9S TH JS QH KS AH 2S 3H 4S 5H 6S 7H 8S"
     ("FT1-N", ["KD", "QD", None, "", "", "", "", "", "", ""], {"waste": "JD 5C"}, "W:JD>T2", "card.mismatch"),
     ("FT1-N", ["KD", "QD", None, "", "", "", "", "", "", ""], {"waste": "JD 5C"}, "W:5C>F", "foundation.build"),
     ("FT1-N", ["KD", "QD 5S", None, "", "", "", "", "", "", ""], {}, "T2:QD>T1", "move.single-card"),
+    ("YU1-C", ["KD", "QC", "", None, "", "", ""], {"foundations": "-2--"}, "F2:2H>T1", "tableau.build"),
+    ("YU1-R", ["KD", "QC", "", None, "", "", ""], {"foundations": "-2--"}, "F2:2H>T3", "empty-column.king-only"),
+    ("FT1-N", ["KD", "QD 5S", None, "", "", "", "", "", "", ""], {"foundations": "2-------"}, "F1:2S>T1",
+     "tableau.same-suit"),
 ])
 def test_compiled_actions_refused_with_the_rule_they_break(tag, columns, kw, text, rule):
     """Rules no random game reaches easily, on the fast path of ``push_items`` (the
