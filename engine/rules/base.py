@@ -147,8 +147,9 @@ class Rules:
             elif 0 < action.source_index <= self.n_columns and action.source_index - 1 != target:
                 op = (self.OP_COLUMN if action.target == "T" else self.OP_COLUMN_UP, target, card, action.text,
                       action.source_index - 1)
-        if len(self._ops) < self.OPS_CAP:
-            self._ops[text] = op
+        if len(self._ops) >= self.OPS_CAP:
+            self._ops.clear()  # (texts no log repeats, or a flood of them: start again with those in use)
+        self._ops[text] = op
         return op
 
     def play(self, pos: Position, move: Move, undo: UndoStack) -> Move:

@@ -280,3 +280,21 @@ def test_compiled_actions_refused_with_the_rule_they_break(tag, columns, kw, tex
         game.push_items([text], [])
     assert (raised.value.rule, str(raised.value)) == (expected.rule, str(expected))
     assert str(game.position) == start
+
+
+def test_the_compiled_actions_stay_bounded_and_keep_the_texts_in_use(monkeypatch):
+    """Texts without end (a flood of distinct spellings) never grow the table past its cap:
+    when full it starts again, and the texts of the next logs are compiled anew."""
+    game = Game.from_code("FT1-N-AAAAAAB")
+    rules = game.rules
+    monkeypatch.setattr(type(rules), "OPS_CAP", 25)
+    monkeypatch.setattr(rules, "_ops", {})
+    spellings = [f"{' ' * i}S" for i in range(60)]  # (the stock has 64 cards)
+    game.push_items(spellings, [])
+    assert 0 < len(rules._ops) <= 25
+    log = ["S", "U", "S"]
+    for _ in range(2):
+        replay = Game.from_code("FT1-N-AAAAAAB")
+        canonical: list[str] = []
+        replay.push_items(log, canonical)
+        assert canonical == log and all(text in rules._ops for text in log)
