@@ -88,9 +88,16 @@ class Database:
             return frozenset(MigrationContext.configure(connection).get_current_heads())
 
     def ping(self) -> None:
-        """Run a query; raises the driver's error if the database cannot answer."""
-        with self.engine.connect() as connection:
-            connection.execute(text("SELECT 1")).scalar_one()
+        """Run a query; raises the driver's error if the database cannot answer. A pooled
+        connection found broken (a restart in the meantime) is replaced and asked again."""
+        for last in (False, True):
+            try:
+                with self.engine.connect() as connection:
+                    connection.execute(text("SELECT 1")).scalar_one()
+                return
+            except DBAPIError as error:
+                if last or not error.connection_invalidated:
+                    raise
 
     def dispose(self) -> None:
         self.engine.dispose()

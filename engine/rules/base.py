@@ -109,9 +109,8 @@ class Rules:
         loop of :meth:`Game.push_items`, remembered for ``text``: a tuple ``(kind,
         target, card, canonical text, source column index)``, of kind ``OP_GENERAL``
         for an action that always takes the general path (:meth:`play`), which is
-        any action whose canonical text depends on the position (no card named,
-        or a take-back to a foundation of the app's choice), a move from one
-        foundation to another, or a pile number out of range.
+        any action whose canonical text depends on the position (no card named),
+        a move from one foundation to another, or a pile number out of range.
 
         A compiled form holds what does not depend on the position: the piles'
         indexes, the named card and the canonical text (for a foundation, one per

@@ -132,3 +132,7 @@ def test_a_database_restart_between_requests_fails_no_request(make_app, database
     for path in (f"{API}/readyz", f"{API}/records", f"{API}/leaderboard?variant=forty-thieves"):
         assert client.get(path).status_code == 200
     assert sorted(player for player, _ in rows(app)) == ["first", "restart"]
+
+    proxy.stop()  # again, and this time the readiness probe is the first to meet a broken connection
+    proxy.start()
+    assert client.get(f"{API}/readyz").status_code == 200
