@@ -134,12 +134,13 @@ def retrying_lost_connection(dispatch: Callable[[], T]) -> T:
     """``dispatch()`` (a request's view), run once more, on a new connection and a new
     session, if it failed because a pooled connection turned out to be broken.
 
-    Running the view again is safe: on a broken connection the database has either
-    rolled back the view's transaction or, for a single autocommitted statement,
-    stored it, and every write of the API that runs outside a transaction is an
-    insert that skips a row already stored (``POST /records`` then answers with it).
-    A database that is down fails the new connection as well: that error goes on
-    to the error handlers (503).
+    Running the view again is safe: on a broken connection the database has rolled
+    back the view's open transaction (an autocommitted statement is stored or not),
+    and the API's writes are idempotent: storing a record skips a record already
+    stored (``POST /records`` then answers with it), setting the status a record
+    has records nothing, and a deal's solvability search is claimed once. A
+    database that is down fails the new connection as well: that error goes on to
+    the error handlers (503).
     """
     try:
         return dispatch()
