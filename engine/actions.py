@@ -192,44 +192,55 @@ def action_from_json(item: Any) -> Action:
     if not isinstance(item, dict):
         raise InvalidActionError(
             f"an action is a string or an object, not {_json_type(item)}", text=_compact(item))
-    text = _compact(item)
     if "action" in item:
-        extra = set(item) - {"action"}
-        if extra:
-            raise InvalidActionError(f"{text}: unexpected key {sorted(extra)[0]!r} beside 'action'", text=text)
+        if len(item) > 1:
+            extra = sorted(set(item) - {"action"})[0]
+            raise _bad_object(item, f"unexpected key {extra!r} beside 'action'")
         kind = item["action"]
         if kind == "draw":
             return DRAW
         if kind == "undo":
             return UNDO
-        raise InvalidActionError(f"{text}: 'action' must be \"draw\" or \"undo\"", text=text)
-    extra = set(item) - _JSON_MOVE_KEYS
-    if extra:
-        raise InvalidActionError(
-            f"{text}: unexpected key {sorted(extra)[0]!r}: a move has 'from', 'to' and optionally 'card'",
-            text=text)
+        raise _bad_object(item, "'action' must be \"draw\" or \"undo\"")
+    if not _JSON_MOVE_KEYS.issuperset(item):
+        extra = sorted(set(item) - _JSON_MOVE_KEYS)[0]
+        raise _bad_object(item, f"unexpected key {extra!r}: a move has 'from', 'to' and optionally 'card'")
     for key in ("from", "to"):
         if key not in item:
-            raise InvalidActionError(f"{text}: a move needs {key!r}", text=text)
+            raise _bad_object(item, f"a move needs {key!r}")
         if not isinstance(item[key], str):
-            raise InvalidActionError(f"{text}: {key!r} must be a string", text=text)
+            raise _bad_object(item, f"{key!r} must be a string")
     card = item.get("card")
     if card is not None and not isinstance(card, str):
-        raise InvalidActionError(f"{text}: 'card' must be a string such as \"TD\"", text=text)
+        raise _bad_object(item, "'card' must be a string such as \"TD\"")
     source, target = item["from"].strip(), item["to"].strip()
     if ascii_upper(source) == "S" and ascii_upper(target) == "W" and card is None:
         return DRAW
     for key, value in (("from", source), ("to", target)):
         if not value or any(ch in value for ch in ":> \t\n,;#"):
-            raise InvalidActionError(f"{text}: {key!r} value {value!r} is not a pile", text=text)
+            raise _bad_object(item, f"{key!r} value {value!r} is not a pile")
     if card is not None and (not card.strip() or any(ch in card for ch in ":> \t\n,;#")):
-        raise InvalidActionError(f"{text}: {card!r} is not a card", text=text)
+        raise _bad_object(item, f"{card!r} is not a card")
     middle = "" if card is None else f":{card.strip()}"
     try:
         return parse_action(f"{source}{middle}>{target}")
     except InvalidActionError as exc:
+        text = _compact(item)
         raise InvalidActionError(exc.message.replace(repr(f"{source}{middle}>{target}"), text, 1),
                                  text=text) from None
+
+
+def _bad_object(item: dict[str, Any], reason: str) -> InvalidActionError:
+    text = _compact(item)  # (only for an error: a valid object is never dumped)
+    return InvalidActionError(f"{text}: {reason}", text=text)
+
+
+def json_key(item: dict[str, Any]) -> tuple:
+    """What an action object is made of, as a key for the compiled actions (its keys and
+    values, in order); :class:`TypeError` when a value is not hashable (then it is no action)."""
+    key = tuple(item.items())
+    hash(key)
+    return key
 
 
 def split_text_log(text: str) -> list[str]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Iterable
 
-from .actions import DRAW, UNDO, Action, Draw, Move, Undo, action_from_json, parse_action, parse_text
+from .actions import DRAW, UNDO, Action, Draw, Move, Undo, action_from_json, json_key, parse_action, parse_text
 from .codes import GameCode
 from .messages import illegal
 from .position import Position
@@ -98,8 +98,8 @@ class Game:
         or breaks a rule (:class:`IllegalActionError`), with the game at the
         position before it: that item's index is then ``len(canonical)``.
         The same as :meth:`push` on each item, in one loop: this is the replay
-        hot path. A text seen before (logs repeat the same few hundred actions)
-        comes compiled (:meth:`Rules.compile`), and the common moves are checked
+        hot path. A text (or action object) seen before (logs repeat the same few
+        hundred actions) comes compiled (:meth:`Rules.compile`), and the common moves are checked
         and applied right here, with the same checks as :meth:`Rules.play`; an
         action that fails one, or is not compiled, takes the general path, which
         names the rule it breaks.
@@ -117,7 +117,13 @@ class Game:
         applied = 0  # moves and draws applied here and not yet counted in the game and the position's move counter
         try:
             for item in items:
-                op = ops(item) if type(item) is str else None
+                if type(item) is str:
+                    op = ops(item)
+                else:  # an action object: its keys and values, if they make a key
+                    try:
+                        op = ops(tuple(item.items()))
+                    except (AttributeError, TypeError):
+                        op = None
                 if op is not None:
                     kind, target, card, text, si = op
                     if kind == 0:  # Rules.OP_COLUMN: a column's top card or (Yukon) face-up group onto a column
@@ -244,12 +250,20 @@ class Game:
     def _push_item(self, item: Any, append: Any) -> None:
         """:meth:`push_items` for one item, the general way: parse it, compile it
         for the next time, push it, append its canonical text."""
+        rules = self.rules
         if type(item) is str:
             action = parse_text(item)
-            if item not in self.rules._ops:
-                self.rules.compile(item, action)
+            if item not in rules._ops:
+                rules.compile(item, action)
         else:
             action = action_from_json(item)
+            try:
+                key = json_key(item)
+            except TypeError:  # (a value no key can hold: parsed anew each time)
+                pass
+            else:
+                if key not in rules._ops:
+                    rules.compile(key, action)
         if self._won:
             self._game_over(action)
         if type(action) is Move:

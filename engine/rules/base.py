@@ -96,17 +96,19 @@ class Rules:
         #: the foundation slots of each suit, left to right
         self._slots_of_suit = tuple(tuple(slot for slot, s in enumerate(self.foundation_suits) if s == suit)
                                     for suit in range(4))
-        #: an action's text → its compiled form for :meth:`Game.push_items` (see :meth:`compile`)
-        self._ops: dict[str, tuple] = {}
+        #: an action's text (or an action object's :func:`~engine.actions.json_key`) → its compiled
+        #: form for :meth:`Game.push_items` (see :meth:`compile`)
+        self._ops: dict[str | tuple, tuple] = {}
 
     #: the compiled forms :meth:`compile` makes, by their first field
     OP_COLUMN, OP_COLUMN_UP, OP_WASTE, OP_WASTE_UP, OP_DRAW, OP_UNDO, OP_TAKEBACK, OP_GENERAL = range(8)
     #: at most this many texts are remembered per rule set (the same few hundred actions make up most logs)
     OPS_CAP = 8192
 
-    def compile(self, text: str, action: Action) -> tuple:
-        """The compiled form of ``action`` (parsed from ``text``), for the replay
-        loop of :meth:`Game.push_items`, remembered for ``text``: a tuple ``(kind,
+    def compile(self, text: str | tuple, action: Action) -> tuple:
+        """The compiled form of ``action`` (parsed from ``text``, or from an action
+        object with that :func:`~engine.actions.json_key`), for the replay loop of
+        :meth:`Game.push_items`, remembered for ``text``: a tuple ``(kind,
         target, card, canonical text, source column index)``, of kind ``OP_GENERAL``
         for an action that always takes the general path (:meth:`play`), which is
         any action whose canonical text depends on the position (no card named),

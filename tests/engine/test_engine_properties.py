@@ -10,6 +10,7 @@ from engine_helpers import build_position, card_counts, refused
 
 from engine import (DECK, UNDO, Game, GameCode, IllegalActionError, InvalidActionError, Move, Position, format_log,
                     parse_action, parse_log)
+from engine.actions import json_key
 from engine.codes import MAX_DEAL
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -205,8 +206,8 @@ def plausible_move_texts(pos: Position) -> st.SearchStrategy[str]:
 @settings(SETTINGS, max_examples=200)
 @given(code=codes, data=st.data(), steps=st.integers(1, 120))
 def test_compiled_actions_are_checked_like_the_general_path(code, data, steps):
-    """Every text of a log compiled before the replay (``Rules.compile``, as after
-    earlier logs), so that ``push_items`` takes its fast path for each: the result is
+    """Every text (or action object) of a log compiled before the replay (``Rules.compile``,
+    as after earlier logs), so that ``push_items`` takes its fast path for each: the result is
     ``Game.push`` item by item, down to the first refused item and the rule it breaks,
     also for random named moves that may break any rule (or no rule) where they come."""
     one_by_one = Game.from_code(code)
@@ -227,13 +228,17 @@ def test_compiled_actions_are_checked_like_the_general_path(code, data, steps):
             refused = error
             break
     rules = one_by_one.rules
-    for text in items:
+    as_objects = data.draw(st.booleans(), label="action objects")  # the log's JSON form: the same, keyed otherwise
+    for index, text in enumerate(items):
         try:
             action = parse_action(text)
         except InvalidActionError:
             continue  # not an action at all: nothing to compile
-        rules.compile(text, action)
-        assert text in rules._ops
+        key = json_key(action.to_json()) if as_objects else text
+        rules.compile(key, action)
+        assert key in rules._ops
+        if as_objects:
+            items[index] = action.to_json()  # type: ignore[call-overload]
     fast = Game.from_code(code)
     canonical: list[str] = []
     if refused is None:
@@ -298,3 +303,23 @@ def test_the_compiled_actions_stay_bounded_and_keep_the_texts_in_use(monkeypatch
         canonical: list[str] = []
         replay.push_items(log, canonical)
         assert canonical == log and all(text in rules._ops for text in log)
+
+
+@pytest.mark.parametrize("form", ["text", "objects"])
+def test_a_log_seen_before_takes_no_general_path(monkeypatch, form):
+    """The second replay of a log, in text form or as action objects, checks and applies
+    every action in the loop itself: nothing goes through ``Rules.play`` again."""
+    game = Game.from_code("FT1-N-AAAAAAB")
+    log = []
+    for _ in range(40):
+        action = ([a for a in game.legal_actions() if isinstance(a, Move)] or game.legal_actions())[0]
+        log.append(str(game.push(action)))
+    log.append("U")
+    items = log if form == "text" else [parse_action(text).to_json() for text in log]
+    Game.from_code("FT1-N-AAAAAAB").push_items(items, [])  # compiles what it has not seen
+    general: list = []
+    real = Game._push_item
+    monkeypatch.setattr(Game, "_push_item", lambda self, item, append: general.append(item) or real(self, item, append))
+    again, canonical = Game.from_code("FT1-N-AAAAAAB"), []
+    again.push_items(items, canonical)
+    assert general == [] and canonical == log
