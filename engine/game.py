@@ -98,15 +98,15 @@ class Game:
         or breaks a rule (:class:`IllegalActionError`), with the game at the
         position before it: that item's index is then ``len(canonical)``.
         The same as :meth:`push` on each item, in one loop: this is the replay
-        hot path. A text (or action object) seen before (logs repeat the same few
-        hundred actions) comes compiled (:meth:`Rules.compile`), and the common moves are checked
-        and applied right here, with the same checks as :meth:`Rules.play`; an
-        action that fails one, or is not compiled, takes the general path, which
-        names the rule it breaks.
+        hot path. A text (or action object) seen before (logs repeat the same
+        few hundred actions) comes compiled (:meth:`Rules.compile`), and the
+        common moves are checked and applied right here, with the same checks as
+        :meth:`Rules.play`; an action that fails one, or is not compiled, takes
+        the general path, which names the rule it breaks.
         """
         rules = self.rules
         # a won game refuses every action: none is looked up, each takes the general path, which says so
-        ops = rules._ops.get if not self._won else _NO_OPS.get
+        compiled = rules._ops.get if not self._won else _NO_OPS.get
         stack, pos = self._stack, self.position
         columns, down, foundations, waste, stock = pos.columns, pos.down, pos.foundations, pos.waste, pos.stock
         fits, fills_empty, max_group, groups = rules._fits, rules._fills_empty, rules.max_group, rules.max_group > 1
@@ -118,10 +118,10 @@ class Game:
         try:
             for item in items:
                 if type(item) is str:
-                    op = ops(item)
+                    op = compiled(item)
                 else:  # an action object: its keys and values, if they make a key
                     try:
-                        op = ops(tuple(item.items()))
+                        op = compiled(tuple(item.items()))
                     except (AttributeError, TypeError):
                         op = None
                 if op is not None:
@@ -178,7 +178,7 @@ class Game:
                                     applied += 1
                                     if height == 12 and pos.is_won:  # the last card up is always a king
                                         self._won = True
-                                        ops = _NO_OPS.get
+                                        compiled = _NO_OPS.get
                                     append(texts[slot])
                                     break
                             else:
@@ -241,7 +241,7 @@ class Game:
                     applied = 0
                 push_item(item, append)  # names the rule a failed check stands for
                 if self._won:
-                    ops = _NO_OPS.get
+                    compiled = _NO_OPS.get
         finally:
             self.actions += applied
             self._in_effect += applied
