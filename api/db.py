@@ -90,14 +90,11 @@ class Database:
     def ping(self) -> None:
         """Run a query; raises the driver's error if the database cannot answer. A pooled
         connection found broken (a restart in the meantime) is replaced and asked again."""
-        for last in (False, True):
-            try:
-                with self.engine.connect() as connection:
-                    connection.execute(text("SELECT 1")).scalar_one()
-                return
-            except DBAPIError as error:
-                if last or not error.connection_invalidated:
-                    raise
+        retrying_lost_connection(self._select_one, new_session=False)
+
+    def _select_one(self) -> None:
+        with self.engine.connect() as connection:
+            connection.execute(text("SELECT 1")).scalar_one()
 
     def dispose(self) -> None:
         self.engine.dispose()
@@ -130,9 +127,10 @@ def _close_session(_exc: BaseException | None) -> None:
         db_session.close()
 
 
-def retrying_lost_connection(dispatch: Callable[[], T]) -> T:
-    """``dispatch()`` (a request's view), run once more, on a new connection and a new
-    session, if it failed because a pooled connection turned out to be broken.
+def retrying_lost_connection(dispatch: Callable[[], T], *, new_session: bool = True) -> T:
+    """``dispatch()`` (a request's view), run once more, on a new connection (and, with
+    ``new_session``, the request's new session), if it failed because a pooled
+    connection turned out to be broken.
 
     Running the view again is safe: on a broken connection the database has rolled
     back the view's open transaction (an autocommitted statement is stored or not),
@@ -149,7 +147,8 @@ def retrying_lost_connection(dispatch: Callable[[], T]) -> T:
             raise
         log.warning("a pooled database connection was broken (%s): running the request again on a new one",
                     type(error.orig).__name__)
-    _close_session(None)
+    if new_session:
+        _close_session(None)
     return dispatch()
 
 
