@@ -119,7 +119,7 @@ class Game:
             for item in items:
                 if type(item) is str:
                     op = compiled(item)
-                else:  # an action object: its keys and values, if they make a key
+                else:  # an action object: its keys and values (json_key, inline), if they make a key
                     try:
                         op = compiled(tuple(item.items()))
                     except (AttributeError, TypeError):
@@ -195,7 +195,7 @@ class Game:
                             applied += 1
                             append(text)
                             continue
-                    elif kind == 5:  # Rules.OP_UNDO, with something to undo (else the general path says why not)
+                    elif kind == 5:  # Rules.OP_UNDO, when there is something to undo (Game.undo, inline)
                         if stack:
                             src, dst, count, flip, score, takebacks = stack.pop()
                             if count == 1:
@@ -248,8 +248,9 @@ class Game:
             pos.moves += applied
 
     def _push_item(self, item: Any, append: Any) -> None:
-        """:meth:`push_items` for one item, the general way: parse it, compile it
-        for the next time, push it, append its canonical text."""
+        """:meth:`push_items` for one item, the general way (an item seen for the first
+        time, or one the loop's checks refuse): parse it, compile it for the next
+        time, :meth:`push` it, append its canonical text."""
         rules = self.rules
         if type(item) is str:
             action = parse_text(item)
@@ -264,21 +265,7 @@ class Game:
             else:
                 if key not in rules._ops:
                     rules.compile(key, action)
-        if self._won:
-            self._game_over(action)
-        if type(action) is Move:
-            pos = self.position
-            move = self._play(pos, action, self._stack)
-            self._in_effect += 1
-            self.actions += 1
-            if move.target == "F" and move.card.rank == 13:  # type: ignore[union-attr]
-                self._won = pos.is_won  # the last card up is always a king
-            append(move.text)
-        elif action is DRAW and self.position.stock:  # (no stock at all, or an empty one: push says which rule)
-            self._draw(self.position)
-            append("S")
-        else:
-            append(self.push(action).text)
+        append(self.push(action).text)
 
     def _draw(self, pos: Position) -> None:
         """Turn the next stock card onto the waste (the caller has checked there is one)."""
