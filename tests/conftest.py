@@ -42,8 +42,10 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 # -- databases -----------------------------------------------------------
 
 def worker_name() -> str:
-    """``gw0``, ``gw1`` … under pytest-xdist, ``main`` otherwise."""
-    return os.environ.get("PYTEST_XDIST_WORKER", "main")
+    """``gw0``, ``gw1`` … under pytest-xdist, ``main`` otherwise; prefixed with
+    ``TEST_RUN_ID`` when set, so that two suites on one server never share a database."""
+    run = os.environ.get("TEST_RUN_ID", "")
+    return f"{run}_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}" if run else os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
 #: the databases every database test runs on: SQLite always, PostgreSQL too when ``TEST_DATABASE_URL`` is set
