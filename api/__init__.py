@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from flask import Flask
+from flask import Flask, Request
 from sqlalchemy import make_url
+from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.utils import cached_property
+from werkzeug.wsgi import LimitedStream, get_input_stream
 
 from . import commands, db, limits, logs, problems, routes, solving
 from .config import load_settings
@@ -21,9 +24,42 @@ from .routes import pages
 OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
 
 
+class BoundedBody(LimitedStream):
+    """A body sent without ``Content-Length`` (``Transfer-Encoding: chunked``), read up to
+    ``limit`` bytes; one byte more is 413. (Werkzeug's own stream stops at the limit and
+    hands the view the first ``limit`` bytes as if they were the whole body.)"""
+
+    def __init__(self, stream: IO[bytes], limit: int) -> None:
+        super().__init__(stream, limit, is_max=True)
+
+    def on_exhausted(self) -> None:
+        if self._stream.read(1):  # the server ends the stream at the body's end: more is too much
+            raise RequestEntityTooLarge()
+
+    def readall(self) -> bytes:
+        data = super().readall()
+        if self.is_exhausted:
+            self.on_exhausted()
+        return data
+
+
+class ServiceRequest(Request):
+    """Flask's request, whose body stream refuses a chunked body past ``MAX_CONTENT_LENGTH``."""
+
+    @cached_property
+    def stream(self) -> IO[bytes]:
+        limit = self.max_content_length
+        if self.content_length is None and limit is not None and "wsgi.input_terminated" in self.environ:
+            return BoundedBody(self.environ["wsgi.input"], limit)
+        return get_input_stream(self.environ, max_content_length=limit)
+
+
 class Service(Flask):
     """Flask, with each view run again once if a pooled database connection turns out
-    to be broken (:func:`api.db.retrying_lost_connection`)."""
+    to be broken (:func:`api.db.retrying_lost_connection`), and chunked bodies held to
+    ``MAX_CONTENT_LENGTH`` (:class:`ServiceRequest`)."""
+
+    request_class = ServiceRequest
 
     def dispatch_request(self) -> Any:
         return db.retrying_lost_connection(super().dispatch_request)

@@ -17,6 +17,7 @@ application). No request fails for a connection lost in between.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,6 +33,11 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from .config import normalize_database_url
+
+if sys.platform != "win32":
+    import fcntl
+else:  # no flock: one process migrates on Windows (AUTO_MIGRATE=0 and `flask db upgrade` for more)
+    fcntl = None  # type: ignore[assignment]
 
 #: the Alembic scripts, at the top of the repository (the README installs it editable)
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
@@ -77,10 +83,23 @@ class Database:
         self.heads = frozenset(ScriptDirectory.from_config(alembic_config()).get_heads())
 
     def upgrade(self, revision: str = "head") -> None:
-        """Run the migrations up to ``revision`` (on PostgreSQL under an advisory lock,
-        so that several workers starting at once upgrade one after the other)."""
-        with self.engine.begin() as connection:
+        """Run the migrations up to ``revision`` (on PostgreSQL under an advisory lock, on a
+        SQLite file under a lock on a file beside it, so that several workers starting at
+        once upgrade one after the other: the first migrates, the others find it done)."""
+        with self._file_lock(), self.engine.begin() as connection:
             command.upgrade(alembic_config(connection), revision)  # migrations/env.py logs each step
+
+    @contextmanager
+    def _file_lock(self) -> Iterator[None]:
+        """On a SQLite file ``x.sqlite3``, an exclusive ``flock`` on ``x.sqlite3.lock`` (SQLite's own
+        locks do not cover Alembic's check-then-create of its version table); else nothing."""
+        url = self.engine.url
+        if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:") or fcntl is None:
+            yield
+            return
+        with open(f"{url.database}.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+            yield
 
     def current(self) -> frozenset[str]:
         """The revisions the database is at (empty before the first migration)."""

@@ -1,9 +1,11 @@
 """JSON logging: one object per line on stderr, with the request's id, method,
 path, status and duration when there is a request.
 
-Every request gets an id: the client's ``X-Request-ID`` when it is a sane
-token, else a new one; it is echoed in the response header and in problem
-bodies, so a report can be matched with its log lines.
+Every request gets an id: the client's ``X-Request-ID`` when it is a short
+token (1 to 64 of ``A-Z a-z 0-9 . _ : -``), else a new one; it is echoed in the
+response header and in problem bodies, so a report can be matched with its log
+lines. Every response also says ``X-Content-Type-Options: nosniff``: browsers
+take a JSON answer for JSON, never for a page or a script.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from flask import Flask, g, has_request_context, request
 from flask.wrappers import Response
 
 REQUEST_ID_HEADER = "X-Request-ID"
-_SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}\Z")
+#: a client's request id is kept only when it is a short token (it goes into every log line)
+_SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}\Z", re.ASCII)
 #: loggers whose records go to the JSON handler, and their least level (alembic: the
 #: migration context logs each check at INFO; ``api.db`` reports upgrades itself;
 #: flask-limiter: each refused request at INFO, its storage failing at WARNING and above)
@@ -82,6 +85,7 @@ def _start_request() -> None:
 
 def _finish_request(response: Response) -> Response:
     response.headers[REQUEST_ID_HEADER] = g.get("request_id", "")
+    response.headers["X-Content-Type-Options"] = "nosniff"
     started = g.get("request_started")
     duration = round((time.perf_counter() - started) * 1000, 3) if started is not None else None
     logging.getLogger("api.access").info("%s %s %s", request.method, request.path, response.status_code,

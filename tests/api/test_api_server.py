@@ -1,0 +1,121 @@
+"""Through a real server: several gunicorn workers started at once on one fresh SQLite
+file, and request bodies sent chunked (no ``Content-Length``) past the size limit."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine
+
+from api.db import Database
+from tests.conftest import ROOT
+
+API = "/api/v1"
+GUNICORN = Path(sys.executable).with_name("gunicorn")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_ready(port: int, server: subprocess.Popen, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert server.poll() is None, "gunicorn stopped"
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            connection.request("GET", f"{API}/readyz")
+            if connection.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("gunicorn did not answer /readyz")
+
+
+def send_chunked(port: int, path: str, body: bytes, chunk: int = 4096) -> tuple[int, dict]:
+    """POST ``body`` with ``Transfer-Encoding: chunked`` (http.client sends an iterable so)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    pieces = (body[i:i + chunk] for i in range(0, len(body), chunk))
+    connection.request("POST", path, body=pieces, headers={"Content-Type": "application/json"},
+                       encode_chunked=True)
+    response = connection.getresponse()
+    answer = json.loads(response.read() or b"null")
+    connection.close()
+    return response.status, answer
+
+
+@pytest.fixture
+def gunicorn(tmp_path):
+    """``gunicorn(workers, **env)``: a started gunicorn on a fresh SQLite file; its port and log."""
+    servers = []
+
+    def start(workers: int, **env: str) -> tuple[int, subprocess.Popen, Path]:
+        port = free_port()
+        log = tmp_path / f"gunicorn-{port}.log"
+        environ = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'records.sqlite3'}",
+                   "RATELIMIT_ENABLED": "0", "SOLVER_WORKERS": "0", **env}
+        with log.open("wb") as out:
+            server = subprocess.Popen(
+                [str(GUNICORN), "--workers", str(workers), "--bind", f"127.0.0.1:{port}", "--no-control-socket",
+                 "--chdir", str(ROOT), "api:create_app()"], env=environ, stdout=out, stderr=subprocess.STDOUT)
+        servers.append(server)
+        return port, server, log
+
+    yield start
+    for server in servers:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+@pytest.mark.slow
+def test_three_gunicorn_workers_start_on_one_fresh_sqlite_file(gunicorn, tmp_path):
+    """Each worker migrates on start; a lock file beside the database lets one migrate
+    while the others wait and then find the schema at head."""
+    port, server, log = gunicorn(3)
+    wait_ready(port, server)
+    for _ in range(12):  # the requests spread over the workers: each of them answers
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("GET", f"{API}/readyz")
+        assert connection.getresponse().status == 200
+        connection.close()
+    time.sleep(1)  # a worker that failed to start would have been reported by now
+    assert server.poll() is None
+    text = log.read_text(errors="replace")
+    assert "already exists" not in text and "Worker failed to boot" not in text and "Traceback" not in text, text
+    assert text.count("Booting worker") == 3, text  # none died and was replaced
+    assert text.count("database schema upgraded: empty ->") == 1, text  # one worker migrated, once
+    database = Database(f"sqlite:///{tmp_path / 'records.sqlite3'}")
+    assert database.current() == database.heads
+    database.dispose()
+    assert (tmp_path / "records.sqlite3.lock").exists()
+
+
+@pytest.mark.slow
+def test_a_chunked_body_past_the_limit_is_413_through_gunicorn(gunicorn, legal_log):
+    port, server, _ = gunicorn(1, MAX_CONTENT_LENGTH="2000")
+    wait_ready(port, server)
+    small = json.dumps({"code": "FT1-N-AAAAAAB", "moves": "T7>F S"}).encode()
+    status, answer = send_chunked(port, f"{API}/verify", small, chunk=7)
+    assert status == 200 and answer["legal"] is True
+    # valid JSON whose first 2000 bytes are valid JSON too: cut at the limit it would have passed
+    padded = small + b" " * 5000
+    status, answer = send_chunked(port, f"{API}/verify", padded)
+    assert status == 413, answer
+    assert answer["status"] == 413 and "larger than 2000 bytes" in answer["detail"]
+    exact = small + b" " * (2000 - len(small))  # exactly the limit is fine
+    assert send_chunked(port, f"{API}/verify", exact)[0] == 200
