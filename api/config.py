@@ -31,6 +31,19 @@ variable                   meaning                                         defau
 ``SOLVER_HINT_NODES``      node budget of a hint's search (empty: none)    none
 ``RATELIMIT_SOLVER``       searches started per client IP (hints, new      ``30 per minute``
                            deals), on top of ``RATELIMIT_PER_CLIENT``
+``DATABASE_CONNECT_TIMEOUT``  PostgreSQL: seconds to open a connection       ``3``
+                           (whole seconds, at least 2)
+``DATABASE_STATEMENT_TIMEOUT``  PostgreSQL: the server cancels a statement     ``5``
+                           after this; the client gives up on any answer
+                           one second later (a partition: 503)
+``DATABASE_POOL_TIMEOUT``  seconds a request waits for a pooled            ``3``
+                           connection when all are in use (then 503)
+``READYZ_TIMEOUT``         seconds ``/readyz`` waits for the database      ``2``
+                           before answering 503
+``FRAMES_CACHE_BYTES``     memory for records' frames, gzipped, per        ``33554432`` (32 MiB)
+                           process (``0``: no cache)
+``FRAMES_MAX_ACTIONS``     most actions of a log posted to                 ``1000``
+                           ``/frames.json`` (else 422)
 =========================  ==============================================  ===============================
 """
 
@@ -173,6 +186,12 @@ def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None
         "SOLVER_HINT_SECONDS": env.get("SOLVER_HINT_SECONDS", "2"),
         "SOLVER_HINT_NODES": env.get("SOLVER_HINT_NODES"),
         "RATELIMIT_SOLVER": env.get("RATELIMIT_SOLVER") or "30 per minute",
+        "DATABASE_CONNECT_TIMEOUT": env.get("DATABASE_CONNECT_TIMEOUT", "3"),
+        "DATABASE_STATEMENT_TIMEOUT": env.get("DATABASE_STATEMENT_TIMEOUT", "5"),
+        "DATABASE_POOL_TIMEOUT": env.get("DATABASE_POOL_TIMEOUT", "3"),
+        "READYZ_TIMEOUT": env.get("READYZ_TIMEOUT", "2"),
+        "FRAMES_CACHE_BYTES": env.get("FRAMES_CACHE_BYTES", str(32 * 1024 * 1024)),
+        "FRAMES_MAX_ACTIONS": env.get("FRAMES_MAX_ACTIONS", "1000"),
     }
     raw.update(overrides or {})
     level = str(raw["LOG_LEVEL"]).strip().upper()
@@ -213,4 +232,12 @@ def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None
         "SOLVER_HINT_SECONDS": parse_seconds("SOLVER_HINT_SECONDS", raw["SOLVER_HINT_SECONDS"]),
         "SOLVER_HINT_NODES": parse_optional_positive_int("SOLVER_HINT_NODES", raw["SOLVER_HINT_NODES"]),
         "RATELIMIT_SOLVER": parse_rate_limit("RATELIMIT_SOLVER", raw["RATELIMIT_SOLVER"]),
+        "DATABASE_CONNECT_TIMEOUT": parse_positive_int("DATABASE_CONNECT_TIMEOUT", raw["DATABASE_CONNECT_TIMEOUT"],
+                                                       most=3600),
+        "DATABASE_STATEMENT_TIMEOUT": parse_seconds("DATABASE_STATEMENT_TIMEOUT", raw["DATABASE_STATEMENT_TIMEOUT"]),
+        "DATABASE_POOL_TIMEOUT": parse_seconds("DATABASE_POOL_TIMEOUT", raw["DATABASE_POOL_TIMEOUT"]),
+        "READYZ_TIMEOUT": parse_seconds("READYZ_TIMEOUT", raw["READYZ_TIMEOUT"]),
+        "FRAMES_CACHE_BYTES": 0 if str(raw["FRAMES_CACHE_BYTES"]).strip() == "0" else
+        parse_positive_int("FRAMES_CACHE_BYTES", raw["FRAMES_CACHE_BYTES"]),
+        "FRAMES_MAX_ACTIONS": parse_positive_int("FRAMES_MAX_ACTIONS", raw["FRAMES_MAX_ACTIONS"], most=5000),
     }

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -33,6 +35,12 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from .config import normalize_database_url
+
+try:
+    import psycopg
+    from psycopg.errors import _WaitTimeout as _WAIT_TIMEOUT  # what Connection.wait raises past its timeout
+except ImportError:  # pragma: no cover - psycopg is a dependency; this keeps SQLite-only use importable
+    psycopg = None  # type: ignore[assignment]
 
 if sys.platform != "win32":
     import fcntl
@@ -55,14 +63,79 @@ def alembic_config(connection: Connection | None = None) -> AlembicConfig:
     return cfg
 
 
-def _engine_options(url: str) -> dict[str, Any]:
-    backend = make_url(url).get_backend_name()
+@dataclass(frozen=True)
+class Timeouts:
+    """How long a PostgreSQL client waits (seconds), so that a database that stops answering
+    (a network partition drops the packets: nothing is refused) gives errors, not hangs.
+
+    ``statement``: PostgreSQL's ``statement_timeout`` (the server cancels a slow statement),
+    and one second after it, the client's own deadline on any answer (a query, a commit),
+    which the server cannot enforce when it never gets the question; ``connect``: opening a
+    connection; ``pool``: waiting for a pooled connection when all are in use."""
+
+    connect: int = 3
+    statement: float = 5.0
+    pool: float = 3.0
+
+    @property
+    def answer(self) -> float:
+        return self.statement + 1.0
+
+
+#: TCP keepalives on idle pooled connections: a peer gone silent is found within about 25 s
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+
+
+class AnswerTimeout(psycopg.OperationalError if psycopg is not None else Exception):  # type: ignore[misc]
+    """The database sent no answer in time; the connection is closed (it is out of step)."""
+
+
+if psycopg is not None:
+    class DeadlineConnection(psycopg.Connection):  # type: ignore[type-arg]
+        """psycopg's connection, which waits at most ``answer_timeout`` seconds for each answer
+        (every query, fetch, commit and rollback goes through :meth:`wait`); past it, the
+        connection is closed and :class:`AnswerTimeout` raised, which SQLAlchemy takes for
+        a lost connection (the pool drops it)."""
+
+        answer_timeout: float | None = None
+
+        def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:
+            limit = self.answer_timeout if timeout is None else timeout
+            try:
+                return super().wait(gen, interval, limit)
+            except _WAIT_TIMEOUT:
+                if timeout is not None:  # psycopg's own deadline (cancelling on Ctrl-C): its business
+                    raise
+                self.pgconn.finish()
+                raise AnswerTimeout(f"the database did not answer within {limit:g} s") from None
+
+
+def _engine_options(url: str, timeouts: Timeouts) -> dict[str, Any]:
+    parsed = make_url(url)
+    backend = parsed.get_backend_name()
     if backend == "sqlite":
         # wait for a writer instead of failing at once with "database is locked"
         return {"connect_args": {"timeout": 30}}
     if backend == "postgresql":
-        return {"connect_args": {"connect_timeout": 5}}  # no pre-ping: see retrying_lost_connection
+        options = str(parsed.query.get("options", ""))
+        statement = f"-c statement_timeout={round(timeouts.statement * 1000)}"
+        return {"pool_timeout": timeouts.pool,  # no pre-ping: see retrying_lost_connection
+                "connect_args": {"connect_timeout": timeouts.connect, **KEEPALIVES,
+                                 # unacknowledged data for this long: the kernel closes the connection
+                                 "tcp_user_timeout": round(timeouts.answer * 1000),
+                                 "options": f"{options} {statement}".strip()}}
     return {}
+
+
+def _deadline_connect(timeouts: Timeouts) -> Callable[..., Any]:
+    """A ``do_connect`` hook: PostgreSQL connections of the class that keeps a deadline on answers."""
+
+    def connect(_dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
+        connection = DeadlineConnection.connect(*cargs, **cparams)
+        connection.answer_timeout = timeouts.answer
+        return connection
+
+    return connect
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -75,18 +148,22 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 class Database:
     """An engine, its session factory and the schema's migration state."""
 
-    def __init__(self, url: str) -> None:
-        self.engine = create_engine(url, **_engine_options(url))
+    def __init__(self, url: str, timeouts: Timeouts | None = None) -> None:
+        self.timeouts = timeouts or Timeouts()
+        self.engine = create_engine(url, **_engine_options(url, self.timeouts))
         if self.engine.dialect.name == "sqlite" and make_url(url).database not in (None, "", ":memory:"):
             event.listen(self.engine, "connect", _sqlite_pragmas)
+        if self.engine.dialect.name == "postgresql" and self.engine.dialect.driver == "psycopg":
+            event.listen(self.engine, "do_connect", _deadline_connect(self.timeouts))
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._ping_lock = threading.Lock()
         self.heads = frozenset(ScriptDirectory.from_config(alembic_config()).get_heads())
 
     def upgrade(self, revision: str = "head") -> None:
         """Run the migrations up to ``revision`` (on PostgreSQL under an advisory lock, on a
         SQLite file under a lock on a file beside it, so that several workers starting at
         once upgrade one after the other: the first migrates, the others find it done)."""
-        with self._file_lock(), self.engine.begin() as connection:
+        with self._file_lock(), self.engine.begin() as connection, unbounded(connection):
             command.upgrade(alembic_config(connection), revision)  # migrations/env.py logs each step
 
     @contextmanager
@@ -111,6 +188,32 @@ class Database:
         connection found broken (a restart in the meantime) is replaced and asked again."""
         retrying_lost_connection(self._select_one, new_session=False)
 
+    def current_within(self, seconds: float) -> frozenset[str]:
+        """:meth:`ping`, then :meth:`current`, given up after ``seconds`` (:class:`PingTimeout`):
+        the readiness probe's check. It runs on a thread of its own, one at a time: while one
+        is still waiting for the database, the next probe is answered at once."""
+        if not self._ping_lock.acquire(blocking=False):
+            raise PingTimeout("the previous check of the database has not finished")
+        outcome: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                self.ping()
+                outcome["current"] = self.current()
+            except BaseException as error:  # handed to the probe below
+                outcome["error"] = error
+            finally:
+                self._ping_lock.release()
+
+        worker = threading.Thread(target=run, name="readiness-check", daemon=True)
+        worker.start()
+        worker.join(seconds)
+        if "error" in outcome:
+            raise outcome["error"]
+        if "current" not in outcome:
+            raise PingTimeout(f"the database did not answer within {seconds:g} s")
+        return outcome["current"]
+
     def _select_one(self) -> None:
         with self.engine.connect() as connection:
             connection.execute(text("SELECT 1")).scalar_one()
@@ -119,8 +222,36 @@ class Database:
         self.engine.dispose()
 
 
+class PingTimeout(Exception):
+    """The readiness ping did not finish in time."""
+
+
+@contextmanager
+def unbounded(connection: Connection) -> Iterator[Connection]:
+    """Lift the statement timeout and the answer deadline for the work of ``connection``'s
+    transaction (a migration, an import: long by nature, and run by an operator)."""
+    if connection.dialect.name != "postgresql":
+        yield connection
+        return
+    connection.execute(text("SET LOCAL statement_timeout = 0"))
+    raw = connection.connection.dbapi_connection
+    before = getattr(raw, "answer_timeout", None)
+    if raw is not None and hasattr(raw, "answer_timeout"):
+        raw.answer_timeout = None
+    try:
+        yield connection
+    finally:
+        if raw is not None and hasattr(raw, "answer_timeout"):
+            raw.answer_timeout = before
+
+
+def timeouts(config: Mapping[str, Any]) -> Timeouts:
+    return Timeouts(connect=config["DATABASE_CONNECT_TIMEOUT"], statement=config["DATABASE_STATEMENT_TIMEOUT"],
+                    pool=config["DATABASE_POOL_TIMEOUT"])
+
+
 def init_app(app: Flask) -> Database:
-    database = Database(app.config["DATABASE_URL"])
+    database = Database(app.config["DATABASE_URL"], timeouts(app.config))
     app.extensions["api.db"] = database
     if app.config["AUTO_MIGRATE"]:
         database.upgrade()
@@ -162,7 +293,8 @@ def retrying_lost_connection(dispatch: Callable[[], T], *, new_session: bool = T
     try:
         return dispatch()
     except DBAPIError as error:
-        if not error.connection_invalidated:
+        # (a database that did not answer in time is not asked again: the client would wait twice)
+        if not error.connection_invalidated or isinstance(error.orig, AnswerTimeout):
             raise
         log.warning("a pooled database connection was broken (%s): running the request again on a new one",
                     type(error.orig).__name__)

@@ -248,7 +248,12 @@ class TcpProxy:
 
     :meth:`stop` closes the listening socket and every open connection (the
     database looks down: new connections are refused, open ones break);
-    :meth:`start` listens again on the same port (the database is back)."""
+    :meth:`start` listens again on the same port (the database is back).
+
+    :meth:`black_hole` is a network partition instead: connections stay open and new
+    ones are accepted, but every byte either way is dropped (nothing is refused, nothing
+    answers); :meth:`heal` forwards again. The connections that lost bytes are out of
+    step for good: healing closes them, as the database server would have by then."""
 
     def __init__(self, target_host: str, target_port: int) -> None:
         self.target = (target_host, target_port)
@@ -256,6 +261,8 @@ class TcpProxy:
         self._listener: socket.socket | None = None
         self._sockets: set[socket.socket] = set()
         self._lock = threading.Lock()
+        self._dropping = False
+        self._dropped: set[socket.socket] = set()  # connections that lost bytes, or opened in the hole
 
     def start(self) -> None:
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -265,6 +272,17 @@ class TcpProxy:
         self.port = listener.getsockname()[1]
         self._listener = listener
         threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def black_hole(self) -> None:
+        self._dropping = True
+
+    def heal(self) -> None:
+        with self._lock:
+            self._dropping = False
+            dropped, self._dropped = self._dropped, set()
+            self._sockets -= dropped
+        for sock in dropped:
+            _close(sock)
 
     def stop(self) -> None:
         listener, self._listener = self._listener, None
@@ -281,6 +299,12 @@ class TcpProxy:
                 client, _ = listener.accept()
             except OSError:  # closed by stop()
                 return
+            if self._dropping:  # accepted, and then nothing: what was sent is read and dropped
+                with self._lock:
+                    self._sockets.add(client)
+                    self._dropped.add(client)
+                threading.Thread(target=self._pipe, args=(client, None), daemon=True).start()
+                continue
             try:
                 upstream = socket.create_connection(self.target, timeout=5)
                 upstream.settimeout(None)
@@ -296,17 +320,23 @@ class TcpProxy:
             for source, sink in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
 
-    def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
+    def _pipe(self, source: socket.socket, sink: socket.socket | None) -> None:
         try:
             while data := source.recv(65536):
+                if self._dropping or sink is None:
+                    with self._lock:
+                        self._dropped |= {source} if sink is None else {source, sink}
+                    continue
                 sink.sendall(data)
         except OSError:
             pass
         finally:
-            _close(source)
-            _close(sink)
+            ends = {source} if sink is None else {source, sink}
+            for sock in ends:
+                _close(sock)
             with self._lock:
-                self._sockets -= {source, sink}
+                self._sockets -= ends
+                self._dropped -= ends
 
 
 def _close(sock: socket.socket) -> None:

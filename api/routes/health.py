@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import logging
 
-from flask import Blueprint
+from flask import Blueprint, current_app
 from sqlalchemy.exc import SQLAlchemyError
 
-from ..db import get_db
+from ..db import PingTimeout, get_db
 from ..problems import Problem
 from ..schemas import HealthSchema
 
@@ -25,12 +25,14 @@ def healthz() -> dict:
 def readyz() -> dict:
     database = get_db()
     try:
-        database.ping()
-        current = database.current()
-    except SQLAlchemyError as error:
+        # on a thread of its own with a short deadline: a database that went silent is not ready
+        current = database.current_within(current_app.config["READYZ_TIMEOUT"])
+    except (SQLAlchemyError, PingTimeout) as error:
         log.warning("not ready: database unreachable: %s", error)
-        raise Problem(503, f"the database did not answer ({type(getattr(error, 'orig', None) or error).__name__})",
-                      "not-ready", headers={"Retry-After": "5"}) from None
+        cause = getattr(error, "orig", None) or error
+        detail = str(cause) if isinstance(cause, PingTimeout) else type(cause).__name__
+        raise Problem(503, f"the database did not answer ({detail})", "not-ready",
+                      headers={"Retry-After": "5"}) from None
     if current != database.heads:
         shown = ", ".join(sorted(current)) or "empty"
         raise Problem(503, f"the database schema is at {shown}, this version needs {', '.join(sorted(database.heads))}:"

@@ -11,6 +11,7 @@ the other tests).
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -136,3 +137,69 @@ def test_a_database_restart_between_requests_fails_no_request(make_app, database
     proxy.stop()  # again, and this time the readiness probe is the first to meet a broken connection
     proxy.start()
     assert client.get(f"{API}/readyz").status_code == 200
+
+
+#: short timeouts, so that the partition test takes seconds (the defaults are a few times longer)
+PARTITION_TIMEOUTS = {"DATABASE_CONNECT_TIMEOUT": 2, "DATABASE_STATEMENT_TIMEOUT": 1, "DATABASE_POOL_TIMEOUT": 1,
+                      "READYZ_TIMEOUT": 1}
+#: the documented bound (docs/operations.md): a pooled connection's wait, then a connection
+#: opened or an answer awaited (the client's deadline is the statement timeout plus one second)
+PARTITION_BOUND = (PARTITION_TIMEOUTS["DATABASE_POOL_TIMEOUT"] + PARTITION_TIMEOUTS["DATABASE_CONNECT_TIMEOUT"]
+                   + PARTITION_TIMEOUTS["DATABASE_STATEMENT_TIMEOUT"] + 1)
+
+
+@pytest.mark.usefixtures("needs_postgresql")
+def test_a_database_that_stops_answering_is_503_within_the_bound_and_nothing_acknowledged_is_lost(
+        make_app, database_url, tcp_proxy, make_key, auth, legal_log):
+    """A network partition: packets are dropped, nothing is refused. Without timeouts on
+    the client every request touching the database (and ``/readyz``) would wait for the
+    whole partition; with them each answers 503 with ``Retry-After`` in time."""
+    url = make_url(database_url)
+    proxy = tcp_proxy(url.host or "127.0.0.1", url.port or 5432)
+    proxied = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    app = make_app(DATABASE_URL=proxied, API_KEYS_REQUIRED=True, **PARTITION_TIMEOUTS)
+    headers = auth(make_key("partition"))
+    acknowledged: list[str] = []
+
+    def submit(player):
+        response = app.test_client().post(f"{API}/records", headers=headers,
+                                          json={"code": CODE, "player": player, "moves": legal_log(CODE, 5)})
+        if response.status_code in (200, 201):
+            acknowledged.append(player)
+        return response
+
+    assert submit("before").status_code == 201
+    with ThreadPoolExecutor(3) as pool:  # a few pooled connections, idle when the partition starts
+        assert set(pool.map(lambda _: app.test_client().get(f"{API}/records").status_code, range(3))) == {200}
+
+    requests = [("POST", f"{API}/records", None), ("GET", f"{API}/records", None), ("GET", f"{API}/records/1", None),
+                ("GET", f"{API}/leaderboard?variant=forty-thieves", None), ("GET", f"{API}/readyz", None),
+                ("GET", "/records/1/frames.json", None)]
+
+    def timed(request):
+        method, path, _ = request
+        started = time.monotonic()
+        if method == "POST":
+            response = submit("during")
+        else:
+            response = app.test_client().open(path, method=method)
+        return path, response, time.monotonic() - started
+
+    proxy.black_hole()
+    for round_ in ("pooled connections", "new connections"):  # first the idle pooled ones, then new ones
+        with ThreadPoolExecutor(len(requests)) as pool:
+            for path, response, took in pool.map(timed, requests):
+                assert response.status_code == 503, (round_, path, response.get_data(as_text=True))
+                assert response.headers["Retry-After"] == "5", (round_, path)
+                assert response.mimetype == "application/problem+json"
+                assert took < PARTITION_BOUND, (round_, path, took)
+    client = app.test_client()
+    assert client.get(f"{API}/healthz").status_code == 200  # the process itself is fine
+    assert client.post(f"{API}/verify", json={"code": CODE, "moves": "S"}).status_code == 200
+
+    proxy.heal()
+    assert client.get(f"{API}/readyz").status_code == 200
+    assert submit("during").status_code == 201  # the client's retry is stored now
+    assert submit("before").status_code == 200  # and what was stored before is still there
+    assert client.get(f"{API}/records").get_json()["total"] == 2
+    assert sorted(player for player, _ in rows(app)) == sorted(set(acknowledged)) == ["before", "during"]
