@@ -82,6 +82,6 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     limits.init_app(app)  # rate limits: before any view runs, after the request id is set
     solving.init_app(app)  # the solver's worker processes start with the first search
     routes.init_app(app)
-    app.register_blueprint(pages.bp)  # the players' HTML pages, outside /api/v1
+    pages.init_app(app)  # the players' HTML pages, outside /api/v1
     commands.init_app(app)
     return app

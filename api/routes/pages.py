@@ -17,7 +17,7 @@ from datetime import timezone
 from typing import Any
 
 from babel.dates import format_datetime
-from flask import Blueprint, g, redirect, render_template, request, url_for
+from flask import Blueprint, Flask, current_app, g, redirect, render_template, request, url_for
 from flask.wrappers import Response
 
 from engine import Card, Game, GameCode, IllegalActionError, InvalidActionError, InvalidCodeError, Position
@@ -25,6 +25,7 @@ from engine.actions import item_text, log_items, parse_item
 from engine.cards import SUIT_CHARS, SUIT_SYMBOLS
 
 from .. import db
+from ..framecache import FrameCache, pack
 from ..i18n import LANGUAGE_NAMES, N_, card_name, card_names, gettext, page_language, rule_sentence
 from ..models import Record
 from ..problems import Problem
@@ -194,14 +195,14 @@ def frame(game: Game, action: str | None) -> dict[str, Any]:
             "won": game.is_won, "board": board_view(position)}
 
 
-def frames(code: GameCode, log: Any) -> dict[str, Any]:
+def frames(code: GameCode, log: Any, limit: int = MAX_FRAMES) -> dict[str, Any]:
     """The position after each action of ``log`` on ``code``'s deal (the first: the deal),
     up to the first action that is not valid notation or breaks a rule, which is reported
-    in ``error`` (its sentence in the page's language)."""
+    in ``error`` (its sentence in the page's language). More than ``limit`` actions: 422."""
     items = log_items(log)
-    if len(items) > MAX_FRAMES:
-        raise Problem(422, f"moves: the log has {len(items)} actions; the replay viewer shows at most {MAX_FRAMES}",
-                      "validation-error", errors=[{"field": "moves", "message": f"more than {MAX_FRAMES} actions"}])
+    if len(items) > limit:
+        raise Problem(422, f"moves: the log has {len(items)} actions; the replay viewer shows at most {limit}",
+                      "validation-error", errors=[{"field": "moves", "message": f"more than {limit} actions"}])
     game = Game.from_code(code)
     out = [frame(game, None)]
     error = None
@@ -277,16 +278,43 @@ def record(record_id: int) -> Any:
 
 
 @bp.get("/records/<int:record_id>/frames.json")
-def record_frames(record_id: int) -> dict[str, Any]:
-    stored = find_record(record_id)
-    if stored is None:
-        raise Problem(404, f"there is no record {record_id}")
-    return frames(GameCode.from_text(stored.code), stored.canonical)
+def record_frames(record_id: int) -> Any:
+    """A record's frames, from the cache when they are there (:mod:`api.framecache`: ETag,
+    304, gzip); a record never changes, so they are computed once per engine version."""
+    cache = frame_cache()
+    cached = cache.get(record_id) if cache is not None else None
+    if cached is None:
+        stored = find_record(record_id)
+        if stored is None:
+            raise Problem(404, f"there is no record {record_id}")
+        data = frames(GameCode.from_text(stored.code), stored.canonical)
+        if data["error"] is not None:
+            # a stored log this engine finds illegal: its sentence is in the page's language; not cached
+            response = current_app.json.response(data)
+            response.headers["Cache-Control"] = "no-cache"
+            return response
+        cached = pack(data)
+        if cache is not None:
+            cache.put(record_id, cached)
+    return cached.response(request)
+
+
+def frame_cache() -> FrameCache | None:
+    """This process's cache of records' frames (``None`` when ``FRAMES_CACHE_BYTES`` is 0)."""
+    return current_app.extensions.get("api.frames")
+
+
+def init_app(app: Flask) -> None:
+    """The blueprint, and the frames cache of this process."""
+    if app.config["FRAMES_CACHE_BYTES"]:
+        app.extensions["api.frames"] = FrameCache(app.config["FRAMES_CACHE_BYTES"])
+    app.register_blueprint(bp)
 
 
 @bp.post("/frames.json")
 def log_frames() -> dict[str, Any]:
-    """The positions of a posted ``{"code", "moves"}`` (the checker's replay)."""
+    """The positions of a posted ``{"code", "moves"}`` (the checker's replay), for logs of at
+    most ``FRAMES_MAX_ACTIONS`` actions: computed on every request, so kept short."""
     body = json_body()
     if not isinstance(body, dict) or not isinstance(body.get("code"), str) \
             or not isinstance(body.get("moves"), (str, list)):
@@ -298,7 +326,7 @@ def log_frames() -> dict[str, Any]:
         raise Problem(422, f"code: {exc.message}", "invalid-code",
                       errors=[{"field": "code", "message": exc.message, "part": exc.part}]) from None
     try:
-        return frames(code, body["moves"])
+        return frames(code, body["moves"], current_app.config["FRAMES_MAX_ACTIONS"])
     except InvalidActionError as exc:  # an item that is neither text nor an action object
         raise Problem(422, f"moves: {exc.message}", "validation-error",
                       errors=[{"field": "moves", "message": exc.message}]) from None
