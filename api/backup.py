@@ -5,9 +5,9 @@ API shows it), who submitted it, its status and its whole status history.
 API keys are not exported: only their hashes exist, and a restored service
 gets keys of its own.
 
-Importing checks every line (types, the code, the log's hash, the status and
-its history) and runs in one transaction: a bad line names itself and nothing
-is imported. Into an empty database the records keep their ids; into one that
+Importing reads the file line by line (a batch of records in memory at a time),
+checks every line (types, the code, the log's hash, the status and its history)
+and runs in one transaction: a bad line names itself and nothing is imported. Into an empty database the records keep their ids; into one that
 already has records they get new ids, and a record that is already there (the
 same player, code and log hash) is skipped and reported, never stored twice.
 """
@@ -213,30 +213,44 @@ class ImportReport:
 
 def import_records(session: Session, lines: Iterable[str],
                    progress: Callable[[int], None] = lambda n: None) -> ImportReport:
-    """Import an export; all or nothing (:class:`BackupError` rolls everything back)."""
+    """Import an export; all or nothing (:class:`BackupError` rolls everything back).
+
+    ``lines`` is read as it goes (a file object streams): only one batch of records is
+    held at a time. Duplicates and reused ids are found with the database, where the
+    earlier batches of this import are flushed (its transaction sees them)."""
     report = ImportReport(kept_ids=count_records(session) == 0)
-    seen_ids: dict[int, int] = {}
-    seen_games: set[tuple[str, str, str]] = set()
+    # records above this id were stored by this import (ids are kept only into an empty database)
+    before = 0 if report.kept_ids else session.scalar(select(func.max(Record.id))) or 0
     batch: list[tuple[int, dict[str, Any]]] = []
 
     def flush() -> None:
         hashes = {data["log_hash"] for _, data in batch}
         stored = {(p, c, h): i for i, p, c, h in session.execute(
             select(Record.id, Record.player, Record.code, Record.log_hash).where(Record.log_hash.in_(hashes)))}
+        taken: set[int] = set()
+        if report.kept_ids:
+            taken = set(session.scalars(select(Record.id).where(Record.id.in_({d["id"] for _, d in batch}))))
+        games: set[tuple[str, str, str]] = set()
+        ids: dict[int, int] = {}
         for number, data in batch:
             game = (data["player"], data["code"], data["log_hash"])
-            if game in stored or game in seen_games:
-                report.duplicates.append(Duplicate(number, data["player"], data["code"], stored.get(game)))
+            if game in stored or game in games:
+                existing = stored.get(game)
+                earlier_line = existing is None or report.kept_ids or existing > before
+                report.duplicates.append(Duplicate(number, data["player"], data["code"],
+                                                   None if earlier_line else existing))
                 continue
             if report.kept_ids:
-                if data["id"] in seen_ids:
-                    raise BackupError(f"line {number}: id: {data['id']} is already the id of line "
-                                       f"{seen_ids[data['id']]}")
-                seen_ids[data["id"]] = number
-            seen_games.add(game)
+                if data["id"] in ids:
+                    raise BackupError(f"line {number}: id: {data['id']} is already the id of line {ids[data['id']]}")
+                if data["id"] in taken:
+                    raise BackupError(f"line {number}: id: {data['id']} is already the id of an earlier line")
+                ids[data["id"]] = number
+            games.add(game)
             session.add(_record_from(data, report.kept_ids))
             report.imported += 1
         session.flush()
+        session.expunge_all()  # the flushed records are not needed again: memory stays one batch
         progress(len(batch))
         batch.clear()
 

@@ -156,17 +156,30 @@ def records_import(source: IO[str], progress: bool | None) -> None:
     has records they get new ids, and those already stored (same player, code
     and log) are skipped and listed. A bad line stops the import and nothing
     is stored."""
-    lines = source.readlines()
     with get_db().sessions() as session:
-        with _progress(sum(1 for line in lines if line.strip()), "importing", progress) as advance:
+        with _progress(_count_lines(source), "importing", progress) as advance:
             try:
-                report = import_records(session, lines, advance)
+                report = import_records(session, source, advance)  # read line by line, never whole
             except BackupError as error:
                 raise click.ClickException(f"{error}; nothing was imported") from None
     ids = "ids kept" if report.kept_ids else "new ids: the database was not empty"
     click.echo(f"imported {report.imported} records ({ids}); skipped {len(report.duplicates)} duplicates")
     for duplicate in report.duplicates:
         click.echo(f"  skipped {duplicate}")
+
+
+def _count_lines(source: IO[str]) -> int:
+    """The records in a file (a first pass, line by line, then back to the start), for the
+    progress bar; 0 for a stream that cannot go back (stdin: no bar)."""
+    try:
+        if not source.seekable():
+            return 0
+        start = source.tell()
+        count = sum(1 for line in source if line.strip())
+        source.seek(start)
+    except OSError:
+        return 0
+    return count
 
 
 @records_cli.command("reverify")
