@@ -36,11 +36,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from .config import normalize_database_url
 
-try:
-    import psycopg
-    from psycopg.errors import _WaitTimeout as _WAIT_TIMEOUT  # what Connection.wait raises past its timeout
-except ImportError:  # pragma: no cover - psycopg is a dependency; this keeps SQLite-only use importable
-    psycopg = None  # type: ignore[assignment]
+import psycopg
+from psycopg.errors import _WaitTimeout as _WAIT_TIMEOUT  # what Connection.wait raises past its timeout (3.3)
 
 if sys.platform != "win32":
     import fcntl
@@ -86,28 +83,27 @@ class Timeouts:
 KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
 
 
-class AnswerTimeout(psycopg.OperationalError if psycopg is not None else Exception):  # type: ignore[misc]
+class AnswerTimeout(psycopg.OperationalError):
     """The database sent no answer in time; the connection is closed (it is out of step)."""
 
 
-if psycopg is not None:
-    class DeadlineConnection(psycopg.Connection):  # type: ignore[type-arg]
-        """psycopg's connection, which waits at most ``answer_timeout`` seconds for each answer
-        (every query, fetch, commit and rollback goes through :meth:`wait`); past it, the
-        connection is closed and :class:`AnswerTimeout` raised, which SQLAlchemy takes for
-        a lost connection (the pool drops it)."""
+class DeadlineConnection(psycopg.Connection):  # type: ignore[type-arg]
+    """psycopg's connection, which waits at most ``answer_timeout`` seconds for each answer
+    (every query, fetch, commit and rollback goes through :meth:`wait`); past it, the
+    connection is closed and :class:`AnswerTimeout` raised, which SQLAlchemy takes for
+    a lost connection (the pool drops it)."""
 
-        answer_timeout: float | None = None
+    answer_timeout: float | None = None
 
-        def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:
-            limit = self.answer_timeout if timeout is None else timeout
-            try:
-                return super().wait(gen, interval, limit)
-            except _WAIT_TIMEOUT:
-                if timeout is not None:  # psycopg's own deadline (cancelling on Ctrl-C): its business
-                    raise
-                self.pgconn.finish()
-                raise AnswerTimeout(f"the database did not answer within {limit:g} s") from None
+    def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:
+        limit = self.answer_timeout if timeout is None else timeout
+        try:
+            return super().wait(gen, interval, limit)
+        except _WAIT_TIMEOUT:
+            if timeout is not None:  # psycopg's own deadline (cancelling on Ctrl-C): its business
+                raise
+            self.pgconn.finish()
+            raise AnswerTimeout(f"the database did not answer within {limit:g} s") from None
 
 
 def _engine_options(url: str, timeouts: Timeouts) -> dict[str, Any]:
