@@ -12,7 +12,7 @@ from typing import IO, Any
 
 from flask import Flask, Request
 from sqlalchemy import make_url
-from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
 from werkzeug.utils import cached_property
 from werkzeug.wsgi import LimitedStream, get_input_stream
 
@@ -24,13 +24,29 @@ from .routes import pages
 OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
 
 
+class _DecodedBody:
+    """The server's decoded body stream, whose decoding errors (gunicorn raises its own
+    exceptions for malformed chunks) become 400 instead of escaping as 500."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return self._stream.read(size)
+        except (OSError, ValueError):  # a client gone: werkzeug's stream handles it
+            raise
+        except Exception as error:
+            raise BadRequest(f"the chunked request body is malformed ({type(error).__name__})") from None
+
+
 class BoundedBody(LimitedStream):
     """A body sent without ``Content-Length`` (``Transfer-Encoding: chunked``), read up to
     ``limit`` bytes; one byte more is 413. (Werkzeug's own stream stops at the limit and
     hands the view the first ``limit`` bytes as if they were the whole body.)"""
 
     def __init__(self, stream: IO[bytes], limit: int) -> None:
-        super().__init__(stream, limit, is_max=True)
+        super().__init__(_DecodedBody(stream), limit, is_max=True)  # type: ignore[arg-type]
 
     def on_exhausted(self) -> None:
         if self._stream.read(1):  # the server ends the stream at the body's end: more is too much

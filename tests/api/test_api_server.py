@@ -119,3 +119,24 @@ def test_a_chunked_body_past_the_limit_is_413_through_gunicorn(gunicorn, legal_l
     assert answer["status"] == 413 and "larger than 2000 bytes" in answer["detail"]
     exact = small + b" " * (2000 - len(small))  # exactly the limit is fine
     assert send_chunked(port, f"{API}/verify", exact)[0] == 200
+
+
+@pytest.mark.slow
+def test_a_malformed_chunked_body_is_400_through_gunicorn(gunicorn):
+    port, server, log = gunicorn(1)
+    wait_ready(port, server)
+    body = b'{"code":"FT1-N-AAAAAAB","moves":"S"}'
+    head = (b"POST /api/v1/verify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+    for chunks in (b"ZZ\r\n" + body + b"\r\n0\r\n\r\n",                      # not a chunk size
+                   b"%x\r\n" % len(body) + body + b"XX0\r\n\r\n"):              # no CRLF after the chunk
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall(head + chunks)
+            answer = b""
+            while data := sock.recv(65536):
+                answer += data
+        status_line, _, rest = answer.partition(b"\r\n")
+        assert status_line.startswith(b"HTTP/1.1 400"), answer
+        problem = json.loads(rest.partition(b"\r\n\r\n")[2])
+        assert problem["status"] == 400 and "chunked request body is malformed" in problem["detail"]
+    assert "unhandled error" not in log.read_text(errors="replace")
