@@ -121,7 +121,11 @@ def test_the_name_pattern_refuses_exactly_what_the_server_refuses():
     (Unassigned characters are refused by the server; no pattern can list them.)"""
     pattern = re.compile(SPEC["components"]["schemas"]["Name"]["pattern"])
     differ = []
+    # (the two private-use planes, 131,068 characters of one kind, sampled: their ends and every 257th)
+    private = set(range(0xF0000, 0x110000)) - {0xF0000, 0xFFFFD, 0x100000, 0x10FFFD} - set(range(0xF0000, 0x110000, 257))
     for point in range(0x110000):
+        if point in private:
+            continue
         char = chr(point)
         if unicodedata.category(char) == "Cn":
             continue
