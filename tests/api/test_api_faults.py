@@ -203,3 +203,34 @@ def test_a_database_that_stops_answering_is_503_within_the_bound_and_nothing_ack
     assert submit("before").status_code == 200  # and what was stored before is still there
     assert client.get(f"{API}/records").get_json()["total"] == 2
     assert sorted(player for player, _ in rows(app)) == sorted(set(acknowledged)) == ["before", "during"]
+
+
+@pytest.mark.usefixtures("needs_postgresql")
+def test_every_postgresql_connection_has_the_timeouts_and_migrations_lift_them(make_app):
+    from sqlalchemy import text
+    from sqlalchemy.exc import OperationalError
+
+    from api.db import AnswerTimeout, DeadlineConnection, unbounded
+
+    app = make_app(**PARTITION_TIMEOUTS)
+    engine = app.extensions["api.db"].engine
+    with engine.connect() as connection:
+        raw = connection.connection.dbapi_connection
+        assert isinstance(raw, DeadlineConnection) and raw.answer_timeout == 2
+        assert connection.execute(text("SHOW statement_timeout")).scalar() == "1s"
+        parameters = raw.info.get_parameters()
+        assert parameters["tcp_user_timeout"] == "2000" and parameters["keepalives"] == "1"
+        assert parameters["connect_timeout"] == "2"
+        # the server cancels a statement past its timeout; the connection goes on working
+        with pytest.raises(OperationalError) as error:
+            connection.execute(text("SELECT pg_sleep(3)"))
+        assert "statement timeout" in str(error.value) and not isinstance(error.value.orig, AnswerTimeout)
+        connection.rollback()
+        assert connection.execute(text("SELECT 1")).scalar() == 1
+    with engine.begin() as connection, unbounded(connection):  # what a migration runs under
+        assert connection.execute(text("SHOW statement_timeout")).scalar() == "0"
+        assert connection.connection.dbapi_connection.answer_timeout is None
+        assert connection.execute(text("SELECT pg_sleep(2.5)")).scalar() == ""  # longer than both
+    with engine.connect() as connection:  # and the next user of the connection has them again
+        assert connection.execute(text("SHOW statement_timeout")).scalar() == "1s"
+        assert connection.connection.dbapi_connection.answer_timeout == 2
