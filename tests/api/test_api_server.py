@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine
 
 from api.db import Database
 from tests.conftest import ROOT
