@@ -9,7 +9,7 @@ filename=…)`` gives the hashed name (see ``pages._hashed_static``); the plain 
 still works, with revalidation on each use.
 
 Files are read once per process (in debug mode, again when one changes), and a
-gzip copy of the text files is kept for clients that accept it.
+gzip copy of the hashed text files is kept for clients that accept it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ TEXT_TYPES = ("text/", "application/javascript", "image/svg+xml", "application/j
 class Asset:
     path: str                 # the plain name, such as "js/record.js"
     hashed: str               # the hashed name, such as "js/record.0a1b2c3d4e.js"
-    body: bytes
+    body: bytes               # under the hashed name (its imports name hashed files)
+    source: bytes             # under the plain name: the file as it is
     gzipped: bytes | None
     mimetype: str
     etag: str
@@ -110,7 +111,7 @@ def build() -> Manifest:
             mimetype = "text/javascript"
         gzipped = gzip.compress(body, 9, mtime=0) if mimetype.startswith(TEXT_TYPES) else None
         hashed = _hashed_name(name, body)
-        asset = Asset(name, hashed, body, gzipped, mimetype, hashed.rsplit(".", 2)[-2], deps)
+        asset = Asset(name, hashed, body, sources[name], gzipped, mimetype, hashed.rsplit(".", 2)[-2], deps)
         assets[name] = asset
         return asset
 

@@ -191,19 +191,21 @@ def _hashed_static(endpoint: str, values: dict[str, Any]) -> None:
 
 @bp.get("/static/<path:filename>", endpoint="static")
 def static_file(filename: str) -> Response:
-    """A file of ``api/static``: under its hashed name cached for a year, under its plain name
-    revalidated each time; gzip-compressed when the client accepts it."""
+    """A file of ``api/static``: under its hashed name cached for a year (gzip-compressed when
+    the client accepts it), under its plain name as it is and revalidated each time."""
     found = _assets().find(filename)
     if found is None:
         raise Problem(404, f"there is no static file {filename}")
     asset, hashed = found
     response = Response(status=200, mimetype=asset.mimetype)
-    response.set_etag(asset.etag)
-    response.cache_control.public = True
-    if hashed:
-        response.headers["Cache-Control"] = IMMUTABLE
-    else:
+    if not hashed:
+        response.set_data(asset.source)
+        response.add_etag()
+        response.cache_control.public = True
         response.cache_control.no_cache = True
+        return response.make_conditional(request)
+    response.set_etag(asset.etag)
+    response.headers["Cache-Control"] = IMMUTABLE
     response.vary.add("Accept-Encoding")
     if asset.gzipped is not None and "gzip" in request.accept_encodings:
         response.set_data(asset.gzipped)
