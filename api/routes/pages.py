@@ -16,6 +16,7 @@ The language is the ``lang`` query parameter, else ``Accept-Language``
 
 from __future__ import annotations
 
+import gzip
 from collections import deque
 from datetime import timezone
 from typing import Any
@@ -151,6 +152,31 @@ def _headers(response: Response) -> Response:
         "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     response.headers.setdefault("Referrer-Policy", "same-origin")
+    return _compressed(response)
+
+
+#: the smallest body worth compressing
+GZIP_MIN_BYTES = 1024
+
+
+def _compressed(response: Response) -> Response:
+    """A page or a JSON answer (the replay's frames: a few hundred kilobytes for a long game)
+    gzip-compressed for a client that accepts it; static files bring their own copies."""
+    if (request.endpoint == "pages.static" or response.status_code != 200 or response.direct_passthrough
+            or response.is_streamed or "Content-Encoding" in response.headers
+            or response.mimetype not in ("text/html", "application/json", "application/problem+json")):
+        return response
+    response.vary.add("Accept-Encoding")
+    if "gzip" not in request.accept_encodings:
+        return response
+    body = response.get_data()
+    if len(body) < GZIP_MIN_BYTES:
+        return response
+    response.set_data(gzip.compress(body, 6))
+    response.headers["Content-Encoding"] = "gzip"
+    etag, weak = response.get_etag()
+    if etag and not weak:  # the same ETag must not name two different bodies
+        response.set_etag(etag, weak=True)
     return response
 
 

@@ -583,3 +583,16 @@ def test_the_received_time_says_its_zone(client, submit):
     record = submit("ann", "FT1-N-AAAAAAB", "T7>F")
     document, _ = page(client, f"/records/{record['id']}")
     assert document.find("time").text.endswith(" UTC")
+
+
+def test_the_replay_data_and_the_pages_are_gzip_compressed(client, submit):
+    record = submit("ann", "FT1-N-AAAAAAB", " ".join(play_greedy("FT1-N-AAAAAAB", 60)))
+    plain = client.get(f"/records/{record['id']}/frames.json")
+    assert "Content-Encoding" not in plain.headers and "Accept-Encoding" in plain.headers["Vary"]
+    packed = client.get(f"/records/{record['id']}/frames.json", headers={"Accept-Encoding": "gzip, br"})
+    assert packed.headers["Content-Encoding"] == "gzip"
+    assert json.loads(gzip.decompress(packed.get_data())) == plain.get_json()
+    assert len(packed.get_data()) * 8 < len(plain.get_data())
+    page_ = client.get(f"/records/{record['id']}", headers={"Accept-Encoding": "gzip"})
+    assert page_.headers["Content-Encoding"] == "gzip"
+    assert b"data-viewer" in gzip.decompress(page_.get_data())
