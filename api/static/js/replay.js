@@ -45,7 +45,8 @@ export class ReplayViewer {
     this.speed.addEventListener("change", () => { if (this.timer) this.play(); });
     this.items.forEach((item, i) => {
       item.addEventListener("click", (event) => {
-        if (!this.frames) return; // a link still opens its step's page
+        // without the frames, or with a modifier (a new tab), a link opens its step's page
+        if (!this.frames || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) return;
         event.preventDefault();
         this.pause();
         this.go(i + 1);
