@@ -471,13 +471,13 @@ def record(record_id: int) -> Any:
     view = board_view(game.position)
     received = format_datetime(stored.received_at.astimezone(timezone.utc), "medium", tzinfo=timezone.utc,
                                locale=g.lang)
-    return render("record.html", page_scripts=["js/record.js"],
-                  step_href=lambda number: page_url("pages.record", record_id=stored.id, step=number), title=_("{player} on {code} · record {id}", player=stored.player,
-                                         code=stored.code, id=stored.id),
+    title = _("{player} on {code} · record {id}", player=stored.player, code=stored.code, id=stored.id)
+    return render("record.html", title=title, description=record_summary(stored), page_scripts=["js/record.js"],
                   record=stored, steps=[] if too_long else describe_log(actions), step=step,
+                  step_href=lambda number: page_url("pages.record", record_id=stored.id, step=number),
                   score=game.position.score, moves=game.position.moves, won=game.is_won,
                   board=view, labels=board_labels(g.lang, view), received=received, too_long=too_long,
-                  hidden=getattr(stored, "status", "visible") == "hidden", description=record_summary(stored),
+                  hidden=getattr(stored, "status", "visible") == "hidden",
                   share_url=url_for("pages.record", record_id=stored.id, _external=True,
                                     **({"lang": g.explicit_lang} if g.explicit_lang else {})))
 
@@ -510,6 +510,14 @@ def log_frames() -> dict[str, Any]:
                       errors=[{"field": "moves", "message": exc.message}]) from None
 
 
+class _FieldError(Exception):
+    """A checker field that is missing or wrong, and why (in the page's language)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field, self.message = field, message
+
+
 @bp.route("/check", methods=["GET", "POST"])
 def check() -> tuple[str, int]:
     """The checker: a plain form. With a code and a log (query or form fields) the page shows
@@ -535,12 +543,6 @@ def check() -> tuple[str, int]:
                   page_scripts=["js/check.js"] if context["verdict"] is not None else [],
                   description=_("Paste a game code and a move log: the verifier replays it action by action."),
                   **context)
-
-
-class _FieldError(Exception):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field, self.message = field, message
 
 
 def check_log(code_text: str, moves: str) -> dict[str, Any]:
