@@ -116,10 +116,14 @@ def language_url(lang: str) -> str:
     return url_for(request.endpoint or "pages.home", **values)
 
 
-def module_scripts(entry: str) -> list[str]:
-    """The URLs of a page script (``js/record.js``) and of every module it imports, the entry
-    last: the page names them all at once (``modulepreload``), so they load in parallel."""
-    return [url_for("pages.static", filename=name) for name in _assets().modules(entry)]
+def module_scripts(entries: list[str]) -> list[str]:
+    """The URLs of page scripts (``js/record.js``) and of every module they import, each once,
+    a module before what imports it: the page names them all at once (``modulepreload``), so
+    they load in parallel."""
+    names = _assets().modules(entries[0]) if entries else []
+    for entry in entries[1:]:
+        names += [name for name in _assets().modules(entry) if name not in names]
+    return [url_for("pages.static", filename=name) for name in names]
 
 
 @bp.context_processor

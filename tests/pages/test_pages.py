@@ -596,3 +596,9 @@ def test_the_replay_data_and_the_pages_are_gzip_compressed(client, submit):
     page_ = client.get(f"/records/{record['id']}", headers={"Accept-Encoding": "gzip"})
     assert page_.headers["Content-Encoding"] == "gzip"
     assert b"data-viewer" in gzip.decompress(page_.get_data())
+
+
+def test_each_module_is_preloaded_once(client):
+    document, _ = page(client, "/check?code=YU1-C-AAAAAAB&moves=T6>T7")
+    preloaded = hashed_urls(document)
+    assert len(preloaded) == len(set(preloaded)) == 5  # common, page, board, replay, check
