@@ -1,11 +1,14 @@
 """Pages for players, outside ``/api/v1``: the home page with the leaderboards,
 a deal, a record with its replay, and the log checker.
 
-The pages are server-rendered Jinja templates (autoescaped) with a little plain
-JavaScript (``api/static/js``) that reads the REST API and builds the DOM with
-``textContent``. Two JSON endpoints are page plumbing, not API: the positions
-after each action of a record (``/records/{id}/frames.json``) or of a posted log
-(``/frames.json``), computed with the engine, so that the browser knows no rule.
+Every page is complete as the server renders it (Jinja, autoescaped): the
+leaderboards, the boards, a record's log and any step of it (``?step=N``), and the
+checker's verdict (a plain form, ``GET``/``POST /check?code=…&moves=…``). Plain
+JavaScript (``api/static/js``, ES modules) then enhances them: the replay viewer
+steps without reloading, copy buttons, times in the reader's zone. It builds the DOM
+with ``textContent`` only. Two JSON endpoints are page plumbing, not API: the
+positions after each action of a record (``/records/{id}/frames.json``) or of a
+posted log (``/frames.json``), computed with the engine, so that the browser knows no rule.
 
 The language is the ``lang`` query parameter, else ``Accept-Language``
 (English, Korean, Finnish; English when none fits); links keep an explicit ``lang``.
@@ -13,25 +16,31 @@ The language is the ``lang`` query parameter, else ``Accept-Language``
 
 from __future__ import annotations
 
+import gzip
+from collections import deque
 from datetime import timezone
 from typing import Any
 
 from babel.dates import format_datetime
 from flask import Blueprint, Flask, current_app, g, redirect, render_template, request, url_for
 from flask.wrappers import Response
+from sqlalchemy import func, select
 
 from engine import Card, Game, GameCode, IllegalActionError, InvalidActionError, InvalidCodeError, Position
-from engine.actions import item_text, log_items, parse_item
+from engine.actions import Draw, Move, Undo, item_text, log_items, parse_action, parse_item
 from engine.cards import SUIT_CHARS, SUIT_SYMBOLS
+from engine.rules import UNDO_DEPTH
+from verifier import replay
 
-from .. import db
+from .. import assets, db
 from ..framecache import FrameCache, pack
 from ..i18n import LANGUAGE_NAMES, N_, card_name, card_names, gettext, page_language, rule_sentence
 from ..models import Record
 from ..problems import Problem
 from . import PREFIX, json_body
+from .leaderboard import BEST_FIRST, ENTRY_COLUMNS, RANKING
 
-bp = Blueprint("pages", __name__, static_folder="../static", static_url_path="/static")
+bp = Blueprint("pages", __name__)
 
 #: the leaderboards of the home page, in this order
 VARIANTS = (
@@ -42,7 +51,11 @@ VARIANTS = (
 VARIANT_TITLES = dict(VARIANTS)
 #: the longest log whose positions the replay viewer is given (each position is about half a kilobyte)
 MAX_FRAMES = 5000
+#: the rows of a leaderboard on a page
+LEADERBOARD_ROWS = 10
 EXAMPLE_CODE = "YU1-C-AAAAAAB"
+#: a year: the cache lifetime of a static file under its hashed name
+IMMUTABLE = "public, max-age=31536000, immutable"
 
 #: what the page scripts say, translated on the server and handed to them as JSON
 SCRIPT_TEXTS = {
@@ -57,31 +70,24 @@ SCRIPT_TEXTS = {
     "step_start": N_("Start position. Score {score}, moves {moves}."),
     "step": N_("Action {step} of {total}: {action}. Score {score}, moves {moves}."),
     "step_won": N_("The game is won."),
-    "loading": N_("Loading…"),
-    "load_failed": N_("Could not load this: {reason}"),
-    "no_records": N_("No verified records yet."),
-    "won": N_("won"),
-    "not_won": N_("not won"),
-    "legal": N_("Legal log"),
-    "illegal": N_("Illegal log"),
-    "verified": N_("Legal, and every claim matches the replay."),
-    "claims_mismatch": N_("Legal, but a claim does not match the replay."),
-    "breaks_rule": N_("Action {number} ({action}) breaks the rule {rule}:"),
-    "syntax_error": N_("Action {number} ({action}) is not valid notation:"),
-    "not_played": N_("The actions after it were not played."),
-    "claim": N_("{name}: claimed {claimed}, the replay gives {actual}"),
-    "need_code": N_("Enter a game code."),
-    "need_log": N_("Paste a move log."),
-    "illegal_action": N_("illegal: {rule}"),
-    "score": N_("Score"),
-    "moves": N_("Moves"),
-    "actions": N_("Actions"),
-    "undos": N_("Undos"),
-    "takebacks": N_("Take-backs"),
-    "foundation_cards": N_("Cards on the foundations"),
-    "result": N_("Result"),
+    "load_failed": N_("The replay could not be loaded. Reload the page to try again."),
     "replay_too_long": N_("This log is too long for the replay viewer."),
+    "play": N_("Play"),
+    "pause": N_("Pause"),
+    "copied": N_("Copied."),
+    "copy_failed": N_("Could not copy: select the text and copy it yourself."),
+    "local_time": N_("{time} (your time)"),
 }
+
+#: why a game code is not one, by the part of it that is wrong (``InvalidCodeError.part``)
+CODE_PROBLEMS = {
+    "format": N_("A game code has three parts joined by hyphens, such as {example}."),
+    "game": N_("A game code starts with YU (Yukon) or FT (Forty Thieves)."),
+    "version": N_("Only version 1 of game codes exists: YU1 or FT1."),
+    "rules": N_("The rule letter after the first hyphen must be C or R for Yukon and N for Forty Thieves."),
+    "deal": N_("The deal part is seven letters A–Z and digits 2–7."),
+}
+CODE_PROBLEM_AT = N_("{problem} (character {position})")
 
 
 # -- request set-up -----------------------------------------------------------
@@ -111,10 +117,22 @@ def language_url(lang: str) -> str:
     return url_for(request.endpoint or "pages.home", **values)
 
 
+def module_scripts(entries: list[str]) -> list[str]:
+    """The URLs of page scripts (``js/record.js``) and of every module they import, each once,
+    a module before what imports it: the page names them all at once (``modulepreload``), so
+    they load in parallel."""
+    names = _assets().modules(entries[0]) if entries else []
+    for entry in entries[1:]:
+        names += [name for name in _assets().modules(entry) if name not in names]
+    return [url_for("pages.static", filename=name) for name in names]
+
+
 @bp.context_processor
 def _template_helpers() -> dict[str, Any]:
-    return {"_": _, "lang": g.lang, "explicit_lang": g.explicit_lang, "languages": LANGUAGE_NAMES, "page_url": page_url, "language_url": language_url,
-            "variant_title": lambda variant: _(VARIANT_TITLES.get(variant, variant)), "card_face": card_face}
+    return {"_": _, "lang": g.lang, "explicit_lang": g.explicit_lang, "languages": LANGUAGE_NAMES, "page_url": page_url,
+            "language_url": language_url, "module_scripts": module_scripts,
+            "variant_title": lambda variant: _(VARIANT_TITLES.get(variant, variant)), "card_face": card_face,
+            "card_short": card_short}
 
 
 def card_face(text: str) -> dict[str, str]:
@@ -122,6 +140,11 @@ def card_face(text: str) -> dict[str, str]:
     card = Card.from_text(text)
     return {"rank": card.symbol[:-1], "symbol": SUIT_SYMBOLS[card.suit], "colour": "red" if card.red else "black",
             "name": card_name(g.lang, card)}
+
+
+def card_short(text: str) -> str:
+    """A card as players write it: ``10♦``."""
+    return Card.from_text(text).symbol
 
 
 @bp.after_request
@@ -134,6 +157,31 @@ def _headers(response: Response) -> Response:
         "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     response.headers.setdefault("Referrer-Policy", "same-origin")
+    return _compressed(response)
+
+
+#: the smallest body worth compressing
+GZIP_MIN_BYTES = 1024
+
+
+def _compressed(response: Response) -> Response:
+    """A page or a JSON answer (the replay's frames: a few hundred kilobytes for a long game)
+    gzip-compressed for a client that accepts it; static files bring their own copies."""
+    if (request.endpoint == "pages.static" or response.status_code != 200 or response.direct_passthrough
+            or response.is_streamed or "Content-Encoding" in response.headers
+            or response.mimetype not in ("text/html", "application/json", "application/problem+json")):
+        return response
+    response.vary.add("Accept-Encoding")
+    if "gzip" not in request.accept_encodings:
+        return response
+    body = response.get_data()
+    if len(body) < GZIP_MIN_BYTES:
+        return response
+    response.set_data(gzip.compress(body, 6))
+    response.headers["Content-Encoding"] = "gzip"
+    etag, weak = response.get_etag()
+    if etag and not weak:  # the same ETag must not name two different bodies
+        response.set_etag(etag, weak=True)
     return response
 
 
@@ -141,11 +189,61 @@ def render(template: str, status: int = 200, **context: Any) -> tuple[str, int]:
     script_data = {"lang": g.lang, "root": request.script_root, "api": request.script_root + PREFIX,
                    "names": card_names(g.lang),
                    "text": {key: _(message) for key, message in SCRIPT_TEXTS.items()}}
+    context.setdefault("share_url", request.url)
     return render_template(template, script_data=script_data, **context), status
 
 
 def error_page(status: int, heading: str, message: str) -> tuple[str, int]:
     return render("error.html", status, title=heading, heading=heading, message=message)
+
+
+def code_problem(exc: InvalidCodeError) -> str:
+    """Why a code is not one, in the page's language (English: the engine's own, more exact sentence)."""
+    if g.lang == "en":
+        return exc.message
+    problem = _(CODE_PROBLEMS.get(exc.part, CODE_PROBLEMS["format"]), example=EXAMPLE_CODE)
+    return _(CODE_PROBLEM_AT, problem=problem, position=exc.position) if exc.position else problem
+
+
+# -- static files ----------------------------------------------------------------------
+
+def _assets() -> assets.Manifest:
+    return assets.manifest(reload=current_app.debug)
+
+
+@bp.url_defaults
+def _hashed_static(endpoint: str, values: dict[str, Any]) -> None:
+    """``url_for("pages.static", filename="css/pages.css")`` names the file's hashed copy."""
+    if endpoint == "pages.static" and "filename" in values:
+        asset = _assets().assets.get(values["filename"])
+        if asset is not None:
+            values["filename"] = asset.hashed
+
+
+@bp.get("/static/<path:filename>", endpoint="static")
+def static_file(filename: str) -> Response:
+    """A file of ``api/static``: under its hashed name cached for a year (gzip-compressed when
+    the client accepts it), under its plain name as it is and revalidated each time."""
+    found = _assets().find(filename)
+    if found is None:
+        raise Problem(404, f"there is no static file {filename}")
+    asset, hashed = found
+    response = Response(status=200, mimetype=asset.mimetype)
+    if not hashed:
+        response.set_data(asset.source)
+        response.add_etag()
+        response.cache_control.public = True
+        response.cache_control.no_cache = True
+        return response.make_conditional(request)
+    response.set_etag(asset.etag)
+    response.headers["Cache-Control"] = IMMUTABLE
+    response.vary.add("Accept-Encoding")
+    if asset.gzipped is not None and "gzip" in request.accept_encodings:
+        response.set_data(asset.gzipped)
+        response.headers["Content-Encoding"] = "gzip"
+    else:
+        response.set_data(asset.body)
+    return response.make_conditional(request)
 
 
 # -- the board, as the templates and the scripts draw it -----------------------
@@ -221,12 +319,95 @@ def frames(code: GameCode, log: Any, limit: int = MAX_FRAMES) -> dict[str, Any]:
     return {"code": str(code), "variant": code.variant, "frames": out, "error": error}
 
 
+def position_at(code: str | GameCode, actions: list[str], step: int) -> Game:
+    """The game after the first ``step`` actions of a legal canonical log."""
+    game = Game.from_code(code)
+    for text in actions[:step]:
+        game.push(parse_action(text))
+    return game
+
+
+# -- the log, in words ------------------------------------------------------------------
+
+def describe_log(actions: list[str]) -> list[dict[str, Any]]:
+    """Each action of a legal canonical log as a player reads it ("5♥ T3 → T1", "Draw",
+    "Undo (takes back 5♥ T3 → T1)", "A♠ → foundation") with the piles it takes a card
+    from and puts it on, which the viewer highlights (``None`` for nothing moved)."""
+    done: deque[dict[str, Any]] = deque(maxlen=UNDO_DEPTH)  # what an undo would take back, as the engine keeps it
+    steps = []
+    for text in actions:
+        action = parse_action(text)
+        if isinstance(action, Undo):
+            undone = done.pop() if done else None
+            if undone is None:
+                step = {"label": _("Undo"), "from": None, "to": None, "card": None}
+            else:
+                step = {"label": _("Undo (takes back {action})", action=undone["label"]),
+                        "from": undone["to"], "to": undone["from"], "card": undone["card"]}
+        else:
+            step = {"label": _("Draw"), "from": "S", "to": "W", "card": None} if isinstance(action, Draw) \
+                else describe_move(action)
+            done.append(step)
+        steps.append({"text": text, **step})
+    return steps
+
+
+def describe_move(move: Move) -> dict[str, Any]:
+    card = move.card.symbol if move.card is not None else ""
+    source, target = move.source_name, move.target_name
+    if move.source == "F":
+        label = _("Take-back: {card} {source} → {target}", card=card, source=source, target=target)
+    elif move.source == "W":
+        label = (_("{card} from the waste → foundation", card=card) if move.target == "F"
+                 else _("{card} from the waste → {target}", card=card, target=target))
+    elif move.target == "F":
+        label = _("{card} {source} → foundation", card=card, source=source)
+    else:
+        label = f"{card} {source} → {target}"
+    return {"label": label, "from": source, "to": target, "card": str(move.card) if move.card else None}
+
+
+def action_error(error: Any) -> dict[str, str]:
+    """An action that could not be played, in the page's language: what went wrong in a
+    sentence; the rule id only as a detail."""
+    if error.kind == "syntax":
+        head = _("Action {number} ({action}) is not a move the app knows.", number=error.index + 1,
+                 action=error.action)
+        sentence = _("Write actions such as T2:TD>T5, T7>F, W>T4, S (draw) or U (undo).")
+    else:
+        head = _("Action {number} ({action}) breaks a rule.", number=error.index + 1, action=error.action)
+        sentence = rule_sentence(g.lang, error.key, error.params, error.message)
+    return {"head": head, "sentence": sentence, "rule": error.rule if error.kind == "rule" else None,
+            "action": error.action}
+
+
 # -- the pages ------------------------------------------------------------------
+
+def leaderboard_entries(variant: str, code: str | None = None, limit: int = LEADERBOARD_ROWS) -> list[Any]:
+    """Each player's best visible record of ``variant`` (of one deal with ``code``), ranked as
+    ``GET /api/v1/leaderboard`` ranks them (its ordering, columns and filters)."""
+    filters = [Record.variant == variant, Record.status == "visible"]
+    if code is not None:
+        filters.append(Record.code == code)
+    per_player = (select(Record.id, func.row_number().over(partition_by=Record.player, order_by=BEST_FIRST)
+                         .label("place"))
+                  .where(*filters).subquery())
+    rank = func.rank().over(order_by=RANKING).label("rank")
+    return list(db.session().execute(
+        select(rank, *ENTRY_COLUMNS).join(per_player, per_player.c.id == Record.id).where(per_player.c.place == 1)
+        .order_by(*BEST_FIRST).limit(limit)).all())
+
 
 @bp.get("/")
 def home() -> tuple[str, int]:
-    return render("home.html", title=_("Solitaire records"), variants=VARIANTS, code="", code_error=None,
-                  example=EXAMPLE_CODE)
+    return home_page(200, "", None)
+
+
+def home_page(status: int, code: str, error: str | None) -> tuple[str, int]:
+    boards = [(variant, name, leaderboard_entries(variant)) for variant, name in VARIANTS]
+    return render("home.html", status, title=_("Solitaire records"), variants=VARIANTS, boards=boards, code=code,
+                  code_error=error, example=EXAMPLE_CODE,
+                  description=_("Verified games of Yukon and Forty Thieves, replayed action by action."))
 
 
 @bp.get("/deals")
@@ -239,9 +420,8 @@ def find_deal() -> Any:
         try:
             return redirect(page_url("pages.deal", code=str(GameCode.from_text(text))))
         except InvalidCodeError as exc:
-            error = _("{code} is not a game code: {reason}", code=text, reason=exc.message)
-    return render("home.html", 422, title=_("Solitaire records"), variants=VARIANTS, code=text, code_error=error,
-                  example=EXAMPLE_CODE)
+            error = _("{code} is not a game code: {reason}", code=text, reason=code_problem(exc))
+    return home_page(422, text, error)
 
 
 @bp.get("/deals/<code>")
@@ -250,12 +430,16 @@ def deal(code: str) -> Any:
         game_code = GameCode.from_text(code)
     except InvalidCodeError as exc:
         return error_page(404, _("No such deal"), _("{code} is not a game code: {reason}", code=code,
-                                                    reason=exc.message))
+                                                    reason=code_problem(exc)))
     if str(game_code) != code:
         return redirect(page_url("pages.deal", code=str(game_code)), 308)
     view = board_view(Game.from_code(game_code).position)
+    variant = _(VARIANT_TITLES[game_code.variant])
     return render("deal.html", title=_("Deal {code}", code=str(game_code)), code=str(game_code),
-                  variant=game_code.variant, board=view, labels=board_labels(g.lang, view))
+                  variant=game_code.variant, board=view, labels=board_labels(g.lang, view),
+                  entries=leaderboard_entries(game_code.variant, str(game_code)),
+                  description=_("{variant}: the deal {code} and its best verified records.", variant=variant,
+                                code=str(game_code)))
 
 
 def find_record(record_id: int) -> Record | None:
@@ -263,18 +447,44 @@ def find_record(record_id: int) -> Record | None:
     return db.session().get(Record, record_id) if 0 < record_id < 2 ** 63 else None
 
 
+def record_summary(stored: Record) -> str:
+    """A record in one sentence, for sharing: "ann won YU1-C-AAAAAAB in 88 moves, 625 points"."""
+    params = {"player": stored.player, "code": stored.code, "moves": stored.moves, "score": stored.score}
+    if stored.won:
+        return _("{player} won {code} in {moves} moves, {score} points", **params)
+    return _("{player} played {code}: {moves} moves, {score} points, not won", **params)
+
+
+def requested_step(total: int) -> int:
+    """The ``step`` query parameter, within 0 … ``total`` (a missing or bad one: 0)."""
+    try:
+        step = int(request.args.get("step", "0"))
+    except ValueError:
+        return 0
+    return max(0, min(total, step))
+
+
 @bp.get("/records/<int:record_id>")
 def record(record_id: int) -> Any:
     stored = find_record(record_id)
     if stored is None:
         return error_page(404, _("No such record"), _("There is no record {id}.", id=record_id))
-    view = board_view(Game.from_code(stored.code).position)
+    actions = stored.canonical.split()
+    too_long = stored.actions > MAX_FRAMES
+    step = 0 if too_long else requested_step(len(actions))
+    game = position_at(stored.code, actions, step)
+    view = board_view(game.position)
     received = format_datetime(stored.received_at.astimezone(timezone.utc), "medium", tzinfo=timezone.utc,
                                locale=g.lang)
-    return render("record.html", title=_("Record {id}", id=stored.id), record=stored,
-                  actions=stored.canonical.split(), board=view, labels=board_labels(g.lang, view),
-                  received=received, too_long=stored.actions > MAX_FRAMES,
-                  hidden=getattr(stored, "status", "visible") == "hidden")
+    title = _("{player} on {code} · record {id}", player=stored.player, code=stored.code, id=stored.id)
+    return render("record.html", title=title, description=record_summary(stored), page_scripts=["js/record.js"],
+                  record=stored, steps=[] if too_long else describe_log(actions), step=step,
+                  step_href=lambda number: page_url("pages.record", record_id=stored.id, step=number),
+                  score=game.position.score, moves=game.position.moves, won=game.is_won,
+                  board=view, labels=board_labels(g.lang, view), received=received, too_long=too_long,
+                  hidden=getattr(stored, "status", "visible") == "hidden",
+                  share_url=url_for("pages.record", record_id=stored.id, _external=True,
+                                    **({"lang": g.explicit_lang} if g.explicit_lang else {})))
 
 
 @bp.get("/records/<int:record_id>/frames.json")
@@ -332,7 +542,59 @@ def log_frames() -> dict[str, Any]:
                       errors=[{"field": "moves", "message": exc.message}]) from None
 
 
-@bp.get("/check")
+class _FieldError(Exception):
+    """A checker field that is missing or wrong, and why (in the page's language)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field, self.message = field, message
+
+
+@bp.route("/check", methods=["GET", "POST"])
 def check() -> tuple[str, int]:
-    return render("check.html", title=_("Check a log"), code=request.args.get("code", ""),
-                  moves=request.args.get("moves", ""), example=EXAMPLE_CODE)
+    """The checker: a plain form. With a code and a log (query or form fields) the page shows
+    the verdict, the legal part's log and its last position, and the action that failed."""
+    code_text = request.values.get("code", "").strip()
+    moves = request.values.get("moves", "")
+    context: dict[str, Any] = {"code": code_text, "moves": moves, "example": EXAMPLE_CODE, "verdict": None,
+                               "field_error": None, "error_field": None}
+    status = 200
+    asked = "code" in request.values or "moves" in request.values
+    if asked:
+        try:
+            context.update(check_log(code_text, moves))
+        except _FieldError as exc:
+            context.update(field_error=exc.message, error_field=exc.field)
+            status = 422
+    share = url_for("pages.check", code=code_text, moves=moves, _external=True,
+                    **({"lang": g.explicit_lang} if g.explicit_lang else {})) if asked else request.url
+    title = _("Check a log")
+    if context["verdict"] is not None:
+        title = _("Check of {code}", code=context["verdict"].code)
+    return render("check.html", status, title=title, share_url=share,
+                  page_scripts=["js/check.js"] if context["verdict"] is not None else [],
+                  description=_("Paste a game code and a move log: the verifier replays it action by action."),
+                  **context)
+
+
+def check_log(code_text: str, moves: str) -> dict[str, Any]:
+    """The checker's verdict on ``moves`` played on ``code_text``, and what the page shows of it."""
+    if not code_text:
+        raise _FieldError("code", _("Enter a game code such as {example}.", example=EXAMPLE_CODE))
+    try:
+        code = GameCode.from_text(code_text)
+    except InvalidCodeError as exc:
+        raise _FieldError("code", _("{code} is not a game code: {reason}", code=code_text,
+                                    reason=code_problem(exc))) from None
+    if not moves.strip():
+        raise _FieldError("moves", _("Paste a move log."))
+    limit = current_app.config.get("MAX_LOG_ACTIONS", MAX_FRAMES)
+    if len(log_items(moves)) > limit:
+        raise _FieldError("moves", _("The log has more than {limit} actions.", limit=limit))
+    verdict = replay(code, moves)
+    game = position_at(code, verdict.canonical, len(verdict.canonical))
+    view = board_view(game.position)
+    return {"verdict": verdict, "failure": action_error(verdict.error) if verdict.error else None,
+            "steps": describe_log(verdict.canonical), "step": len(verdict.canonical),
+            "score": game.position.score, "moves_count": game.position.moves, "won": game.is_won,
+            "board": view, "labels": board_labels(g.lang, view)}

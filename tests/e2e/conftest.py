@@ -3,7 +3,8 @@ Playwright for Python), against a live server on a free port of 127.0.0.1 with
 a temporary SQLite database and a few records stored through the REST API.
 
 Without Playwright or Chromium the tests fail when ``CI`` is set and are
-skipped otherwise. Screenshots go to ``test-artifacts/e2e/``.
+skipped otherwise. Screenshots go to ``test-artifacts/e2e/``; with
+``DOCS_SCREENSHOTS=1`` the ones docs/pages.md shows are also written to ``docs/``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from tests.play import play_greedy
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "e2e"
+DOCS = ROOT / "docs"
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -57,6 +59,9 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
         ("markup", MARKUP_NAME, "YU1-C-AAAAAAB", 12),
         ("pekka", "pekka", "FT1-N-AAAAAAB", 45),
         ("kim", "김민지", "YU1-R-AAAAAB7", 20),
+        # long names: words that must wrap, and one word as long as a name may be
+        ("vaino", "Väinö Mäkinen-Virtanen", "FT1-N-AAAAAAC", 30),
+        ("long", "Hubert_Blaine_Wolfeschlegelstein", "YU1-C-AAAAAAC", 10),
     ]:
         response = client.post("/api/v1/records", json={"code": code, "player": player,
                                                         "moves": " ".join(play_greedy(code, length))})
@@ -95,19 +100,27 @@ def browser() -> Iterator[Any]:
 def open_page(browser: Any, live_server: LiveServer) -> Iterator[Callable[..., Any]]:
     """``open_page(path, locale="en-US")``: a new tab at ``path`` of the live server.
     The test fails if a page raises a script error, logs one, opens a dialog, or gets an
-    error answer for anything but an API call (whose errors the pages show)."""
+    error answer for anything but an API call (whose errors the pages show), a page that explains
+    bad input (422), or the page opened with the ``status`` it is meant to have."""
     contexts = []
     problems: list[str] = []
+    expected: dict[str, int] = {}  # a page's URL → the status it is meant to answer with
 
-    def open_(path: str, locale: str = "en-US") -> Any:
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, locale=locale,
-                                      base_url=live_server.url)
+    def open_(path: str, locale: str = "en-US", width: int = 1280, height: int = 900, status: int = 200,
+              **options: Any) -> Any:
+        """``options``: more of Playwright's ``new_context`` (``java_script_enabled``, ``reduced_motion``,
+        ``has_touch``, ``is_mobile``, ``permissions``); ``status``: the page's own expected status."""
+        context = browser.new_context(viewport={"width": width, "height": height}, locale=locale,
+                                      base_url=live_server.url, **options)
         contexts.append(context)
         page = context.new_page()
+        expected[live_server.url + path] = status
         page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
         page.on("console", lambda message: message.type == "error" and not message.text.startswith(
             "Failed to load resource") and problems.append(f"console: {message.text}"))
         page.on("response", lambda response: response.status >= 400 and "/api/v1/" not in response.url and
+                expected.get(response.url) != response.status and
+                not (response.status == 422 and response.request.resource_type == "document") and
                 problems.append(f"HTTP {response.status}: {response.url}"))
         page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
         page.goto(path)
@@ -120,14 +133,20 @@ def open_page(browser: Any, live_server: LiveServer) -> Iterator[Callable[..., A
 
 
 @pytest.fixture
-def screenshot() -> Callable[[Any, str], Path]:
-    """``screenshot(page, name)``: the whole page, saved as ``test-artifacts/e2e/<name>.png``."""
+def screenshot() -> Callable[..., Path]:
+    """``screenshot(page, name, element=None, docs=False)``: the whole page (or one element), saved
+    as ``test-artifacts/e2e/<name>.png``; with ``docs`` and ``DOCS_SCREENSHOTS=1`` also as ``docs/<name>.png``."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
 
-    def take(page: Any, name: str) -> Path:
+    def take(page: Any, name: str, element: Any = None, docs: bool = False) -> Path:
         path = ARTIFACTS / f"{name}.png"
-        page.screenshot(path=str(path), full_page=True)
+        if element is not None:
+            element.screenshot(path=str(path), animations="disabled")
+        else:
+            page.screenshot(path=str(path), full_page=True, animations="disabled")
         assert path.stat().st_size > 10_000, f"{path} looks empty"
+        if docs and os.environ.get("DOCS_SCREENSHOTS") == "1":
+            (DOCS / path.name).write_bytes(path.read_bytes())
         return path
 
     return take

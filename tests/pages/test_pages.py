@@ -4,6 +4,7 @@ replay viewer steps through."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from pathlib import Path
@@ -55,7 +56,7 @@ def test_the_home_page_has_the_code_form_and_three_leaderboards(client):
         ["yukon-classic", "yukon-relaxed", "forty-thieves"]
     assert [h.text for h in document.find_all("h2")] == ["Yukon, classic rules", "Yukon, relaxed rules",
                                                           "Forty Thieves"]
-    assert document.find("script", type="module").attrs["src"] == "/static/js/leaderboard.js"
+    assert re.fullmatch(r"/static/js/page\.[0-9a-f]{10}\.js", document.find("script", type="module").attrs["src"])
     assert response.headers["Content-Language"] == "en"
     assert "Accept-Language" in response.headers["Vary"]
     assert "script-src 'self'" in response.headers["Content-Security-Policy"]
@@ -144,19 +145,23 @@ def test_the_record_page_shows_the_record_its_start_and_its_log(client, submit):
     log = play_greedy("YU1-C-AAAAAAB", 25)
     record = submit("ann", "YU1-C-AAAAAAB", " ".join(log))
     document, _ = page(client, f"/records/{record['id']}")
-    assert document.find("h1").text == f"Record {record['id']}: ann"
+    assert document.find("h1").text == "ann · YU1-C-AAAAAAB"
+    assert document.find("title").text.startswith(f"ann on YU1-C-AAAAAAB · record {record['id']}")
     assert document.find("a", href="/deals/YU1-C-AAAAAAB").text == "Deal YU1-C-AAAAAAB"
     facts = {div.find("dt").text: div.find("dd").text for div in document.find("dl", class_="summary").find_all("div")}
     assert facts["Score"] == str(record["score"]) and facts["Moves"] == str(record["moves"])
     assert facts["Result"] == ("won" if record["won"] else "not won")
     viewer = document.find("section", data_viewer=True)
-    assert [b.text for b in viewer.find("ol", data_log=True).find_all("button")] == record["canonical"].split()
-    assert [b.attrs["data-step"] for b in viewer.find_all("button", class_="action")] == \
-        [str(n) for n in range(1, len(log) + 1)]
+    items = viewer.find("ol", data_log=True).find_all("a")
+    assert [a.attrs["data-action"] for a in items] == record["canonical"].split()
+    assert [a.attrs["data-step"] for a in items] == [str(n) for n in range(1, len(log) + 1)]
+    assert [a.attrs["href"] for a in items[:2]] == [f"/records/{record['id']}?step={n}" for n in (1, 2)]
+    assert not viewer.find_all("a", aria_current=True)  # the start: no action is current
     controls = viewer.find("div", role="group")
-    assert [b.attrs["data-go"] for b in controls.find_all("button")] == ["first", "back", "forward", "last"]
-    assert [b.attrs["aria-keyshortcuts"] for b in controls.find_all("button")] == ["Home", "ArrowLeft",
+    assert [b.attrs.get("data-go") for b in controls.find_all("button")] == ["first", "back", None, "forward", "last"]
+    assert [b.attrs["aria-keyshortcuts"] for b in controls.find_all("button")] == ["Home", "ArrowLeft", "Space",
                                                                                    "ArrowRight", "End"]
+    assert all("disabled" in b.attrs for b in controls.find_all("button"))  # until the script has the frames
     status = viewer.find("p", data_status=True)
     assert status.attrs["role"] == "status" and status.attrs["aria-live"] == "polite"
     columns = viewer.find_all("div", class_="column")
@@ -175,8 +180,8 @@ def test_a_player_name_with_markup_is_shown_as_text(client, submit):
     assert document.find("span", class_="player").text == MARKUP_NAME  # the same characters, as text
     assert document.find("dd", class_="player").text == MARKUP_NAME
     assert not document.find_all("img")
-    assert [s.attrs.get("id") or s.attrs.get("src") for s in document.find_all("script")] == \
-        ["page-data", "/static/js/record.js"]
+    assert [re.sub(r"\.[0-9a-f]{10}\.js$", ".js", s.attrs.get("id") or s.attrs.get("src"))
+            for s in document.find_all("script")] == ["page-data", "/static/js/page.js", "/static/js/record.js"]
 
 
 def test_the_page_data_cannot_end_its_script_element(client, submit):
@@ -279,7 +284,7 @@ def test_frames_need_a_json_body(client):
 def test_the_checker_form_is_labelled_and_prefilled_as_text(client):
     document, _ = page(client, "/check", query_string={"code": "YU1-C-AAAAAAB", "moves": "</textarea><b>x</b>"})
     form = document.find("form", data_checker=True)
-    assert form.attrs["data-frames"] == "/frames.json"
+    assert form.attrs["action"] == "/check" and form.attrs["method"] == "get"
     code = form.find("input", name="code")
     moves = form.find("textarea", name="moves")
     assert code.attrs["value"] == "YU1-C-AAAAAAB"
@@ -287,8 +292,10 @@ def test_the_checker_form_is_labelled_and_prefilled_as_text(client):
     assert not document.find_all("b")
     for control in (code, moves):
         assert document.find("label", for_=control.attrs["id"]).text
-    assert "hidden" in document.find("section", data_verdict=True).attrs
-    assert document.find("script", type="module").attrs["src"] == "/static/js/check.js"
+    assert document.find("section", data_verdict=True).attrs["class"] == "verdict is-illegal"
+    assert document.find("div", data_check_viewer=True).attrs["data-frames"] == "/frames.json"
+    assert [s.attrs["src"].split("/")[-1].split(".")[0] for s in document.find_all("script", type="module")] == \
+        ["page", "check"]
 
 
 # -- languages -------------------------------------------------------------------------------
@@ -355,6 +362,10 @@ def test_the_korean_record_page_formats_its_date_for_korean(client, submit):
 def test_the_static_files_are_served(client, path, mimetype):
     response = client.get(path)
     assert response.status_code == 200 and response.mimetype == mimetype
+    assert response.headers["Cache-Control"] == "public, no-cache"  # the plain name: revalidated
+    assert response.get_data() == (STATIC / path.removeprefix("/static/")).read_bytes()
+    etag = response.headers["ETag"]
+    assert client.get(path, headers={"If-None-Match": etag}).status_code == 304
     response.close()
 
 
@@ -375,3 +386,220 @@ def test_the_templates_never_turn_escaping_off():
         source = template.read_text(encoding="utf-8")
         assert "|safe" not in source.replace(" ", "") and "autoescape false" not in source, template.name
         assert "style=" not in source, f"{template.name}: inline styles break the Content-Security-Policy"
+
+
+# -- what the server renders by itself (no script needed) ------------------------------------
+
+def hashed_urls(document) -> list[str]:
+    return [link.attrs["href"] for link in document.find_all("link", rel="modulepreload")]
+
+
+def test_static_files_have_hashed_names_with_a_year_of_cache_and_gzip(client):
+    document, _ = page(client, "/")
+    css = document.find("link", rel="stylesheet").attrs["href"]
+    assert re.fullmatch(r"/static/css/pages\.[0-9a-f]{10}\.css", css)
+    response = client.get(css, headers={"Accept-Encoding": "gzip"})
+    assert response.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert response.headers["Content-Encoding"] == "gzip" and "Accept-Encoding" in response.headers["Vary"]
+    assert gzip.decompress(response.get_data()) == (STATIC / "css" / "pages.css").read_bytes()
+    assert client.get(css).get_data() == (STATIC / "css" / "pages.css").read_bytes()  # no gzip unless accepted
+    assert client.get("/static/css/pages.0000000000.css").status_code == 404
+    assert client.get("/static/../routes/pages.py").status_code == 404
+
+
+def test_a_hashed_script_imports_the_hashed_modules_and_the_page_preloads_them_all(client, submit):
+    record = submit("ann", "YU1-C-AAAAAAB", " ".join(play_greedy("YU1-C-AAAAAAB", 5)))
+    document, _ = page(client, f"/records/{record['id']}")
+    preloaded = hashed_urls(document)
+    names = [re.sub(r"\.[0-9a-f]{10}\.js$", ".js", url).removeprefix("/static/js/") for url in preloaded]
+    # every module of the viewer is named in the page, so the browser fetches them in parallel
+    assert {"common.js", "board.js", "replay.js", "record.js", "page.js"} <= set(names)
+    record_js = next(url for url in preloaded if "/record." in url)
+    source = client.get(record_js).get_data(as_text=True)
+    imported = re.findall(r'from "\./([\w.]+)"', source)
+    assert imported and all(re.fullmatch(r"\w+\.[0-9a-f]{10}\.js", name) for name in imported)
+    assert {f"/static/js/{name}" for name in imported} <= set(preloaded)
+
+
+def test_the_leaderboards_are_in_the_page_itself(client, submit):
+    first = submit("Väinö Mäkinen", "YU1-C-AAAAAAB", " ".join(play_greedy("YU1-C-AAAAAAB", 30)))
+    submit("ann", "YU1-C-AAAAAAB", " ".join(play_greedy("YU1-C-AAAAAAB", 10)))
+    document, _ = page(client, "/?lang=fi")
+    classic = document.find("section", data_variant="yukon-classic")
+    rows = classic.find("tbody").find_all("tr")
+    assert [row.find("td", class_="player").text for row in rows] == ["Väinö Mäkinen", "ann"]
+    link = rows[0].find("td", class_="player").find("a")
+    assert link.attrs["href"] == f"/records/{first['id']}?lang=fi"
+    assert rows[0].find("td", class_="code").find("a").attrs["href"] == "/deals/YU1-C-AAAAAAB?lang=fi"
+    assert [td.attrs["data-label"] for td in rows[0].find_all("td")] == ["#", "Pelaaja", "Jako", "Pisteet",
+                                                                       "Siirrot", "Lopputulos"]
+    empty = document.find("section", data_variant="forty-thieves").find("tbody").text
+    assert empty == "Varmennettuja tallenteita ei vielä ole."
+    deal, _ = page(client, "/deals/YU1-C-AAAAAAB")
+    assert [td.text for td in deal.find("section", data_leaderboard=True).find_all("td", class_="player")] \
+        == ["Väinö Mäkinen", "ann"]
+
+
+def test_each_step_has_its_own_url_and_the_server_draws_it(client, submit):
+    log = play_greedy("FT1-N-AAAAAAB", 20)
+    record = submit("ann", "FT1-N-AAAAAAB", " ".join(log))
+    actions = record["canonical"].split()
+    frames = client.get(f"/records/{record['id']}/frames.json").get_json()["frames"]
+    for step in (0, 1, 7, len(actions)):
+        document, _ = page(client, f"/records/{record['id']}?step={step}")
+        viewer = document.find("section", data_viewer=True)
+        assert viewer.attrs["data-step"] == str(step)
+        assert viewer.find("dd", data_counter="step").text == f"{step} / {len(actions)}"
+        assert viewer.find("dd", data_counter="score").text == str(frames[step]["score"])
+        columns = [c.attrs["aria-label"] for c in viewer.find_all("div", class_="column")]
+        from api.routes.pages import board_labels
+        assert columns == board_labels("en", frames[step]["board"])["columns"]
+        current = viewer.find_all("a", aria_current="step")
+        assert [a.attrs["data-step"] for a in current] == ([str(step)] if step else [])
+        if step:
+            item = current[0]
+            assert item.attrs["tabindex"] == "0"
+            moved = viewer.find("div", data_pile=item.attrs["data-to"]) if "data-to" in item.attrs else None
+            assert moved is not None
+    for bad in ("x", "-3", "99999"):
+        document, _ = page(client, f"/records/{record['id']}?step={bad}")
+        assert document.find("section", data_viewer=True).attrs["data-step"] in ("0", str(len(actions)))
+
+
+@pytest.mark.parametrize("log, expected", [
+    ("T6>T7 T7>F U", ["6♦ T6 → T7", None, None]),
+])
+def test_the_log_reads_like_a_game(log, expected):
+    from flask import Flask, g
+
+    from api.routes.pages import describe_log
+    app = Flask(__name__)
+    with app.test_request_context("/"):
+        g.lang = "en"
+        steps = describe_log(["T6:6D>T7", "T5:AS>F1", "U", "S", "W:5H>T3", "W:2C>F4", "F2:7H>T4", "U"])
+    assert [s["label"] for s in steps] == [
+        "6♦ T6 → T7", "A♠ T5 → foundation", "Undo (takes back A♠ T5 → foundation)", "Draw",
+        "5♥ from the waste → T3", "2♣ from the waste → foundation", "Take-back: 7♥ F2 → T4",
+        "Undo (takes back Take-back: 7♥ F2 → T4)"]
+    assert [(s["from"], s["to"], s["card"]) for s in steps] == [
+        ("T6", "T7", "6D"), ("T5", "F1", "AS"), ("F1", "T5", "AS"), ("S", "W", None), ("W", "T3", "5H"),
+        ("W", "F4", "2C"), ("F2", "T4", "7H"), ("T4", "F2", "7H")]
+    with app.test_request_context("/"):
+        g.lang = "fi"
+        assert [s["label"] for s in describe_log(["T5:AS>F1", "S", "U"])] == [
+            "A♠ T5 → kotipino", "Nosto", "Peruminen (kumoaa: Nosto)"]
+
+
+def test_the_checker_gives_its_verdict_without_any_script(client):
+    query = {"code": "FT1-N-AAAAAAB", "moves": "T7>F T10>T9 T1>T2 S"}
+    document, _ = page(client, "/check", 200, query_string={**query, "lang": "ko"})
+    verdict = document.find("section", data_verdict=True)
+    assert verdict.find("h2").text == "✗ 규칙에 어긋나는 수 기록"
+    error = replay("FT1-N-AAAAAAB", query["moves"]).error
+    from api.i18n import rule_message
+    assert verdict.find("p", class_="rule-message").text == rule_message(error, "ko")
+    assert verdict.find("strong").text == "3번째 동작(T1>T2)은 규칙에 어긋납니다."
+    assert error.rule not in verdict.find("strong").text  # the rule id only in the detail line
+    assert verdict.find("code", class_="rule-id").text == error.rule
+    viewer = document.find("div", data_check_viewer=True)
+    assert viewer.attrs["data-moves"] == "T7:AS>F1 T10:6H>T9"
+    assert viewer.find("span", class_="illegal").text == "T1>T2"
+    assert viewer.find("dd", data_counter="step").text == "2 / 2"
+    assert viewer.find("button", aria_current="step").attrs["data-step"] == "2"
+    og = document.find("meta", property="og:url").attrs["content"]
+    assert og.startswith("http://localhost/check?code=FT1-N-AAAAAAB&moves=T7") and og.endswith("&lang=ko")
+    posted = client.post("/check", data={**query})
+    assert posted.status_code == 200
+    assert parse(posted.get_data(as_text=True)).find("section", data_verdict=True).find("h2").text == "✗ Illegal log"
+    legal, _ = page(client, "/check", query_string={"code": "FT1-N-AAAAAAB", "moves": "T7>F, T10>T9\nS"})
+    assert legal.find("section", data_verdict=True).find("h2").text == "✓ Legal log"
+    assert not legal.find_all("div", data_rule_error=True)
+
+
+@pytest.mark.parametrize("query, field, english, finnish", [
+    ({"code": "", "moves": "S"}, "code", "Enter a game code such as YU1-C-AAAAAAB.",
+     "Kirjoita pelikoodi, esimerkiksi YU1-C-AAAAAAB."),
+    ({"code": "YU1-Q-AAAAAAB", "moves": "S"}, "code", "YU1-Q-AAAAAAB is not a game code: rule letter Q is not valid",
+     "YU1-Q-AAAAAAB ei ole pelikoodi: Ensimmäisen yhdysviivan jälkeisen sääntökirjaimen on oltava Yukonissa C tai R"),
+    ({"code": "YU1-C-AAAAAAB", "moves": "  "}, "moves", "Paste a move log.", "Liitä siirtoloki."),
+])
+def test_the_checker_explains_a_missing_or_bad_field_in_the_pages_language(client, query, field, english, finnish):
+    for lang, text in (("en", english), ("fi", finnish)):
+        document, _ = page(client, "/check", 422, query_string={**query, "lang": lang})
+        error = document.find("p", data_check_error=True)
+        assert error.text.startswith(text), error.text
+        control = document.find("input" if field == "code" else "textarea", name=field)
+        assert control.attrs["aria-invalid"] == "true"
+        assert not document.find_all("section", data_verdict=True)
+
+
+def test_a_syntax_error_is_explained_in_korean_not_in_the_engines_english(client):
+    document, _ = page(client, "/check", query_string={"code": "YU1-C-AAAAAAB", "moves": "T1>T2x", "lang": "ko"})
+    box = document.find("div", data_rule_error=True)
+    assert box.find("strong").text == "1번째 동작(T1>T2x)은 앱이 아는 수가 아닙니다."
+    assert not box.find_all("code", class_="rule-id")
+    assert "expected" not in box.text
+
+
+@pytest.mark.parametrize("lang, code, part", [("ko", "XX1-C-AAAAAAB", "YU(Yukon)"), ("fi", "YU1-C-AAAA", "Jako-osa")])
+def test_a_bad_code_is_explained_in_the_pages_language(client, lang, code, part):
+    document, _ = page(client, "/deals", 422, query_string={"code": code, "lang": lang})
+    assert part in document.find("p", id="code-error").text
+    missing, _ = page(client, f"/deals/{code}?lang={lang}", 404)
+    assert part in missing.find("p", class_="form-error").text
+
+
+def test_sharing_tags_and_titles_name_the_player_and_the_deal(client, submit):
+    record = submit("ann", "YU1-C-AAAAAAB", " ".join(play_greedy("YU1-C-AAAAAAB", 12)))
+    document, _ = page(client, f"/records/{record['id']}?step=3")
+    meta = {m.attrs["property"]: m.attrs["content"] for m in document.find_all("meta") if "property" in m.attrs}
+    assert meta["og:title"] == f"ann on YU1-C-AAAAAAB · record {record['id']}"
+    assert meta["og:description"] == (f"ann played YU1-C-AAAAAAB: {record['moves']} moves, {record['score']} points, "
+                                      "not won")
+    assert meta["og:url"] == f"http://localhost/records/{record['id']}"
+    share = document.find("div", data_share=True)
+    assert "hidden" in share.attrs  # the copy buttons need the script
+    assert share.find("button", data_copy_text="YU1-C-AAAAAAB").text == "Copy code YU1-C-AAAAAAB"
+    korean, _ = page(client, f"/records/{record['id']}?lang=ko")
+    assert korean.find("meta", property="og:description").attrs["content"].startswith("ann 님의 YU1-C-AAAAAAB 게임")
+    deal, _ = page(client, "/deals/FT1-N-AAAAAAB?lang=fi")
+    assert deal.find("title").text.startswith("Jako FT1-N-AAAAAAB")
+    assert deal.find("p", class_="subtitle").text.startswith("Neljäkymmentä rosvoa")
+
+
+def test_a_won_record_is_summed_up_as_a_win(app, client, submit):
+    from flask import g
+
+    from api.routes.pages import record_summary
+
+    class Won:
+        player, code, moves, score, won = "ann", "YU1-C-AAAAAAB", 88, 625, True
+
+    with app.test_request_context("/"):
+        g.lang = "en"
+        assert record_summary(Won) == "ann won YU1-C-AAAAAAB in 88 moves, 625 points"
+
+
+def test_the_received_time_says_its_zone(client, submit):
+    record = submit("ann", "FT1-N-AAAAAAB", "T7>F")
+    document, _ = page(client, f"/records/{record['id']}")
+    assert document.find("time").text.endswith(" UTC")
+
+
+def test_the_replay_data_and_the_pages_are_gzip_compressed(client, submit):
+    record = submit("ann", "FT1-N-AAAAAAB", " ".join(play_greedy("FT1-N-AAAAAAB", 60)))
+    plain = client.get(f"/records/{record['id']}/frames.json")
+    assert "Content-Encoding" not in plain.headers and "Accept-Encoding" in plain.headers["Vary"]
+    packed = client.get(f"/records/{record['id']}/frames.json", headers={"Accept-Encoding": "gzip, br"})
+    assert packed.headers["Content-Encoding"] == "gzip"
+    assert json.loads(gzip.decompress(packed.get_data())) == plain.get_json()
+    assert len(packed.get_data()) * 8 < len(plain.get_data())
+    page_ = client.get(f"/records/{record['id']}", headers={"Accept-Encoding": "gzip"})
+    assert page_.headers["Content-Encoding"] == "gzip"
+    assert b"data-viewer" in gzip.decompress(page_.get_data())
+
+
+def test_each_module_is_preloaded_once(client):
+    document, _ = page(client, "/check?code=YU1-C-AAAAAAB&moves=T6>T7")
+    preloaded = hashed_urls(document)
+    assert len(preloaded) == len(set(preloaded)) == 5  # common, page, board, replay, check

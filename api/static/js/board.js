@@ -89,5 +89,6 @@ export function renderBoard(board) {
     for (const code of column.up) cards.append(cardElement(code));
     tableau.append(pile("column", `T${i + 1}`, labels.columns[i], cards));
   });
-  return el("div", { class: `board${hasStock ? " has-stock" : ""}`, "data-board": true }, top, tableau);
+  return el("div", { class: `board${hasStock ? " has-stock" : ""}`, "data-board": true, "data-columns": board.columns.length },
+    top, tableau);
 }
