@@ -36,8 +36,7 @@ class Frames:
 
     def response(self, request: Request) -> Response:
         """The answer to ``request``: 304, gzipped or plain JSON, with the caching headers."""
-        gzip_ok = request.accept_encodings["gzip"] > 0 or (
-            "gzip" not in request.accept_encodings and request.accept_encodings["*"] > 0)
+        gzip_ok = accepts_gzip(request)
         tag = f"{self.etag}-gzip" if gzip_ok else self.etag
         headers = {"ETag": f'"{tag}"', "Cache-Control": CACHE_CONTROL, "Vary": "Accept-Encoding"}
         wanted = request.if_none_match
@@ -49,6 +48,12 @@ class Frames:
         else:
             body = gzip.decompress(self.gzipped)
         return Response(body, mimetype="application/json", headers=headers)
+
+
+def accepts_gzip(request: Request) -> bool:
+    """Whether the client takes gzip: named with a quality above 0, or not named and ``*`` taken."""
+    codings = request.accept_encodings
+    return codings["gzip"] > 0 or ("gzip" not in codings and codings["*"] > 0)
 
 
 def pack(data: dict[str, Any]) -> Frames:

@@ -33,7 +33,7 @@ from engine.rules import UNDO_DEPTH
 from verifier import replay
 
 from .. import assets, db
-from ..framecache import FrameCache, pack
+from ..framecache import FrameCache, accepts_gzip, pack
 from ..i18n import LANGUAGE_NAMES, N_, card_name, card_names, gettext, page_language, rule_sentence
 from ..models import Record
 from ..problems import Problem
@@ -172,7 +172,7 @@ def _compressed(response: Response) -> Response:
             or response.mimetype not in ("text/html", "application/json", "application/problem+json")):
         return response
     response.vary.add("Accept-Encoding")
-    if "gzip" not in request.accept_encodings:
+    if not accepts_gzip(request):
         return response
     body = response.get_data()
     if len(body) < GZIP_MIN_BYTES:
@@ -238,7 +238,7 @@ def static_file(filename: str) -> Response:
     response.set_etag(asset.etag)
     response.headers["Cache-Control"] = IMMUTABLE
     response.vary.add("Accept-Encoding")
-    if asset.gzipped is not None and "gzip" in request.accept_encodings:
+    if asset.gzipped is not None and accepts_gzip(request):
         response.set_data(asset.gzipped)
         response.headers["Content-Encoding"] = "gzip"
     else:
