@@ -26,10 +26,12 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from .auth import hash_token
-from .models import Player
+from .auth import MAX_TOKEN_LENGTH, PLAYER_TOKEN_PREFIX, _TOKEN, authenticate, bearer_token, hash_token, keys_required, \
+    unauthorized
+from .models import ApiKey, Player
+from .problems import Problem, invalid_field
 
-TOKEN_PREFIX = "svp_"
+TOKEN_PREFIX = PLAYER_TOKEN_PREFIX
 CONFUSABLES = Path(__file__).resolve().parent / "data" / "confusables.txt"
 #: combining marks allowed after one base character (Vietnamese needs 2, some Indic clusters 3)
 MAX_MARKS_IN_A_ROW = 3
@@ -37,7 +39,7 @@ MAX_MARKS_IN_A_ROW = 3
 BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e\u2060\ufeff")
 
 
-class NameError_(ValueError):
+class BadName(ValueError):
     """A name that cannot be a player's name; the message says why (and where)."""
 
 
@@ -87,23 +89,23 @@ def skeleton_hash(name: str) -> str:
 
 
 def check_name(name: str) -> str:
-    """``name`` in NFC if it may be a player's name, else :class:`NameError_`. (The
+    """``name`` in NFC if it may be a player's name, else :class:`BadName`. (The
     request schema has already trimmed it, refused control and unprintable
     characters, and checked its length.)"""
     text = unicodedata.normalize("NFC", name)
     for position, char in enumerate(text, 1):
         if char in BLANK_LOOKING or (unicodedata.category(char) == "Zs" and char != " "):
-            raise NameError_(f"character {position} (U+{ord(char):04X}) looks blank")
+            raise BadName(f"character {position} (U+{ord(char):04X}) looks blank")
     if not any(unicodedata.category(char)[0] in "LN" for char in text):
-        raise NameError_("a name must contain a letter or a digit")
+        raise BadName("a name must contain a letter or a digit")
     run = 0
     for position, char in enumerate(unicodedata.normalize("NFD", text), 1):
         if unicodedata.category(char).startswith("M"):
             run += 1
             if position == run:
-                raise NameError_("a name must not start with a combining mark")
+                raise BadName("a name must not start with a combining mark")
             if run > MAX_MARKS_IN_A_ROW:
-                raise NameError_(f"more than {MAX_MARKS_IN_A_ROW} combining marks on one character")
+                raise BadName(f"more than {MAX_MARKS_IN_A_ROW} combining marks on one character")
         else:
             run = 0
     return text
@@ -120,7 +122,7 @@ def find_player(session: Session, name: str) -> Player | None:
 
 def register(session: Session, name: str) -> tuple[Player, str]:
     """A new player named ``name`` and its token (the only time the token exists in clear).
-    :class:`NameError_` for a name that cannot be one, :class:`NameTaken` for a taken one.
+    :class:`BadName` for a name that cannot be one, :class:`NameTaken` for a taken one.
     The caller commits."""
     text = check_name(name)
     existing = find_player(session, text)
@@ -157,3 +159,64 @@ def is_player_token(token: str | None) -> bool:
 
 def player_for_token(session: Session, token: str) -> Player | None:
     return session.scalar(select(Player).where(Player.token_hash == hash_token(token)))
+
+
+# -- who submits a record for whom -------------------------------------------------
+
+def credentials(session: Session) -> Player | ApiKey | None:
+    """Who sends a record: the player of a player token, else the API key (checked as
+    :func:`api.auth.authenticate` does; ``None`` without one where keys are optional)."""
+    token = bearer_token()
+    if is_player_token(token):
+        assert token is not None
+        player = None
+        if len(token) <= MAX_TOKEN_LENGTH and _TOKEN.match(token):
+            player = player_for_token(session, token)
+        if player is None:
+            raise unauthorized("the player token is not valid", "invalid_token")
+        return player
+    return authenticate(session, required=keys_required())
+
+
+def submitter(session: Session, sender: Player | ApiKey | None, name: str | None) -> tuple[Player, str | None]:
+    """The player a record is stored for, and the key that vouched for them (if one did).
+
+    - A player token submits for its player; a ``player`` naming anyone else is 403 ``wrong-player``.
+    - An API key allowed to vouch (``keys create --vouch``) submits for registered players by name.
+    - Any other key (or none, where keys are optional) submits under names no registered
+      player reads as: a tokenless player of that name."""
+    if isinstance(sender, Player):
+        if name is not None:
+            named = find_player(session, name)
+            if named is None or named.id != sender.id:
+                raise Problem(403, f"this player token is {sender.name!r}'s: it cannot submit a record for {name!r}",
+                              "wrong-player")
+        return sender, None
+    if name is None:
+        raise invalid_field("player", "Missing data for required field.")
+    try:
+        text = check_name(name)
+    except BadName as error:
+        raise invalid_field("player", str(error)) from None
+    named = find_player(session, text)
+    if named is not None and named.registered:
+        if sender is not None and sender.vouch:
+            return named, sender.name
+        raise Problem(403, f"{text!r} reads as {named.name!r}, a registered player: only their player token, or an "
+                           f"API key allowed to vouch for players, may submit their records", "wrong-player")
+    return unregistered(session, text), None
+
+
+def adopt(session: Session, name: str) -> Player:
+    """The player of a name stored before (an import): the player of exactly that NFC name, else
+    a new tokenless one, holding the skeleton unless an older player already reads the same."""
+    text = unicodedata.normalize("NFC", name)
+    player = session.scalar(select(Player).where(Player.name == text))
+    if player is None:
+        hashed = skeleton_hash(text)
+        taken = session.scalar(select(Player.id).where(Player.skeleton_hash == hashed)) is not None
+        player = Player(name=text, skeleton_hash=None if taken else hashed, token_hash=None,
+                        created_at=datetime.now(timezone.utc))
+        session.add(player)
+        session.flush()
+    return player
