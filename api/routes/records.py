@@ -44,7 +44,7 @@ def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None 
     now = datetime.now(timezone.utc)
     canonical = verdict.canonical_text
     return dict(
-        player=body["player"], code=str(verdict.code), variant=verdict.code.variant, number=verdict.code.number,
+        player=body.get("player"), code=str(verdict.code), variant=verdict.code.variant, number=verdict.code.number,
         canonical=canonical, log_hash=log_hash(canonical),
         won=verdict.won, score=verdict.score, moves=verdict.moves, actions=verdict.actions, undos=verdict.undos,
         takebacks=verdict.takebacks, foundation_cards=verdict.foundation_cards,
