@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from sqlalchemy import (JSON, BigInteger, CheckConstraint, DateTime, Double, ForeignKey, Index, Integer, LargeBinary,
-                        MetaData, String, Text, UniqueConstraint, false, true)
+                        MetaData, String, Text, UniqueConstraint, false, text, true)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
@@ -108,7 +108,7 @@ class Record(Base):
     #: whether leaderboards count it: no evidence against it (``api.fairplay``)
     ranked: Mapped[bool] = mapped_column(default=True, server_default=true())
     #: the evidence: ``[{"flag", "reason", "review", "evidence"}]`` (``api.fairplay.flag``)
-    flags: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    flags: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
     #: per-action times (ms from the game's start), delta-encoded varints (``api.fairplay.pack_times``)
     times: Mapped[bytes | None] = mapped_column(LargeBinary)
     #: a copy: the record whose log it repeats

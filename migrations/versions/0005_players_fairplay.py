@@ -80,7 +80,7 @@ def upgrade() -> None:
     with op.batch_alter_table("records") as batch:
         batch.add_column(sa.Column("player_id", Id, nullable=True))
         batch.add_column(sa.Column("ranked", sa.Boolean(), server_default=sa.true(), nullable=False))
-        batch.add_column(sa.Column("flags", sa.JSON(), nullable=True))
+        batch.add_column(sa.Column("flags", sa.JSON(), server_default=sa.text("'[]'"), nullable=False))
         batch.add_column(sa.Column("times", sa.LargeBinary(), nullable=True))
         batch.add_column(sa.Column("copy_of", Id, nullable=True))
         batch.add_column(sa.Column("vouched_by", sa.String(64), nullable=True))
@@ -92,12 +92,10 @@ def upgrade() -> None:
         batch.drop_constraint(op.f("ck_record_status_status"), type_="check")
         batch.create_check_constraint(op.f("ck_record_status_status"), NEW_CHECK)
 
-    _fill()
-    with op.batch_alter_table("records") as batch:
-        batch.alter_column("flags", existing_type=sa.JSON(), nullable=False)
-        batch.create_index(op.f("ix_records_player_id"), ["player_id"])
-        batch.create_index("ix_records_status_id", ["status", "id"])
-        batch.create_index("ix_records_code_log_hash", ["code", "log_hash"])
+    op.create_index(op.f("ix_records_player_id"), "records", ["player_id"])
+    op.create_index("ix_records_status_id", "records", ["status", "id"])
+    op.create_index("ix_records_code_log_hash", "records", ["code", "log_hash"])
+    _fill()  # last: on SQLite a batch copies the table, which copy_of pointers into it would stop
 
 
 def _fill() -> None:
@@ -110,7 +108,6 @@ def _fill() -> None:
     players = sa.table("players", sa.column("id", Id), sa.column("name", sa.String),
                        sa.column("skeleton_hash", sa.String), sa.column("token_hash", sa.String),
                        sa.column("created_at", sa.DateTime(timezone=True)))
-    connection.execute(records.update().values(flags=[]))
 
     # each name, oldest first record first: the oldest holds a shared NFC form or skeleton
     firsts = connection.execute(
@@ -159,13 +156,14 @@ def downgrade() -> None:
     # records waiting for review go back as hidden (the old schema has no review status)
     op.execute("UPDATE records SET status = 'hidden' WHERE status = 'review'")
     op.execute("UPDATE record_status SET status = 'hidden' WHERE status = 'review'")
+    op.execute("UPDATE records SET copy_of = NULL")  # SQLite's batch copy of the table would trip over them
+    op.drop_index("ix_records_code_log_hash", table_name="records")
+    op.drop_index("ix_records_status_id", table_name="records")
+    op.drop_index(op.f("ix_records_player_id"), table_name="records")
     with op.batch_alter_table("record_status") as batch:
         batch.drop_constraint(op.f("ck_record_status_status"), type_="check")
         batch.create_check_constraint(op.f("ck_record_status_status"), OLD_CHECK)
     with op.batch_alter_table("records") as batch:
-        batch.drop_index("ix_records_code_log_hash")
-        batch.drop_index("ix_records_status_id")
-        batch.drop_index(op.f("ix_records_player_id"))
         batch.drop_constraint(op.f("ck_records_status"), type_="check")
         batch.create_check_constraint(op.f("ck_records_status"), OLD_CHECK)
         batch.drop_constraint(op.f("fk_records_copy_of_records"), type_="foreignkey")
