@@ -1,7 +1,9 @@
 """``GET /deals/{code}/solvability``: can the deal be won (stored answers, searches in
 worker processes) and ``POST /hint``: the next action of a winning line after a log.
 
-Both are public. Besides the per-client limit every endpoint has, each search they
+Solvability is public without the winning line itself, which only admin keys see;
+a hint needs a player token and is logged (``api.fairplay``). Besides the per-client
+limit every endpoint has, each search they
 start (a hint, or a deal the server has no answer for yet) counts against
 ``RATELIMIT_SOLVER`` per client IP; stored answers and polling a pending search
 do not.
