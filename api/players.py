@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -112,12 +112,12 @@ def check_name(name: str) -> str:
 
 
 def find_player(session: Session, name: str) -> Player | None:
-    """The player whose name reads as ``name`` (same skeleton), or else whose stored name is
-    exactly ``name`` (a player kept from before names were checked, without a skeleton)."""
-    found = session.scalar(select(Player).where(Player.skeleton_hash == skeleton_hash(name)))
-    if found is None:
-        found = session.scalar(select(Player).where(Player.name == unicodedata.normalize("NFC", name)))
-    return found
+    """The player named exactly ``name`` (in NFC), else the one whose name reads as it (same
+    skeleton). Exact names come first for players kept from before registration existed
+    whose names read as an older player's (they have no skeleton)."""
+    nfc = unicodedata.normalize("NFC", name)
+    return session.scalar(select(Player).where(or_(Player.name == nfc, Player.skeleton_hash == skeleton_hash(name)))
+                          .order_by((Player.name == nfc).desc()).limit(1))
 
 
 def register(session: Session, name: str) -> tuple[Player, str]:

@@ -94,9 +94,10 @@ def store_record(session: Session, values: dict[str, Any]) -> tuple[dict[str, An
 @bp.post("/records")
 def submit_record() -> tuple[dict, int, dict[str, str]]:
     session = db.session()
-    # every statement of this request stands alone (the one write is a single INSERT), so none needs a
-    # transaction around it: in autocommit, storing a record is one round trip to the database, not three,
-    # and nothing is left to commit afterwards
+    # every statement of this request stands alone (the writes are single INSERTs: the record, and a
+    # tokenless player on a name's first use), so none needs a transaction around it: in autocommit each
+    # is one round trip, and nothing is left to commit afterwards. The fair-play reads (the player, a hint
+    # on the deal, a copy of the log, a stored solver line) are one indexed lookup each
     session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
     sender = credentials(session)  # a player token or an API key, before anything is read or replayed
     body = load(RECORD_REQUEST, json_body())

@@ -394,3 +394,26 @@ def test_review_cli_lists_and_decides(app, client, legal_log):
     assert runner.invoke(args=["review", "decide", str(ids[1]), "hidden", "--reason", "  "]).exit_code != 0
     result = runner.invoke(args=["review", "list"])
     assert [int(line.split()[0]) for line in result.stdout.splitlines() if line[:1].isdigit()] == ids[1:]
+
+
+def test_a_player_token_is_enough_where_keys_are_required(make_empty_app):
+    client = make_empty_app(API_KEYS_REQUIRED=True).test_client()
+    token = token_of(client, "ann")
+    assert submit(client, token).status_code == 201
+    assert submit(client, None, player="ann").status_code == 401
+
+
+def test_a_legacy_look_alike_is_found_by_its_exact_name(app, client):
+    """A player kept from before registration (no skeleton: it read as an older player's name) is
+    still found by its own name; any other spelling finds the older one."""
+    from datetime import datetime, timezone
+
+    from api.models import Player
+    from api.players import skeleton_hash
+
+    with app.extensions["api.db"].sessions() as session:
+        session.add_all([Player(name="ann", skeleton_hash=skeleton_hash("ann"), created_at=datetime.now(timezone.utc)),
+                         Player(name="\u0430nn", skeleton_hash=None, created_at=datetime.now(timezone.utc))])
+        session.commit()
+    assert client.get(f"{API}/players/\u0430nn").get_json()["name"] == "\u0430nn"
+    assert client.get(f"{API}/players/ANN").get_json()["name"] == "ann"
