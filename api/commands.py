@@ -204,8 +204,9 @@ def review_list(after: int, limit: int) -> None:
     with get_db().sessions() as session:
         items, following = review_queue(session, after, limit)
         for record in items:
-            click.echo(f"{record.id}  {record.player}  {record.code}  {record.received_at.isoformat(timespec='seconds')}"
-                       f"  score {record.score}, {record.actions} actions")
+            received = record.received_at.isoformat(timespec="seconds")
+            click.echo(f"{record.id}  {record.player}  {record.code}  {received}  score {record.score}, "
+                       f"{record.actions} actions")
             for flag in record.flags or []:
                 click.echo(f"    {flag['flag']}: {flag['reason']}")
     if not items:

@@ -26,8 +26,8 @@ from sqlalchemy import or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from .auth import MAX_TOKEN_LENGTH, PLAYER_TOKEN_PREFIX, _TOKEN, authenticate, bearer_token, hash_token, keys_required, \
-    unauthorized
+from .auth import (MAX_TOKEN_LENGTH, PLAYER_TOKEN_PREFIX, _TOKEN, authenticate, bearer_token, hash_token,
+                   keys_required, unauthorized)
 from .models import ApiKey, Player
 from .problems import Problem, invalid_field
 

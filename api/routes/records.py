@@ -80,7 +80,8 @@ def store_record(session: Session, values: dict[str, Any]) -> tuple[dict[str, An
     """
     connection = session.connection()
     if connection.dialect.name == "postgresql":
-        new_id = connection.exec_driver_sql(_INSERT_POSTGRESQL, {**values, "flags": json.dumps(values["flags"])}).scalar()
+        flags = json.dumps(values["flags"])  # the driver is given the JSON text for the json column
+        new_id = connection.exec_driver_sql(_INSERT_POSTGRESQL, {**values, "flags": flags}).scalar()
     else:
         new_id = connection.execute(_INSERT_CORE, values).scalar()
     if new_id is not None:
