@@ -4,7 +4,8 @@
 - ``flask --app api keys create|revoke|list``: API keys;
 - ``flask --app api records export|import|reverify``: backup, restore and
   re-verification of the stored records;
-- ``flask --app api review list|decide``: the records flagged for review.
+- ``flask --app api review list|decide``: the records flagged for review;
+- ``flask --app api players token``: a token for a player without one (or a new one).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .auth import ApiKeyError, create_key, revoke_key
 from .backup import BackupError, begin_snapshot, count_records, export_records, import_records
 from .db import alembic_config, get_db
 from .fairplay import decide, review_queue
+from .players import issue_token
 from .models import STATUSES, ApiKey, Record
 from .reverify import reverify_records
 
@@ -36,6 +38,7 @@ db_cli = AppGroup("db", help="The records database schema (Alembic migrations in
 keys_cli = AppGroup("keys", help="API keys: create (the key is shown once), revoke, list.")
 records_cli = AppGroup("records", help="Stored records: export, import, re-verify.")
 review_cli = AppGroup("review", help="Records flagged for review: list them, decide.")
+players_cli = AppGroup("players", help="Players: hand out a token (names kept from before registration, lost tokens).")
 
 
 def _state(revisions: frozenset[str], heads: frozenset[str]) -> str:
@@ -236,8 +239,27 @@ def review_decide(record_id: int, status: str, reason: str, actor: str) -> None:
         click.echo(f"record {record.id}: {record.status}, {'ranked' if record.ranked else 'unranked'}")
 
 
+@players_cli.command("token")
+@click.argument("name")
+@click.option("--replace", is_flag=True, help="give a player who has a token a new one (the old one stops working)")
+def players_token(name: str, replace: bool) -> None:
+    """Print a token for the player NAME (only the token, on stdout), shown this once.
+
+    For names kept from records stored before players registered, whose owners
+    ask for them, and for players who lost their token (--replace)."""
+    with get_db().sessions() as session:
+        try:
+            player, token = issue_token(session, name, replace)
+        except (LookupError, ValueError) as error:
+            raise click.ClickException(str(error)) from None
+        session.commit()
+        click.echo(token)
+        click.echo(f"token for player {player.name!r}; hand it over now, it is not shown again", err=True)
+
+
 def init_app(app: Flask) -> None:
     app.cli.add_command(db_cli)
     app.cli.add_command(keys_cli)
     app.cli.add_command(records_cli)
     app.cli.add_command(review_cli)
+    app.cli.add_command(players_cli)

@@ -136,6 +136,21 @@ def register(session: Session, name: str) -> tuple[Player, str]:
     return player, token
 
 
+def issue_token(session: Session, name: str, replace: bool = False) -> tuple[Player, str]:
+    """A token for the player named ``name`` (an operator's command): for a player kept from
+    before registration existed, or, with ``replace``, a new one for a player who lost theirs
+    (the old one stops working). :class:`LookupError` for an unknown player, :class:`ValueError`
+    for one who has a token and no ``replace``. The caller commits."""
+    player = find_player(session, name)
+    if player is None:
+        raise LookupError(f"there is no player {name!r}")
+    if player.token_hash is not None and not replace:
+        raise ValueError(f"{player.name!r} has a token already; --replace gives a new one and the old one stops working")
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    player.token_hash = hash_token(token)
+    return player, token
+
+
 def unregistered(session: Session, name: str) -> Player:
     """The player a trusted key (or the debug server without keys) submits for under ``name``:
     the tokenless player of that name, created on first use. The caller makes sure that

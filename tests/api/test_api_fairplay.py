@@ -417,3 +417,28 @@ def test_a_legacy_look_alike_is_found_by_its_exact_name(app, client):
         session.commit()
     assert client.get(f"{API}/players/\u0430nn").get_json()["name"] == "\u0430nn"
     assert client.get(f"{API}/players/ANN").get_json()["name"] == "ann"
+
+
+def test_players_token_hands_a_kept_name_a_token_once(app, client, records):
+    records.create(player="oldtimer")
+    from api.models import Player
+    from api.players import adopt
+
+    with app.extensions["api.db"].sessions() as session:
+        adopt(session, "oldtimer")
+        session.commit()
+        assert session.query(Player).filter_by(name="oldtimer").one().token_hash is None
+    runner = app.test_cli_runner()
+    result = runner.invoke(args=["players", "token", "OLDTIMER"])
+    assert result.exit_code == 0, result.output
+    token = result.stdout.strip()
+    assert token.startswith("svp_") and "oldtimer" in result.stderr
+    record = submit(client, token).get_json()
+    assert record["player"] == "oldtimer"
+    assert client.get(f"{API}/players/oldtimer").get_json()["registered"] is True
+    again = runner.invoke(args=["players", "token", "oldtimer"])
+    assert again.exit_code != 0 and "has a token already" in again.output
+    replaced = runner.invoke(args=["players", "token", "oldtimer", "--replace"]).stdout.strip()
+    assert submit(client, token, moves="S").status_code == 401  # the old token stops working
+    assert submit(client, replaced, moves="S").status_code == 201
+    assert runner.invoke(args=["players", "token", "nobody"]).exit_code != 0

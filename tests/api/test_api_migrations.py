@@ -232,3 +232,33 @@ def test_after_0005_old_names_are_taken_and_old_records_keep_their_ranks(make_ap
     assert profile["registered"] is False
     board = client.get("/api/v1/leaderboard?variant=forty-thieves").get_json()["entries"]
     assert [e["player"] for e in board] == ["ann"]
+
+
+@BOTH
+def test_0005_down_again_keeps_every_record(empty_database_url):
+    """Downgrading below 0005 keeps every record; one waiting for review becomes hidden (the old
+    schema has no review), and the players, hints and flags go."""
+    database = Database(empty_database_url)
+    try:
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), "0003")
+            for number, player in enumerate(("ann", "copycat", "bot")):
+                connection.execute(text(
+                    "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, "
+                    "actions, undos, takebacks, foundation_cards, engine_version, rules_version, received_at, "
+                    "verified_at, status) VALUES (:player, 'FT1-N-AAAAAAB', 'forty-thieves', 1, 'S', :hash, false, "
+                    "0, 1, 1, 0, 0, 0, '0.9.0', 1, :at, :at, 'visible')"),
+                    {"player": player, "hash": ("a" if number < 2 else "b") * 64,
+                     "at": f"2025-03-0{number + 1} 12:00:00+00:00"})
+            before = _old_rows(connection)
+        database.upgrade()
+        with database.engine.begin() as connection:
+            connection.execute(text("UPDATE records SET status = 'review' WHERE player = 'bot'"))
+            assert connection.execute(text("SELECT copy_of FROM records WHERE player = 'copycat'")).scalar() == 1
+            command.downgrade(alembic_config(connection), "0003")
+        with database.engine.connect() as connection:
+            after = _old_rows(connection)
+            assert "players" not in inspect(connection).get_table_names()
+        assert after == [row if row[1] != "bot" else (*row[:-1], "hidden") for row in before]
+    finally:
+        database.dispose()
