@@ -26,7 +26,7 @@ import statistics
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, select
+from sqlalchemy import ColumnElement, and_, func, literal, select
 from sqlalchemy.orm import Session
 
 from .auth import authenticate, bearer_token, unauthorized
@@ -142,31 +142,38 @@ def evidence(session: Session, player: Player, code: str, log_hash: str, canonic
              times: list[int] | None, elapsed_ms: int | None, now: datetime) -> dict[str, Any]:
     """The fair-play columns of a new record: ``flags``, ``ranked``, ``status``, ``copy_of``, ``times``."""
     flags = []
-    hints = session.execute(select(Hint.at).where(Hint.player_id == player.id, Hint.code == code, Hint.at <= now)
-                            .order_by(Hint.at).limit(1)).scalar()
-    if hints is not None:
-        flags.append(flag("assisted", "the player took a hint on this deal before submitting",
-                          first_hint_at=hints.isoformat()))
-    original = session.scalar(select(Record.id).where(
-        Record.code == code, Record.log_hash == log_hash,
-        (Record.player_id != player.id) | Record.player_id.is_(None)).order_by(Record.id).limit(1))
-    if original is not None:
-        flags.append(flag("copy", f"the same log of this deal was stored earlier as record {original}, for another "
-                                  f"player", original=original))
     actions = canonical.split()
-    if len(actions) >= SOLVER_MIN_ACTIONS:
-        lines = session.execute(select(Solvability.id, Solvability.solution).where(
-            Solvability.code == code, Solvability.solution.is_not(None))).all()
-        for solvability_id, solution in lines:
-            share = solver_share(actions, solution.split())
-            if share >= SOLVER_SHARE:
-                flags.append(flag("solver-like", f"{share:.0%} of the log's actions follow the service's solver line "
-                                                 f"for this deal", share=round(share, 4), threshold=SOLVER_SHARE,
-                                  solvability_id=solvability_id))
-                break
+    # one round trip: the first hint on the deal, the first record of this log for another player,
+    # and the solver lines stored for the deal (one row each; a single row of NULLs when there are none)
+    first_hint = (select(func.min(Hint.at)).where(Hint.player_id == player.id, Hint.code == code, Hint.at <= now)
+                  .scalar_subquery())
+    original = (select(func.min(Record.id)).where(Record.code == code, Record.log_hash == log_hash,
+                                                   (Record.player_id != player.id) | Record.player_id.is_(None))
+                .scalar_subquery())
+    wanted = and_(Solvability.code == code, Solvability.solution.is_not(None),
+                  literal(len(actions) >= SOLVER_MIN_ACTIONS))
+    rows = session.execute(select(first_hint, original, Solvability.id, Solvability.solution)
+                           .select_from(select(literal(1).label("one")).subquery().outerjoin(Solvability, wanted))
+                           ).all()
+    hinted, original_id = rows[0][0], rows[0][1]
+    if hinted is not None:
+        if isinstance(hinted, str):  # SQLite hands an aggregate over a date column back as text
+            hinted = datetime.fromisoformat(hinted)
+        flags.append(flag("assisted", "the player took a hint on this deal before submitting",
+                          first_hint_at=hinted.isoformat()))
+    if original_id is not None:
+        flags.append(flag("copy", f"the same log of this deal was stored earlier as record {original_id}, for "
+                                  f"another player", original=original_id))
+    for solvability_id, solution in ((row[2], row[3]) for row in rows if row[2] is not None):
+        share = solver_share(actions, solution.split())
+        if share >= SOLVER_SHARE:
+            flags.append(flag("solver-like", f"{share:.0%} of the log's actions follow the service's solver line "
+                                             f"for this deal", share=round(share, 4), threshold=SOLVER_SHARE,
+                              solvability_id=solvability_id))
+            break
     flags.extend(timing_flags(times, elapsed_ms))
     return {"flags": flags, "ranked": not flags, "status": "review" if any(f["review"] for f in flags) else "visible",
-            "copy_of": original, "times": None if times is None else pack_times(times)}
+            "copy_of": original_id, "times": None if times is None else pack_times(times)}
 
 
 # -- review ----------------------------------------------------------------------

@@ -161,8 +161,12 @@ def unregistered(session: Session, name: str) -> Player:
         # concurrent first submissions under one name: the first insert wins, the others find it
         dialect = session.get_bind().dialect.name
         insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(Player.__table__)
-        session.execute(insert.values(name=text, skeleton_hash=skeleton_hash(text), token_hash=None,
-                                      created_at=datetime.now(timezone.utc)).on_conflict_do_nothing())
+        values = dict(name=text, skeleton_hash=skeleton_hash(text), token_hash=None,
+                      created_at=datetime.now(timezone.utc))
+        new_id = session.execute(insert.values(**values).on_conflict_do_nothing().returning(Player.__table__.c.id)
+                                 ).scalar()
+        if new_id is not None:
+            return Player(id=new_id, **values)  # not added to the session: the row is written already
         player = find_player(session, text)
         assert player is not None
     return player
