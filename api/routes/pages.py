@@ -298,7 +298,7 @@ def flag_texts(stored: Record) -> list[str]:
 PLAYER_RECORDS = 100
 
 
-@bp.get("/players/<name>")
+@bp.get("/players/<path:name>")
 def player(name: str) -> Any:
     """A player's profile and their records, newest first, with their flags (so that a flagged
     player sees why, and can appeal: docs/fair-play.md)."""

@@ -442,3 +442,8 @@ def test_players_token_hands_a_kept_name_a_token_once(app, client, records):
     assert submit(client, token, moves="S").status_code == 401  # the old token stops working
     assert submit(client, replaced, moves="S").status_code == 201
     assert runner.invoke(args=["players", "token", "nobody"]).exit_code != 0
+
+
+def test_a_name_with_a_slash_has_a_page(client):
+    assert register(client, "a/b").status_code == 201
+    assert client.get("/players/a%2Fb").status_code == 200
