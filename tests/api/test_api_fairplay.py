@@ -447,3 +447,18 @@ def test_players_token_hands_a_kept_name_a_token_once(app, client, records):
 def test_a_name_with_a_slash_has_a_page(client):
     assert register(client, "a/b").status_code == 201
     assert client.get("/players/a%2Fb").status_code == 200
+
+
+def test_export_and_import_keep_the_fair_play_fields(client, app, make_app, empty_database_url, legal_log, tmp_path):
+    log = legal_log(FT, 10)
+    submit(client, token_of(client, "ann"), moves=log)
+    submit(client, token_of(client, "bob"), moves=log, times=list(range(10, 110, 10)))
+    backup = tmp_path / "records.jsonl"
+    assert app.test_cli_runner().invoke(args=["records", "export", str(backup)]).exit_code == 0
+    restored = make_app(DATABASE_URL=empty_database_url)
+    result = restored.test_cli_runner().invoke(args=["records", "import", str(backup)])
+    assert result.exit_code == 0, result.output
+    before = client.get(f"{API}/records?status=all").get_json()["items"]
+    after = restored.test_client().get(f"{API}/records?status=all").get_json()["items"]
+    assert after == before and after[0]["flags"] and after[0]["copy_of"] == after[1]["id"]
+    assert restored.test_client().get(f"{API}/players/bob").get_json()["registered"] is False  # tokens stay behind
