@@ -27,6 +27,8 @@ from .models import ApiKey
 from .problems import Problem
 
 TOKEN_PREFIX = "svk_"
+#: a player's token (``api.players``): it never stands for an API key
+PLAYER_TOKEN_PREFIX = "svp_"
 REALM = "solitaire-verifier"
 #: what a token may look like (RFC 6750 ``b64token``); anything else is refused without a database lookup
 _TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*\Z")
@@ -59,13 +61,14 @@ def check_key_name(name: str) -> str:
     return name
 
 
-def create_key(session: Session, name: str, admin: bool = False) -> tuple[ApiKey, str]:
-    """A new key named ``name`` and its token (the only time the token exists in clear)."""
+def create_key(session: Session, name: str, admin: bool = False, vouch: bool = False) -> tuple[ApiKey, str]:
+    """A new key named ``name`` and its token (the only time the token exists in clear); a key
+    that may ``vouch`` submits records for registered players by name."""
     check_key_name(name)
     if session.scalar(select(ApiKey).where(ApiKey.name == name)) is not None:
         raise ApiKeyError(f"there is already a key named {name!r} (names are never reused, even after revoking)")
     token = new_token()
-    key = ApiKey(name=name, key_hash=hash_token(token), admin=admin, created_at=datetime.now(timezone.utc))
+    key = ApiKey(name=name, key_hash=hash_token(token), admin=admin, vouch=vouch, created_at=datetime.now(timezone.utc))
     session.add(key)
     session.commit()
     return key, token
@@ -97,7 +100,7 @@ def bearer_token() -> str | None:
     return token.strip() or None
 
 
-def _unauthorized(detail: str, error: str | None = None) -> Problem:
+def unauthorized(detail: str, error: str | None = None) -> Problem:
     challenge = f'Bearer realm="{REALM}"'
     if error:
         challenge += f', error="{error}"'
@@ -112,18 +115,20 @@ def authenticate(session: Session, *, required: bool, admin: bool = False) -> Ap
     if header is None or not header.strip():
         if required or admin:
             needed = "an admin API key" if admin else "an API key"
-            raise _unauthorized(f"this operation needs {needed}: send the header 'Authorization: Bearer <key>'")
+            raise unauthorized(f"this operation needs {needed}: send the header 'Authorization: Bearer <key>'")
         return None
     token = bearer_token()
     if token is None:
-        raise _unauthorized("the Authorization header must be 'Bearer <key>'", "invalid_request")
+        raise unauthorized("the Authorization header must be 'Bearer <key>'", "invalid_request")
     if len(token) > MAX_TOKEN_LENGTH or not _TOKEN.match(token):
-        raise _unauthorized("the API key is not valid", "invalid_token")
+        raise unauthorized("the API key is not valid", "invalid_token")
+    if token.startswith(PLAYER_TOKEN_PREFIX):
+        raise Problem(403, "this operation needs an API key; a player token cannot be used for it", "forbidden")
     key = session.scalar(select(ApiKey).where(ApiKey.key_hash == hash_token(token)))
     if key is None:
-        raise _unauthorized("the API key is not valid", "invalid_token")
+        raise unauthorized("the API key is not valid", "invalid_token")
     if key.revoked_at is not None:
-        raise _unauthorized(f"the API key {key.name!r} was revoked", "invalid_token")
+        raise unauthorized(f"the API key {key.name!r} was revoked", "invalid_token")
     if admin and not key.admin:
         raise Problem(403, f"this operation needs an admin API key; {key.name!r} is not one", "forbidden")
     return key

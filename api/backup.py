@@ -25,7 +25,9 @@ from sqlalchemy.orm import Session
 
 from engine import GameCode, InvalidCodeError
 
+from .fairplay import pack_times, unpack_times
 from .models import STATUSES, Record, RecordStatus
+from .players import adopt
 from .problems import field_errors
 from .routes.records import log_hash
 from .schemas import StatusChangeSchema, StrictBoolean, StrictInteger
@@ -46,6 +48,8 @@ def record_to_json(record: Record) -> dict[str, Any]:
         "received_at": record.received_at.isoformat(), "verified_at": record.verified_at.isoformat(),
         "submitted_by": record.submitted_by, "status": record.status,
         "history": StatusChangeSchema(many=True).dump(record.history),
+        "ranked": record.ranked, "flags": record.flags, "copy_of": record.copy_of, "vouched_by": record.vouched_by,
+        "times": unpack_times(record.times),
     }
 
 
@@ -123,6 +127,13 @@ class ExportedRecordSchema(Schema):
     submitted_by = fields.String(required=True, allow_none=True, validate=validate.Length(min=1, max=64))
     status = fields.String(required=True, validate=validate.OneOf(STATUSES))
     history = fields.List(fields.Nested(_Change), required=True)
+    # fair play (absent from exports made before players existed: ranked, no flags)
+    ranked = StrictBoolean(load_default=True)
+    flags = fields.List(fields.Dict(keys=fields.String()), load_default=list)
+    copy_of = StrictInteger(load_default=None, allow_none=True, validate=validate.Range(min=1, max=2 ** 63 - 1))
+    vouched_by = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=64))
+    times = fields.List(StrictInteger(validate=validate.Range(min=0, max=2 ** 53 - 1)), load_default=None,
+                        allow_none=True)
 
 
 class BackupError(ValueError):
@@ -149,7 +160,9 @@ def _check(line_number: int, data: dict[str, Any]) -> None:
         fail("log_hash", "is not the SHA-256 of canonical")
     # a record starts visible; only a change in the history makes it anything else
     last = data["history"][-1]["status"] if data["history"] else "visible"
-    if data["status"] != last:
+    # a record a flag sent to review at submission has no history yet
+    flagged = not data["history"] and data["status"] == "review" and any(f.get("review") for f in data["flags"])
+    if data["status"] != last and not flagged:
         fail("status", f"{data['status']!r} is not the last status of the history ({last!r})")
 
 
@@ -174,7 +187,7 @@ def parse_lines(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, data
 
 
-def _record_from(data: dict[str, Any], keep_id: bool) -> Record:
+def _record_from(data: dict[str, Any], keep_id: bool, player_id: int) -> Record:
     claimed = data["claimed"] or {}
     record = Record(
         player=data["player"], code=data["code"], variant=data["variant"], number=data["number"],
@@ -186,7 +199,10 @@ def _record_from(data: dict[str, Any], keep_id: bool) -> Record:
         received_at=data["received_at"], verified_at=data["verified_at"], submitted_by=data["submitted_by"],
         status=data["status"],
         history=[RecordStatus(status=c["status"], actor=c["actor"], at=c["at"], reason=c["reason"])
-                 for c in data["history"]])
+                 for c in data["history"]],
+        player_id=player_id, ranked=data["ranked"], flags=data["flags"],
+        copy_of=data["copy_of"] if keep_id else None,  # new ids: the original's id is not known here
+        vouched_by=data["vouched_by"], times=None if data["times"] is None else pack_times(data["times"]))
     if keep_id:
         record.id = data["id"]
     return record
@@ -221,6 +237,7 @@ def import_records(session: Session, lines: Iterable[str],
     report = ImportReport(kept_ids=count_records(session) == 0)
     # records above this id were stored by this import (ids are kept only into an empty database)
     before = 0 if report.kept_ids else session.scalar(select(func.max(Record.id))) or 0
+    player_ids: dict[str, int] = {}  # each name's player, looked up (or made) once per import
     batch: list[tuple[int, dict[str, Any]]] = []
 
     def flush() -> None:
@@ -247,7 +264,9 @@ def import_records(session: Session, lines: Iterable[str],
                     raise BackupError(f"line {number}: id: {data['id']} is already the id of an earlier line")
                 ids[data["id"]] = number
             games.add(game)
-            session.add(_record_from(data, report.kept_ids))
+            if data["player"] not in player_ids:
+                player_ids[data["player"]] = adopt(session, data["player"]).id
+            session.add(_record_from(data, report.kept_ids, player_ids[data["player"]]))
             report.imported += 1
         session.flush()
         session.expunge_all()  # the flushed records are not needed again: memory stays one batch

@@ -3,7 +3,9 @@
 - ``flask --app api db upgrade|current|revision``: the schema's migrations;
 - ``flask --app api keys create|revoke|list``: API keys;
 - ``flask --app api records export|import|reverify``: backup, restore and
-  re-verification of the stored records.
+  re-verification of the stored records;
+- ``flask --app api review list|decide``: the records flagged for review;
+- ``flask --app api players token``: a token for a player without one (or a new one).
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ import engine
 from .auth import ApiKeyError, create_key, revoke_key
 from .backup import BackupError, begin_snapshot, count_records, export_records, import_records
 from .db import alembic_config, get_db
-from .models import ApiKey
+from .fairplay import decide, review_queue
+from .players import issue_token
+from .models import STATUSES, ApiKey, Record
 from .reverify import reverify_records
 
 #: runs over at least this many records show a progress bar (on stderr, when it is a terminal)
@@ -33,6 +37,8 @@ PROGRESS_FROM = 200
 db_cli = AppGroup("db", help="The records database schema (Alembic migrations in migrations/).")
 keys_cli = AppGroup("keys", help="API keys: create (the key is shown once), revoke, list.")
 records_cli = AppGroup("records", help="Stored records: export, import, re-verify.")
+review_cli = AppGroup("review", help="Records flagged for review: list them, decide.")
+players_cli = AppGroup("players", help="Players: hand out a token (names kept from before registration, lost tokens).")
 
 
 def _state(revisions: frozenset[str], heads: frozenset[str]) -> str:
@@ -74,13 +80,14 @@ def revision(message: str, autogenerate: bool) -> None:
 @keys_cli.command("create")
 @click.argument("name")
 @click.option("--admin", is_flag=True, help="may also hide records and show them again")
-def keys_create(name: str, admin: bool) -> None:
+@click.option("--vouch", is_flag=True, help="may submit records for registered players by name")
+def keys_create(name: str, admin: bool, vouch: bool) -> None:
     """Create a key NAME and print it (only the key, on stdout: KEY=$(flask --app api keys create NAME)).
 
     It is shown this once; the database keeps only its SHA-256."""
     with get_db().sessions() as session:
         try:
-            key, token = create_key(session, name, admin)
+            key, token = create_key(session, name, admin, vouch)
         except ApiKeyError as error:
             raise click.ClickException(str(error)) from None
     click.echo(token)
@@ -203,7 +210,69 @@ def records_reverify(dry_run: bool, progress: bool | None) -> None:
         sys.exit(1)
 
 
+# -- review --------------------------------------------------------------------
+
+@review_cli.command("list")
+@click.option("--after", type=click.IntRange(min=0), default=0, help="list records after this id")
+@click.option("--limit", type=click.IntRange(min=1, max=1000), default=100, help="at most this many")
+def review_list(after: int, limit: int) -> None:
+    """The records waiting for review, oldest first: id, player, deal, received, then each flag and its reason."""
+    with get_db().sessions() as session:
+        items, following = review_queue(session, after, limit)
+        for record in items:
+            received = record.received_at.isoformat(timespec="seconds")
+            click.echo(f"{record.id}  {record.player}  {record.code}  {received}  score {record.score}, "
+                       f"{record.actions} actions")
+            for flag in record.flags or []:
+                click.echo(f"    {flag['flag']}: {flag['reason']}")
+    if not items:
+        click.echo("nothing waits for review")
+    elif following is not None:
+        click.echo(f"more: --after {following}")
+
+
+@review_cli.command("decide")
+@click.argument("record_id", type=click.IntRange(min=1, max=2 ** 63 - 1))
+@click.argument("status", type=click.Choice(STATUSES))
+@click.option("--reason", required=True, help="why, for the record's history")
+@click.option("--actor", default="cli", show_default=True, help="who decides, for the history")
+def review_decide(record_id: int, status: str, reason: str, actor: str) -> None:
+    """Set RECORD_ID's STATUS (visible clears a review, hidden confirms it), with a reason the history keeps."""
+    reason, actor = reason.strip(), actor.strip()
+    if not reason or len(reason) > 500:
+        raise click.BadParameter("give 1 to 500 characters", param_hint="--reason")
+    if not actor or len(actor) > 64:
+        raise click.BadParameter("give 1 to 64 characters", param_hint="--actor")
+    with get_db().sessions() as session:
+        record = session.get(Record, record_id)
+        if record is None:
+            raise click.ClickException(f"there is no record {record_id}")
+        decide(session, record, status, actor, reason)
+        session.commit()
+        click.echo(f"record {record.id}: {record.status}, {'ranked' if record.ranked else 'unranked'}")
+
+
+@players_cli.command("token")
+@click.argument("name")
+@click.option("--replace", is_flag=True, help="give a player who has a token a new one (the old one stops working)")
+def players_token(name: str, replace: bool) -> None:
+    """Print a token for the player NAME (only the token, on stdout), shown this once.
+
+    For names kept from records stored before players registered, whose owners
+    ask for them, and for players who lost their token (--replace)."""
+    with get_db().sessions() as session:
+        try:
+            player, token = issue_token(session, name, replace)
+        except (LookupError, ValueError) as error:
+            raise click.ClickException(str(error)) from None
+        session.commit()
+        click.echo(token)
+        click.echo(f"token for player {player.name!r}; hand it over now, it is not shown again", err=True)
+
+
 def init_app(app: Flask) -> None:
     app.cli.add_command(db_cli)
     app.cli.add_command(keys_cli)
     app.cli.add_command(records_cli)
+    app.cli.add_command(review_cli)
+    app.cli.add_command(players_cli)

@@ -33,7 +33,7 @@ from .auth import bearer_token, hash_token
 from .problems import Problem
 
 #: the endpoints whose requests count as writes
-WRITE_ENDPOINTS = frozenset({"records.submit_record", "records.set_status"})
+WRITE_ENDPOINTS = frozenset({"records.submit_record", "records.set_status", "players.create_player"})
 #: never limited: an orchestrator's probes must always get through
 EXEMPT_ENDPOINTS = frozenset({"health.healthz", "health.readyz"})
 

@@ -10,13 +10,16 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import (JSON, BigInteger, CheckConstraint, DateTime, Double, ForeignKey, Integer, MetaData, String, Text,
-                        UniqueConstraint)
+from sqlalchemy import (JSON, BigInteger, CheckConstraint, DateTime, Double, ForeignKey, Index, Integer, LargeBinary,
+                        MetaData, String, Text, UniqueConstraint, false, text, true)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
-#: a record's visibility: ``hidden`` records stay readable by id but leave leaderboards and the default list
-STATUSES = ("visible", "hidden")
+#: a record's visibility: ``hidden`` records stay readable by id but leave leaderboards and the default list;
+#: ``review`` records wait for an admin's decision (``api.fairplay``) and take no part in leaderboards either
+STATUSES = ("visible", "hidden", "review")
+#: the CHECK of both status columns
+STATUS_CHECK = "status IN ('visible', 'hidden', 'review')"
 
 #: a solvability answer: ``pending`` until a search has ended, then what it found
 SOLVABILITY_STATUSES = ("pending", "winnable", "unwinnable", "unknown")
@@ -70,7 +73,9 @@ class Record(Base):
     __table_args__ = (
         # the same player, deal and canonical log is the same record (idempotent submission)
         UniqueConstraint("player", "code", "log_hash"),
-        CheckConstraint("status IN ('visible', 'hidden')", name="status"),
+        CheckConstraint(STATUS_CHECK, name="status"),
+        Index("ix_records_status_id", "status", "id"),         # the review queue, oldest first
+        Index("ix_records_code_log_hash", "code", "log_hash"),  # the same log of a deal by someone else (copies)
     )
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)
@@ -98,6 +103,18 @@ class Record(Base):
     verified_at: Mapped[datetime] = mapped_column(UTCDateTime)      # when that engine verified it
     submitted_by: Mapped[str | None] = mapped_column(String(64))    # the API key's name; None without keys
     status: Mapped[str] = mapped_column(String(16), default="visible", server_default="visible")
+    #: the player the record is stored for (``None`` only for rows written outside the API)
+    player_id: Mapped[int | None] = mapped_column(Id, ForeignKey("players.id"), index=True)
+    #: whether leaderboards count it: no evidence against it (``api.fairplay``)
+    ranked: Mapped[bool] = mapped_column(default=True, server_default=true())
+    #: the evidence: ``[{"flag", "reason", "review", "evidence"}]`` (``api.fairplay.flag``)
+    flags: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
+    #: per-action times (ms from the game's start), delta-encoded varints (``api.fairplay.pack_times``)
+    times: Mapped[bytes | None] = mapped_column(LargeBinary)
+    #: a copy: the record whose log it repeats
+    copy_of: Mapped[int | None] = mapped_column(Id, ForeignKey("records.id"))
+    #: the API key that vouched for a registered player (submitted for them by name)
+    vouched_by: Mapped[str | None] = mapped_column(String(64))
     #: every status change, oldest first
     history: Mapped[list[RecordStatus]] = relationship(
         back_populates="record", order_by="RecordStatus.id", cascade="all, delete-orphan", passive_deletes=True,
@@ -116,7 +133,7 @@ class RecordStatus(Base):
     """One change of a record's status: what it became, which admin key did it, when and why."""
 
     __tablename__ = "record_status"
-    __table_args__ = (CheckConstraint("status IN ('visible', 'hidden')", name="status"),)
+    __table_args__ = (CheckConstraint(STATUS_CHECK, name="status"),)
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)
     record_id: Mapped[int] = mapped_column(Id, ForeignKey("records.id", ondelete="CASCADE"), index=True)
@@ -142,6 +159,8 @@ class ApiKey(Base):
     admin: Mapped[bool] = mapped_column(default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    #: may submit records for registered players by name (a trusted backend)
+    vouch: Mapped[bool] = mapped_column(default=False, server_default=false())
 
     @property
     def revoked(self) -> bool:
@@ -185,3 +204,39 @@ class Solvability(Base):
 
     def __repr__(self) -> str:
         return f"<Solvability {self.code} {self.budget} {self.status}>"
+
+
+class Player(Base):
+    """A player: a name (NFC) unique by its skeleton (``api.players``) and, once registered
+    through the API, the SHA-256 of a token. Players made from names stored before
+    registration existed have no token."""
+
+    __tablename__ = "players"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    #: SHA-256 of the name's skeleton; ``None`` for a name kept from before that reads as an older player's
+    skeleton_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
+    token_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    @property
+    def registered(self) -> bool:
+        return self.token_hash is not None
+
+    def __repr__(self) -> str:
+        return f"<Player {self.id} {self.name!r}>"
+
+
+class Hint(Base):
+    """A hint the service gave: to which player, on which deal, when, and at which position."""
+
+    __tablename__ = "hints"
+    __table_args__ = (Index("ix_hints_player_id_code", "player_id", "code"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    player_id: Mapped[int] = mapped_column(Id, ForeignKey("players.id"))
+    code: Mapped[str] = mapped_column(String(16))          # canonical game code
+    at: Mapped[datetime] = mapped_column(UTCDateTime)
+    actions: Mapped[int]                                    # how many actions the log had when the hint was asked
+    position: Mapped[str] = mapped_column(Text)             # the position text it was asked at

@@ -41,6 +41,9 @@ TYPES = {
     "unauthorized": "API key needed",
     "forbidden": "Not allowed",
     "rate-limited": "Too many requests",
+    "name-taken": "Name taken",
+    "wrong-player": "Submitting for another player",
+    "empty-log": "Empty move log",
 }
 MEDIA_TYPE = "application/problem+json"
 _schema = ProblemSchema()

@@ -149,9 +149,18 @@ class VerifyRequestSchema(Schema):
 
 
 class RecordRequestSchema(VerifyRequestSchema):
-    player = Name(_setting("MAX_PLAYER_LENGTH"), required=True)
+    #: required unless a player token sends the record (``api.players.submitter``)
+    player = Name(_setting("MAX_PLAYER_LENGTH"))
     elapsed_ms = StrictInteger(allow_none=True, validate=validate.Range(min=0, max=MAX_SAFE_INT))
     client = Name(100, allow_none=True)
+    #: per-action times, ms from the game's start (``api.fairplay.check_times``)
+    times = fields.List(StrictInteger(validate=validate.Range(min=0, max=MAX_SAFE_INT)), allow_none=True)
+
+
+class PlayerRequestSchema(Schema):
+    """``POST /players``: the name to register (checked further by ``api.players.check_name``)."""
+
+    name = Name(_setting("MAX_PLAYER_LENGTH"), required=True)
 
 
 class HintRequestSchema(Schema):
@@ -187,6 +196,13 @@ class RecordQuerySchema(Schema):
     page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_SAFE_INT))
     page_size = fields.Integer(load_default=lambda: min(20, current_app.config["MAX_PAGE_SIZE"]),
                                validate=_page_size)
+
+
+class ReviewQuerySchema(Schema):
+    """``GET /review``: the page after the record id ``after``."""
+
+    after = fields.Integer(load_default=0, validate=validate.Range(min=0, max=2 ** 63 - 1))
+    limit = fields.Integer(load_default=lambda: min(20, current_app.config["MAX_PAGE_SIZE"]), validate=_page_size)
 
 
 class LeaderboardQuerySchema(Schema):
@@ -234,6 +250,17 @@ class RecordSchema(Schema):
     submitted_by = fields.String(allow_none=True)
     status = fields.String()
     history = fields.List(fields.Nested(StatusChangeSchema))
+    ranked = fields.Boolean()
+    flags = fields.List(fields.Dict(keys=fields.String()))
+    copy_of = fields.Integer(allow_none=True)
+    vouched_by = fields.String(allow_none=True)
+    times = fields.Method("_times")
+
+    def _times(self, record: Any) -> list[int] | None:
+        from .fairplay import unpack_times
+
+        packed = record["times"] if isinstance(record, dict) else record.times
+        return unpack_times(packed)
 
 
 class RecordPageSchema(Schema):
@@ -241,6 +268,31 @@ class RecordPageSchema(Schema):
     page = fields.Integer()
     page_size = fields.Integer()
     total = fields.Integer()
+
+
+class ReviewPageSchema(Schema):
+    """Records waiting for review, oldest first; ``next`` is the ``after`` of the next page."""
+
+    items = fields.List(fields.Nested(RecordSchema))
+    next = fields.Integer(allow_none=True)
+
+
+class NewPlayerSchema(Schema):
+    """A player just registered: the token is shown this once."""
+
+    id = fields.Integer()
+    name = fields.String()
+    token = fields.String()
+
+
+class PlayerSchema(Schema):
+    """A player's profile; ``registered``: holds a token (players kept from names stored
+    before registration existed do not)."""
+
+    id = fields.Integer()
+    name = fields.String()
+    registered = fields.Boolean()
+    created_at = fields.AwareDateTime()
 
 
 class LeaderboardFiltersSchema(Schema):
@@ -315,3 +367,4 @@ class ProblemSchema(Schema):
     request_id = fields.String()
     errors = fields.List(fields.Nested(FieldErrorSchema))
     verdict = fields.Raw()  # Verdict.to_json(), as the verifier built it
+    player = fields.String()  # name-taken: the existing player's name

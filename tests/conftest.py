@@ -167,7 +167,7 @@ def make_app(database_url: str) -> Iterator[Callable[..., Any]]:
 
 
 #: every table, children first
-TABLES = ("record_status", "records", "api_keys", "solvability")
+TABLES = ("record_status", "hints", "records", "players", "api_keys", "solvability")
 
 
 def empty_tables(app: Any) -> None:

@@ -3,7 +3,8 @@
 Best means: won first, then the higher score, then the lower move counter, then
 the earlier submission. Records equal in won, score and moves share a rank
 (1, 2, 2, 4). Window functions do both steps on SQLite (3.25+) and PostgreSQL.
-Hidden records (``POST /records/{id}/status``) take no part.
+Only records that count for boards take part (``api.fairplay.counts_for_boards``:
+visible and ranked).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from flask import Blueprint
 from sqlalchemy import func, select
 
 from .. import db
+from ..fairplay import counts_for_boards
 from ..models import Record
 from ..problems import invalid_field
 from ..schemas import LeaderboardQuerySchema, LeaderboardSchema
@@ -32,7 +34,7 @@ ENTRY_COLUMNS = (Record.id, Record.player, Record.code, Record.won, Record.score
 def leaderboard() -> dict:
     args = query(LeaderboardQuerySchema())
     variant = args["variant"]
-    filters = [Record.variant == variant, Record.status == "visible"]  # hidden records never rank
+    filters = [Record.variant == variant, counts_for_boards()]  # hidden, in review or unranked: never on a board
     code = None
     if "code" in args:
         code = parse_code(args["code"])

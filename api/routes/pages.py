@@ -36,6 +36,7 @@ from .. import assets, db
 from ..framecache import FrameCache, accepts_gzip, pack
 from ..i18n import LANGUAGE_NAMES, N_, card_name, card_names, gettext, page_language, rule_sentence
 from ..models import Record
+from ..players import find_player
 from ..problems import Problem
 from . import PREFIX, json_body
 from .leaderboard import BEST_FIRST, ENTRY_COLUMNS, RANKING
@@ -482,9 +483,42 @@ def record(record_id: int) -> Any:
                   step_href=lambda number: page_url("pages.record", record_id=stored.id, step=number),
                   score=game.position.score, moves=game.position.moves, won=game.is_won,
                   board=view, labels=board_labels(g.lang, view), received=received, too_long=too_long,
-                  hidden=getattr(stored, "status", "visible") == "hidden",
+                  hidden=getattr(stored, "status", "visible") == "hidden", flags=flag_texts(stored),
                   share_url=url_for("pages.record", record_id=stored.id, _external=True,
                                     **({"lang": g.explicit_lang} if g.explicit_lang else {})))
+
+
+#: what each fair-play flag means, for the record and player pages (``api.fairplay``)
+FLAG_TEXTS = {
+    "assisted": N_("assisted: a hint was taken on this deal before submitting"),
+    "copy": N_("copy: the same log was stored earlier as record {id}"),
+    "solver-like": N_("solver-like: the log follows the service's solver line"),
+    "timing": N_("timing: faster than people play, or the times disagree"),
+    "empty-log": N_("empty log: the game has no action"),
+}
+
+
+def flag_texts(stored: Record) -> list[str]:
+    """The record's flags in the page's language (one line each)."""
+    return [_(FLAG_TEXTS[f["flag"]], id=stored.copy_of or "?") if f.get("flag") in FLAG_TEXTS else str(f.get("flag"))
+            for f in stored.flags or []]
+
+
+#: the most records a player's page lists (newest first)
+PLAYER_RECORDS = 100
+
+
+@bp.get("/players/<path:name>")
+def player(name: str) -> Any:
+    """A player's profile and their records, newest first, with their flags (so that a flagged
+    player sees why, and can appeal: docs/fair-play.md)."""
+    found = find_player(db.session(), name) if len(name) <= 256 else None
+    if found is None:
+        return error_page(404, _("No such player"), _("There is no player {name}.", name=name))
+    stored = db.session().scalars(select(Record).where(Record.player_id == found.id)
+                                  .order_by(Record.id.desc()).limit(PLAYER_RECORDS)).all()
+    return render("player.html", title=_("Player {name}", name=found.name), player=found,
+                  records=[(record, flag_texts(record)) for record in stored])
 
 
 @bp.get("/records/<int:record_id>/frames.json")

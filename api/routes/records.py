@@ -1,9 +1,11 @@
-"""``/records``: submit a game (verified, then stored once), read one, list them,
-and (admin keys) hide a record from the leaderboards or show it again."""
+"""``/records``: submit a game (verified, then stored once, with its fair-play evidence),
+read one, list them, and (admin keys) decide its status: hide it from the leaderboards,
+show it again, or settle a review."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import datetime, timezone
 from typing import Any
 
@@ -16,8 +18,10 @@ import engine
 from verifier import Verdict, replay
 
 from .. import db
-from ..auth import authenticate, keys_required
-from ..models import Record, RecordStatus, claims
+from ..auth import authenticate
+from ..fairplay import check_times, decide, evidence
+from ..models import ApiKey, Record, claims
+from ..players import credentials, submitter
 from ..problems import Problem, rejected_log
 from ..schemas import RecordPageSchema, RecordQuerySchema, RecordRequestSchema, RecordSchema, StatusRequestSchema
 from . import json_body, load, parse_code, query
@@ -40,14 +44,15 @@ def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None 
     now = datetime.now(timezone.utc)
     canonical = verdict.canonical_text
     return dict(
-        player=body["player"], code=str(verdict.code), variant=verdict.code.variant, number=verdict.code.number,
+        player=body.get("player"), code=str(verdict.code), variant=verdict.code.variant, number=verdict.code.number,
         canonical=canonical, log_hash=log_hash(canonical),
         won=verdict.won, score=verdict.score, moves=verdict.moves, actions=verdict.actions, undos=verdict.undos,
         takebacks=verdict.takebacks, foundation_cards=verdict.foundation_cards,
         claimed_score=claimed.get("score"), claimed_moves=claimed.get("moves"), claimed_won=claimed.get("won"),
         elapsed_ms=body.get("elapsed_ms"), client=body.get("client"),
         engine_version=engine.__version__, rules_version=engine.RULES_VERSION,
-        received_at=now, verified_at=now, submitted_by=submitted_by, status="visible")
+        received_at=now, verified_at=now, submitted_by=submitted_by, status="visible",
+        player_id=None, ranked=True, flags=[], times=None, copy_of=None, vouched_by=None)
 
 
 #: the ones of a record's columns that make it the same game (its unique constraint)
@@ -75,7 +80,8 @@ def store_record(session: Session, values: dict[str, Any]) -> tuple[dict[str, An
     """
     connection = session.connection()
     if connection.dialect.name == "postgresql":
-        new_id = connection.exec_driver_sql(_INSERT_POSTGRESQL, values).scalar()
+        flags = json.dumps(values["flags"])  # the driver is given the JSON text for the json column
+        new_id = connection.exec_driver_sql(_INSERT_POSTGRESQL, {**values, "flags": flags}).scalar()
     else:
         new_id = connection.execute(_INSERT_CORE, values).scalar()
     if new_id is not None:
@@ -89,16 +95,25 @@ def store_record(session: Session, values: dict[str, Any]) -> tuple[dict[str, An
 @bp.post("/records")
 def submit_record() -> tuple[dict, int, dict[str, str]]:
     session = db.session()
-    # every statement of this request stands alone (the one write is a single INSERT), so none needs a
-    # transaction around it: in autocommit, storing a record is one round trip to the database, not three,
-    # and nothing is left to commit afterwards
+    # every statement of this request stands alone (the writes are single INSERTs: the record, and a
+    # tokenless player on a name's first use), so none needs a transaction around it: in autocommit each
+    # is one round trip, and nothing is left to commit afterwards. The fair-play reads (the player, a hint
+    # on the deal, a copy of the log, a stored solver line) are one indexed lookup each
     session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
-    key = authenticate(session, required=keys_required())  # before anything is read or replayed
+    sender = credentials(session)  # a player token or an API key, before anything is read or replayed
     body = load(RECORD_REQUEST, json_body())
+    if not body["moves"]:
+        raise Problem(422, "the log has no action: there is no game to store", "empty-log")
+    check_times(body.get("times"), len(body["moves"]))
+    player, vouched_by = submitter(session, sender, body.get("player"))
     verdict = replay(parse_code(body["code"]), body["moves"], body.get("claimed"))
     if not verdict.verified:
         raise rejected_log(verdict)
-    stored, new = store_record(session, new_record(verdict, body, None if key is None else key.name))
+    values = new_record(verdict, body, sender.name if isinstance(sender, ApiKey) else None)
+    values.update(player=player.name, player_id=player.id, vouched_by=vouched_by,
+                  **evidence(session, player, values["code"], values["log_hash"], values["canonical"],
+                             body.get("times"), body.get("elapsed_ms"), values["received_at"]))
+    stored, new = store_record(session, values)
     answer = RECORD.dump(stored)
     return answer, 201 if new else 200, {"Location": url_for("records.get_record", record_id=answer["id"])}
 
@@ -127,10 +142,7 @@ def set_status(record_id: int) -> dict:
     assert key is not None
     body = load(STATUS_REQUEST, json_body())
     record = find_record(record_id, for_update=True)
-    if record.status != body["status"]:  # setting the status it has changes nothing and records nothing
-        record.status = body["status"]
-        record.history.append(RecordStatus(status=body["status"], actor=key.name, at=datetime.now(timezone.utc),
-                                           reason=body["reason"]))
+    decide(session, record, body["status"], key.name, body["reason"])
     session.commit()
     return RECORD.dump(record)
 

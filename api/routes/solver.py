@@ -1,7 +1,9 @@
 """``GET /deals/{code}/solvability``: can the deal be won (stored answers, searches in
 worker processes) and ``POST /hint``: the next action of a winning line after a log.
 
-Both are public. Besides the per-client limit every endpoint has, each search they
+Solvability is public without the winning line itself, which only admin keys see;
+a hint needs a player token and is logged (``api.fairplay``). Besides the per-client
+limit every endpoint has, each search they
 start (a hint, or a deal the server has no answer for yet) counts against
 ``RATELIMIT_SOLVER`` per client IP; stored answers and polling a pending search
 do not.
@@ -20,6 +22,7 @@ from verifier import replay
 from verifier.solving import hint_code
 
 from .. import db
+from ..fairplay import disclose, hint_player, log_hint, sees_solutions
 from ..limits import client_key, get_limiter
 from ..problems import Problem, rejected_log
 from ..schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
@@ -58,15 +61,17 @@ def charge_search() -> None:
 @bp.get("/deals/<code>/solvability")
 def get_solvability(code: str) -> tuple[dict, int, dict[str, str]]:
     query(QUERY)
+    admin = sees_solutions(db.session())  # the winning line itself is for admin keys only
     solver = get_solver()
     row = solver.request(db.session(), parse_code(code), charge=charge_search)
     if row.status == PENDING:
-        return ANSWER.dump(row), 202, {"Retry-After": str(solver.retry_after)}
-    return ANSWER.dump(row), 200, {}
+        return disclose(ANSWER.dump(row), admin), 202, {"Retry-After": str(solver.retry_after)}
+    return disclose(ANSWER.dump(row), admin), 200, {}
 
 
 @bp.post("/hint")
 def hint() -> dict:
+    player = hint_player(db.session())  # a hint needs a player token; every hint given is logged below
     solver = get_solver()
     body = load(REQUEST, json_body())
     code = parse_code(body["code"])
@@ -76,4 +81,6 @@ def hint() -> dict:
     solver.require_enabled()
     charge_search()
     budget = solver.hint_budget
-    return hint_code(code, verdict.canonical, budget_seconds=budget.seconds, max_nodes=budget.nodes).to_json()
+    answer = hint_code(code, verdict.canonical, budget_seconds=budget.seconds, max_nodes=budget.nodes).to_json()
+    log_hint(db.session(), player, str(code), verdict.actions, verdict.position)
+    return answer

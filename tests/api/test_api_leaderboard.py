@@ -137,3 +137,27 @@ def test_bad_queries_are_422_naming_the_parameter(client, query, field):
 def test_a_code_of_another_variant_says_so(client):
     problem = client.get(f"{API}/leaderboard?variant=yukon-classic&code=YU1-R-AAAAAAB").get_json()
     assert problem["errors"][0]["message"] == "YU1-R-AAAAAAB is a yukon-relaxed deal, not yukon-classic"
+
+
+def test_unranked_records_and_records_in_review_never_appear(client, records):
+    """Leaderboards count ranked, visible records only (``api.fairplay.counts_for_boards``)."""
+    records.create(player="fair", score=10, moves=10)
+    records.create(player="copycat", score=900, moves=5, ranked=False,
+                   flags=[{"flag": "copy", "reason": "copied", "review": False, "evidence": {"original": 1}}])
+    records.create(player="bot", won=True, score=700, moves=100, ranked=False, status="review")
+    records.create(player="assisted", won=True, score=600, moves=100, ranked=False)
+    records.create(player="cleared-but-hidden", won=True, score=800, moves=100, status="hidden")
+    # a player whose best record is unranked is shown with their best ranked one
+    records.create(player="mixed", score=500, moves=10, ranked=False)
+    records.create(player="mixed", score=20, moves=10)
+    for query in ("variant=yukon-classic", "variant=yukon-classic&code=YU1-C-AAAAAAB",
+                  "variant=yukon-classic&no_takebacks=true"):
+        assert summary(board(client, query)) == [(1, "mixed", False, 20, 10), (2, "fair", False, 10, 10)]
+
+
+def test_a_copy_submitted_through_the_api_stays_off_the_board(client, legal_log):
+    log = legal_log("YU1-C-AAAAAAB", 10)
+    first = client.post(f"{API}/records", json={"code": "YU1-C-AAAAAAB", "player": "ann", "moves": log})
+    copy = client.post(f"{API}/records", json={"code": "YU1-C-AAAAAAB", "player": "copycat", "moves": log})
+    assert first.get_json()["ranked"] is True and copy.get_json()["ranked"] is False
+    assert [e["player"] for e in board(client, "variant=yukon-classic")["entries"]] == ["ann"]

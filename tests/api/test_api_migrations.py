@@ -32,7 +32,7 @@ def test_an_empty_database_upgrades_to_head_and_matches_the_models(empty_databas
         assert database.current() == database.heads
         with database.engine.connect() as connection:
             assert set(inspect(connection).get_table_names()) == {"alembic_version", "records", "record_status",
-                                                                  "api_keys", "solvability"}
+                                                                  "api_keys", "solvability", "players", "hints"}
             diff = compare_metadata(MigrationContext.configure(connection, opts={"compare_type": True}),
                                     Base.metadata)
         assert diff == []
@@ -94,7 +94,7 @@ def test_db_commands(make_app, empty_database_url):
     assert {line["logger"] for line in lines} == {"api.migrations"}
     assert [line["message"].split(" (")[0] for line in lines] == [
         "database schema upgraded: empty -> 0001", "database schema upgraded: 0001 -> 0002",
-        "database schema upgraded: 0002 -> 0003"]
+        "database schema upgraded: 0002 -> 0003", "database schema upgraded: 0003 -> 0005"]
     assert runner.invoke(args=["db", "current"]).stdout.strip() == f"{head} (head)"
 
 
@@ -151,3 +151,114 @@ def test_create_app_reads_the_environment(monkeypatch, tmp_path):
         assert app.extensions["api.db"].current() == app.extensions["api.db"].heads
     finally:
         app.extensions["api.db"].dispose()
+
+
+OLD_COLUMNS = ("id", "player", "code", "variant", "number", "canonical", "log_hash", "won", "score", "moves", "actions",
+               "undos", "takebacks", "foundation_cards", "claimed_score", "claimed_moves", "claimed_won", "elapsed_ms",
+               "client", "engine_version", "rules_version", "received_at", "verified_at", "submitted_by", "status")
+
+
+def _old_rows(connection):
+    return [tuple(row) for row in connection.execute(text(
+        f"SELECT {', '.join(OLD_COLUMNS)} FROM records ORDER BY id")).all()]
+
+
+@BOTH
+def test_0005_keeps_every_old_record_and_makes_players_and_evidence(empty_database_url):
+    """Records stored at 0003 (before players): every value kept; one player per NFC name; look-alike
+    names kept apart; copies among the old records unranked and pointing to the first; empty logs unranked."""
+    from api.models import Player, Record
+
+    database = Database(empty_database_url)
+    old = [  # player, log hash, actions, status
+        ("ann", "a" * 64, 5, "visible"),
+        ("René", "b" * 64, 5, "visible"),            # composed …
+        ("Rene\u0301", "c" * 64, 5, "visible"),      # … and decomposed: one player
+        ("\u0430nn", "d" * 64, 5, "visible"),        # Cyrillic: reads as ann, kept as a player of its own
+        ("copycat", "a" * 64, 5, "visible"),         # ann's log again
+        ("ann", "e" * 64, 5, "hidden"),
+        ("spammer", "f" * 64, 0, "visible"),         # an empty log
+    ]
+    try:
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), "0003")
+            for number, (player, log_hash, actions, status) in enumerate(old):
+                connection.execute(text(
+                    "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, "
+                    "actions, undos, takebacks, foundation_cards, claimed_score, engine_version, rules_version, "
+                    "received_at, verified_at, submitted_by, status) VALUES (:player, 'FT1-N-AAAAAAB', "
+                    "'forty-thieves', 1, 'S', :hash, false, :score, 1, :actions, 0, 0, 0, 10, '0.9.0', 1, :at, :at, "
+                    "'old-key', :status)"),
+                    {"player": player, "hash": log_hash, "actions": actions, "status": status, "score": 10 + number,
+                     "at": f"2025-03-0{number + 1} 12:00:00+00:00"})
+            before = _old_rows(connection)
+        database.upgrade()
+        with database.engine.connect() as connection:
+            assert _old_rows(connection) == before  # every record, every old value, unchanged
+        with database.sessions() as session:
+            records = session.query(Record).order_by(Record.id).all()
+            players = {p.id: p for p in session.query(Player).all()}
+        by_record = [players[r.player_id].name for r in records]
+        assert by_record == ["ann", "René", "René", "\u0430nn", "copycat", "ann", "spammer"]
+        assert {p.name for p in players.values()} == {"ann", "René", "\u0430nn", "copycat", "spammer"}
+        assert all(p.token_hash is None for p in players.values())
+        assert [p.skeleton_hash is None for p in players.values() if p.name == "\u0430nn"] == [True]
+        assert [(r.ranked, [f["flag"] for f in r.flags], r.copy_of) for r in records] == [
+            (True, [], None), (True, [], None), (True, [], None), (True, [], None),
+            (False, ["copy"], records[0].id), (True, [], None), (False, ["empty-log"], None)]
+        assert [r.status for r in records] == [row[-1] for row in before]
+    finally:
+        database.dispose()
+
+
+@BOTH
+def test_after_0005_old_names_are_taken_and_old_records_keep_their_ranks(make_app, empty_database_url):
+    database = Database(empty_database_url)
+    try:
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), "0003")
+            connection.execute(text(
+                "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, actions, "
+                "undos, takebacks, foundation_cards, engine_version, rules_version, received_at, verified_at, status) "
+                "VALUES ('ann', 'FT1-N-AAAAAAB', 'forty-thieves', 1, 'S', :hash, false, 0, 1, 1, 0, 0, 0, '0.9.0', "
+                "1, :at, :at, 'visible')"), {"hash": "a" * 64, "at": "2025-03-01 12:00:00+00:00"})
+    finally:
+        database.dispose()
+    client = make_app(DATABASE_URL=empty_database_url).test_client()
+    for name in ("ann", "ANN", "\u0430nn"):
+        response = client.post("/api/v1/players", json={"name": name})
+        assert response.status_code == 409 and response.get_json()["player"] == "ann"
+    profile = client.get("/api/v1/players/ann").get_json()
+    assert profile["registered"] is False
+    board = client.get("/api/v1/leaderboard?variant=forty-thieves").get_json()["entries"]
+    assert [e["player"] for e in board] == ["ann"]
+
+
+@BOTH
+def test_0005_down_again_keeps_every_record(empty_database_url):
+    """Downgrading below 0005 keeps every record; one waiting for review becomes hidden (the old
+    schema has no review), and the players, hints and flags go."""
+    database = Database(empty_database_url)
+    try:
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), "0003")
+            for number, player in enumerate(("ann", "copycat", "bot")):
+                connection.execute(text(
+                    "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, "
+                    "actions, undos, takebacks, foundation_cards, engine_version, rules_version, received_at, "
+                    "verified_at, status) VALUES (:player, 'FT1-N-AAAAAAB', 'forty-thieves', 1, 'S', :hash, false, "
+                    "0, 1, 1, 0, 0, 0, '0.9.0', 1, :at, :at, 'visible')"),
+                    {"player": player, "hash": ("a" if number < 2 else "b") * 64,
+                     "at": f"2025-03-0{number + 1} 12:00:00+00:00"})
+            before = _old_rows(connection)
+        database.upgrade()
+        with database.engine.begin() as connection:
+            connection.execute(text("UPDATE records SET status = 'review' WHERE player = 'bot'"))
+            assert connection.execute(text("SELECT copy_of FROM records WHERE player = 'copycat'")).scalar() == 1
+            command.downgrade(alembic_config(connection), "0003")
+        with database.engine.connect() as connection:
+            after = _old_rows(connection)
+            assert "players" not in inspect(connection).get_table_names()
+        assert after == [row if row[1] != "bot" else (*row[:-1], "hidden") for row in before]
+    finally:
+        database.dispose()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import threading
 import time
+import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -39,8 +40,29 @@ BOTH = pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], i
 WAIT_SECONDS = 60
 
 
+def credentials(app) -> dict[str, str]:
+    """An admin key and a player token in ``app``'s database, made once per app: the
+    solvability answers here are read as an admin (who sees the line) and hints asked as a player."""
+    made = app.extensions.setdefault("test_credentials", {})
+    if not made:
+        from api.auth import create_key
+        from api.players import register
+
+        with app.extensions["api.db"].sessions() as session:
+            made["admin"] = create_key(session, f"admin-{uuid.uuid4().hex[:12]}", admin=True)[1]
+            made["player"] = register(session, f"solver-fan-{uuid.uuid4().hex[:8]}")[1]
+            session.commit()
+    return made
+
+
 def solvability(client, code: str, **kwargs):
-    return client.get(f"{API}/deals/{code}/solvability", **kwargs)
+    headers = {"Authorization": f"Bearer {credentials(client.application)['admin']}", **kwargs.pop("headers", {})}
+    return client.get(f"{API}/deals/{code}/solvability", headers=headers, **kwargs)
+
+
+def post_hint(client, **kwargs):
+    headers = {"Authorization": f"Bearer {credentials(client.application)['player']}", **kwargs.pop("headers", {})}
+    return client.post(f"{API}/hint", headers=headers, **kwargs)
 
 
 def wait_for_answer(client, code: str, timeout: float = WAIT_SECONDS):
@@ -352,9 +374,9 @@ def test_with_the_solver_switched_off_stored_answers_are_still_served(app, clien
     response = solvability(client, UNWINNABLE)
     assert response.status_code == 503
     assert "switched off" in response.get_json()["detail"]
-    response = client.post(f"{API}/hint", json={"code": WINNABLE_YUKON, "moves": ""})
+    response = post_hint(client, json={"code": WINNABLE_YUKON, "moves": ""})
     assert response.status_code == 503
-    assert client.post(f"{API}/hint", json={"code": "nope", "moves": ""}).status_code == 422
+    assert post_hint(client, json={"code": "nope", "moves": ""}).status_code == 422
     assert [row.code for row in rows(app)] == [WINNABLE_YUKON]
 
 
@@ -363,8 +385,8 @@ def test_searches_count_against_the_solver_rate_limit_and_stored_answers_do_not(
     assert solvability(client, WINNABLE_YUKON).status_code == 200       # search 1
     for _ in range(3):
         assert solvability(client, WINNABLE_YUKON).status_code == 200   # stored: free
-    assert client.post(f"{API}/hint", json={"code": WINNABLE_YUKON, "moves": ""}).status_code == 200  # search 2
-    for response in (client.post(f"{API}/hint", json={"code": WINNABLE_YUKON, "moves": ""}),
+    assert post_hint(client, json={"code": WINNABLE_YUKON, "moves": ""}).status_code == 200  # search 2
+    for response in (post_hint(client, json={"code": WINNABLE_YUKON, "moves": ""}),
                      solvability(client, UNWINNABLE)):
         assert response.status_code == 429
         assert response.get_json()["type"] == PROBLEMS + "rate-limited"
@@ -378,7 +400,7 @@ def test_searches_count_against_the_solver_rate_limit_and_stored_answers_do_not(
 # -- hints -----------------------------------------------------------------------
 
 def hint(client, code, moves):
-    return client.post(f"{API}/hint", json={"code": code, "moves": moves})
+    return post_hint(client, json={"code": code, "moves": moves})
 
 
 @pytest.mark.parametrize("moves", ["", [], "T7:TS>T2 T6:6D>T2", ["T7:TS>T2", {"from": "T6", "card": "6D", "to": "T2"}]])
@@ -428,7 +450,7 @@ def test_an_illegal_log_is_422_with_the_verdict(client):
     assert body["verdict"]["canonical"] == "T7:TS>T2"
     response = hint(client, WINNABLE_YUKON, "T7>>T2")
     assert response.get_json()["verdict"]["error"]["kind"] == "syntax"
-    finnish = client.post(f"{API}/hint", json={"code": WINNABLE_YUKON, "moves": "T7:TS>T2 T7:TS>T1"},
+    finnish = post_hint(client, json={"code": WINNABLE_YUKON, "moves": "T7:TS>T2 T7:TS>T1"},
                           headers={"Accept-Language": "fi"})
     assert finnish.status_code == 422 and finnish.headers["Content-Language"] == "fi"
     assert finnish.get_json()["verdict"]["error"]["message"] != body["verdict"]["error"]["message"]
@@ -441,13 +463,13 @@ def test_an_illegal_log_is_422_with_the_verdict(client):
     ({"code": WINNABLE_YUKON, "moves": "", "budget_seconds": 60}, "budget_seconds"),
 ])
 def test_hint_requests_are_validated(client, body, field):
-    response = client.post(f"{API}/hint", json=body)
+    response = post_hint(client, json=body)
     assert response.status_code == 422
     assert field in [error["field"] for error in response.get_json()["errors"]]
 
 
 def test_hint_bodies_must_be_json_and_codes_valid(client):
-    assert client.post(f"{API}/hint", data="code=x", content_type="text/plain").status_code == 415
+    assert post_hint(client, data="code=x", content_type="text/plain").status_code == 415
     response = hint(client, "FT1-X-AAAAAAB", "")
     assert response.status_code == 422 and response.get_json()["type"] == PROBLEMS + "invalid-code"
 

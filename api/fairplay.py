@@ -1,0 +1,238 @@
+"""Fair play: the evidence on a record (flags), whether it is ranked, the review
+queue and its decisions, the hint log, and what a solvability answer discloses.
+
+A record is *ranked* (counts on the leaderboards) when it carries no flag. The
+flags (``docs/fair-play.md``):
+
+- ``assisted``: the player took a hint on that deal before submitting;
+- ``copy``: the same canonical log of the deal is stored for another player
+  (``copy_of`` points to the first one, which keeps its rank);
+- ``solver-like``: at least :data:`SOLVER_SHARE` of the log's actions match a
+  solver line the service stored for the deal (logs of :data:`SOLVER_MIN_ACTIONS`
+  actions or more); sent to review;
+- ``timing``: per-action times whose median gap is under
+  :data:`MIN_MEDIAN_GAP_MS`, or an ``elapsed_ms`` that disagrees with them (before
+  the last action's time, or more than :data:`ELAPSED_SLACK_MS` after it); sent to
+  review.
+
+A flag that sends a record to review gives it the status ``review``; an admin
+decides (``visible`` clears the review flags, ``hidden`` confirms them).
+"""
+
+from __future__ import annotations
+
+import difflib
+import statistics
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, func, literal, select
+from sqlalchemy.orm import Session
+
+from .auth import authenticate, bearer_token, unauthorized
+from .models import Hint, Player, Record, RecordStatus, Solvability
+from .players import is_player_token, player_for_token
+from .problems import Problem, invalid_field
+
+#: share of a log's actions found, in order, in a stored solver line that makes it solver-like
+SOLVER_SHARE = 0.8
+#: shorter logs are never called solver-like (a few forced opening moves match any line)
+SOLVER_MIN_ACTIONS = 20
+#: a median gap between actions under this many milliseconds is faster than people play
+MIN_MEDIAN_GAP_MS = 150
+#: ``elapsed_ms`` may run this long after the last action's time (the game's end screen)
+ELAPSED_SLACK_MS = 60_000
+#: what a flag does when present: every flag unranks; these also send the record to review
+REVIEW_FLAGS = frozenset({"solver-like", "timing"})
+#: most records listed per review page
+REVIEW_PAGE = 100
+
+
+def counts_for_boards() -> ColumnElement[bool]:
+    """The one rule for what leaderboards count: visible and ranked."""
+    return and_(Record.status == "visible", Record.ranked.is_(True))
+
+
+def flag(name: str, reason: str, **evidence: Any) -> dict[str, Any]:
+    """One flag as records store and show it."""
+    return {"flag": name, "reason": reason, "review": name in REVIEW_FLAGS, "evidence": evidence}
+
+
+# -- per-action times ----------------------------------------------------------
+
+def pack_times(times: list[int]) -> bytes:
+    """Times (non-decreasing ms from the start) as the gaps between them in LEB128 varints:
+    a gap under 16 s takes two bytes.
+
+    >>> pack_times([300, 1000, 1000])
+    b'\\xac\\x02\\xbc\\x05\\x00'
+    >>> unpack_times(pack_times([300, 1000, 1000, 2 ** 40]))
+    [300, 1000, 1000, 1099511627776]
+    """
+    out = bytearray()
+    previous = 0
+    for time in times:
+        gap, previous = time - previous, time
+        while True:
+            byte, gap = gap & 0x7F, gap >> 7
+            out.append(byte | (0x80 if gap else 0))
+            if not gap:
+                break
+    return bytes(out)
+
+
+def unpack_times(data: bytes | None) -> list[int] | None:
+    if data is None:
+        return None
+    times, total, gap, shift = [], 0, 0, 0
+    for byte in data:
+        gap |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            total += gap
+            times.append(total)
+            gap, shift = 0, 0
+    return times
+
+
+def check_times(times: list[int] | None, actions: int) -> None:
+    """422 unless there is one time per action of the log and none is earlier than the one before."""
+    if times is None:
+        return
+    if len(times) != actions:
+        raise invalid_field("times", f"{len(times)} times for a log of {actions} actions: give one time per action")
+    for index in range(1, len(times)):
+        if times[index] < times[index - 1]:
+            raise invalid_field(f"times.{index}", f"{times[index]} ms is earlier than the time before it "
+                                                  f"({times[index - 1]} ms): times count from the game's start")
+
+
+def timing_flags(times: list[int] | None, elapsed_ms: int | None) -> list[dict[str, Any]]:
+    if not times:
+        return []
+    flags = []
+    gaps = [times[0]] + [b - a for a, b in zip(times, times[1:])]
+    median = statistics.median(gaps)
+    if median < MIN_MEDIAN_GAP_MS:
+        flags.append(flag("timing", f"the median gap between actions is {median:g} ms, under the "
+                                    f"{MIN_MEDIAN_GAP_MS} ms people need", median_gap_ms=median,
+                          threshold_ms=MIN_MEDIAN_GAP_MS))
+    if elapsed_ms is not None and not times[-1] <= elapsed_ms <= times[-1] + ELAPSED_SLACK_MS:
+        flags.append(flag("timing", f"elapsed_ms ({elapsed_ms} ms) disagrees with the last action's time "
+                                    f"({times[-1]} ms)", elapsed_ms=elapsed_ms, last_action_ms=times[-1],
+                          slack_ms=ELAPSED_SLACK_MS))
+    return flags
+
+
+# -- the evidence on a new record ----------------------------------------------
+
+def solver_share(actions: list[str], line: list[str]) -> float:
+    """The share of ``actions`` found, in order, in the solver's ``line`` (both canonical).
+
+    >>> solver_share(["a", "b", "x", "c"], ["a", "b", "c"])
+    0.75
+    """
+    if not actions:
+        return 0.0
+    matcher = difflib.SequenceMatcher(None, actions, line, autojunk=False)
+    return sum(block.size for block in matcher.get_matching_blocks()) / len(actions)
+
+
+def evidence(session: Session, player: Player, code: str, log_hash: str, canonical: str,
+             times: list[int] | None, elapsed_ms: int | None, now: datetime) -> dict[str, Any]:
+    """The fair-play columns of a new record: ``flags``, ``ranked``, ``status``, ``copy_of``, ``times``."""
+    flags = []
+    actions = canonical.split()
+    # one round trip: the first hint on the deal, the first record of this log for another player,
+    # and the solver lines stored for the deal (one row each; a single row of NULLs when there are none)
+    first_hint = (select(func.min(Hint.at)).where(Hint.player_id == player.id, Hint.code == code, Hint.at <= now)
+                  .scalar_subquery())
+    original = (select(func.min(Record.id)).where(Record.code == code, Record.log_hash == log_hash,
+                                                   (Record.player_id != player.id) | Record.player_id.is_(None))
+                .scalar_subquery())
+    wanted = and_(Solvability.code == code, Solvability.solution.is_not(None),
+                  literal(len(actions) >= SOLVER_MIN_ACTIONS))
+    rows = session.execute(select(first_hint, original, Solvability.id, Solvability.solution)
+                           .select_from(select(literal(1).label("one")).subquery().outerjoin(Solvability, wanted))
+                           ).all()
+    hinted, original_id = rows[0][0], rows[0][1]
+    if hinted is not None:
+        if isinstance(hinted, str):  # SQLite hands an aggregate over a date column back as text
+            hinted = datetime.fromisoformat(hinted)
+        flags.append(flag("assisted", "the player took a hint on this deal before submitting",
+                          first_hint_at=hinted.isoformat()))
+    if original_id is not None:
+        flags.append(flag("copy", f"the same log of this deal was stored earlier as record {original_id}, for "
+                                  f"another player", original=original_id))
+    for solvability_id, solution in ((row[2], row[3]) for row in rows if row[2] is not None):
+        share = solver_share(actions, solution.split())
+        if share >= SOLVER_SHARE:
+            flags.append(flag("solver-like", f"{share:.0%} of the log's actions follow the service's solver line "
+                                             f"for this deal", share=round(share, 4), threshold=SOLVER_SHARE,
+                              solvability_id=solvability_id))
+            break
+    flags.extend(timing_flags(times, elapsed_ms))
+    return {"flags": flags, "ranked": not flags, "status": "review" if any(f["review"] for f in flags) else "visible",
+            "copy_of": original_id, "times": None if times is None else pack_times(times)}
+
+
+# -- review ----------------------------------------------------------------------
+
+def decide(session: Session, record: Record, status: str, actor: str, reason: str) -> Record:
+    """Set a record's status (an admin's decision, API or CLI) and add it to the history.
+    Leaving review as ``visible`` clears the review flags: the record is ranked again unless
+    other flags (a copy, a hint) still keep it off. The caller commits."""
+    if record.status != status:  # setting the status it has changes nothing and records nothing
+        if record.status == "review" and status == "visible":
+            record.ranked = not any(not f.get("review") for f in record.flags or [])
+        record.status = status
+        record.history.append(RecordStatus(status=status, actor=actor, at=datetime.now(timezone.utc), reason=reason))
+    return record
+
+
+def review_queue(session: Session, after: int = 0, limit: int = REVIEW_PAGE) -> tuple[list[Record], int | None]:
+    """Records waiting for review, oldest first, after the record id ``after``; and the cursor of the next page."""
+    rows = session.scalars(select(Record).where(Record.status == "review", Record.id > after)
+                           .order_by(Record.id).limit(limit + 1)).all()
+    return list(rows[:limit]), rows[limit - 1].id if len(rows) > limit else None
+
+
+# -- hints and solutions --------------------------------------------------------
+
+def hint_player(session: Session) -> Player:
+    """The player asking for a hint: a hint needs a player token (401 without one, 403 with an API key)."""
+    token = bearer_token()
+    if token is None:
+        raise unauthorized("a hint needs a player token: register with POST /api/v1/players and send "
+                           "'Authorization: Bearer <token>'")
+    if not is_player_token(token):
+        authenticate(session, required=True)  # an unknown key is 401 as anywhere else
+        raise Problem(403, "a hint needs a player token; an API key cannot ask for hints", "forbidden")
+    player = player_for_token(session, token)
+    if player is None:
+        raise unauthorized("the player token is not valid", "invalid_token")
+    return player
+
+
+def log_hint(session: Session, player: Player, code: str, actions: int, position: str) -> None:
+    """Store a hint given (who, which deal, when, at which position)."""
+    session.add(Hint(player_id=player.id, code=code, at=datetime.now(timezone.utc), actions=actions,
+                     position=position))
+    session.commit()
+
+
+def sees_solutions(session: Session) -> bool:
+    """Whether the request comes with an admin key (a sent key is checked; a player token never is one)."""
+    token = bearer_token()
+    if token is None or is_player_token(token):
+        return False
+    key = authenticate(session, required=False)
+    return key is not None and key.admin
+
+
+def disclose(answer: dict[str, Any], admin: bool) -> dict[str, Any]:
+    """A solvability answer as the asker may see it: the winning line itself only for admin keys;
+    everyone gets the status, its length (``solution_actions``, the deal's par) and the coverage."""
+    if not admin:
+        answer.pop("solution", None)
+    return answer

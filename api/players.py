@@ -1,0 +1,241 @@
+"""Players: registration, names and tokens.
+
+A player registers a name and gets a token (``svp_`` and 43 URL-safe characters),
+shown once and stored only as its SHA-256, as API keys are (:mod:`api.auth`).
+
+Names are stored in NFC. Two names are the same player when their *skeletons*
+are equal: NFKC, casefolding, then Unicode's confusable prototypes (UTS #39,
+``api/data/confusables.txt``, Unicode's published data file), so that "René"
+composed or decomposed, Cyrillic "аnn", full-width "ａnn" and mathematical-bold
+"𝐚𝐧𝐧" all mean "ann". A name must contain a letter or a digit, must hold no
+blank-looking character (Hangul fillers, the blank Braille pattern, spaces
+other than U+0020) and at most :data:`MAX_MARKS_IN_A_ROW` combining marks
+after any one character.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import unicodedata
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+
+from sqlalchemy import or_, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from .auth import (MAX_TOKEN_LENGTH, PLAYER_TOKEN_PREFIX, _TOKEN, authenticate, bearer_token, hash_token,
+                   keys_required, unauthorized)
+from .models import ApiKey, Player
+from .problems import Problem, invalid_field
+
+TOKEN_PREFIX = PLAYER_TOKEN_PREFIX
+CONFUSABLES = Path(__file__).resolve().parent / "data" / "confusables.txt"
+#: combining marks allowed after one base character (Vietnamese needs 2, some Indic clusters 3)
+MAX_MARKS_IN_A_ROW = 3
+#: characters that look blank although Unicode calls some of them letters (Hangul fillers, blank Braille)
+BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e\u2060\ufeff")
+
+
+class BadName(ValueError):
+    """A name that cannot be a player's name; the message says why (and where)."""
+
+
+class NameTaken(ValueError):
+    """A name whose skeleton is already a player's."""
+
+    def __init__(self, player: Player) -> None:
+        super().__init__(f"the name is taken: it reads as {player.name!r}, an existing player")
+        self.player = player
+
+
+@lru_cache(maxsize=1)
+def prototypes() -> dict[str, str]:
+    """Each confusable character's prototype, from Unicode's ``confusables.txt``."""
+    table: dict[str, str] = {}
+    with CONFUSABLES.open(encoding="utf-8-sig") as data:
+        for line in data:
+            fields = line.split("#", 1)[0].split(";")
+            if len(fields) < 3:
+                continue
+            source = "".join(chr(int(c, 16)) for c in fields[0].split())
+            table[source] = "".join(chr(int(c, 16)) for c in fields[1].split())
+    return table
+
+
+def _map(text: str) -> str:
+    table = prototypes()
+    return unicodedata.normalize("NFD", "".join(table.get(char, char) for char in text))
+
+
+def skeleton(name: str) -> str:
+    """The form two look-alike names share: NFKC, casefold, then UTS #39's skeleton
+    (NFD, prototypes, NFD), twice so that a prototype that casefolds maps on.
+
+    >>> skeleton("René") == skeleton("Rene\\u0301") == skeleton("RENÉ")
+    True
+    >>> len({skeleton(n) for n in ("ann", "\\u0430nn", "\\uff41nn", "\\U0001d41a\\U0001d427\\U0001d427")})
+    1
+    """
+    text = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", name).casefold())
+    return _map(_map(text).casefold())
+
+
+def skeleton_hash(name: str) -> str:
+    """The SHA-256 of the skeleton, hex: what the unique column holds (a skeleton can be long)."""
+    return hashlib.sha256(skeleton(name).encode("utf-8")).hexdigest()
+
+
+def check_name(name: str) -> str:
+    """``name`` in NFC if it may be a player's name, else :class:`BadName`. (The
+    request schema has already trimmed it, refused control and unprintable
+    characters, and checked its length.)"""
+    text = unicodedata.normalize("NFC", name)
+    for position, char in enumerate(text, 1):
+        if char in BLANK_LOOKING or (unicodedata.category(char) == "Zs" and char != " "):
+            raise BadName(f"character {position} (U+{ord(char):04X}) looks blank")
+    if not any(unicodedata.category(char)[0] in "LN" for char in text):
+        raise BadName("a name must contain a letter or a digit")
+    run = 0
+    for position, char in enumerate(unicodedata.normalize("NFD", text), 1):
+        if unicodedata.category(char).startswith("M"):
+            run += 1
+            if position == run:
+                raise BadName("a name must not start with a combining mark")
+            if run > MAX_MARKS_IN_A_ROW:
+                raise BadName(f"more than {MAX_MARKS_IN_A_ROW} combining marks on one character")
+        else:
+            run = 0
+    return text
+
+
+def find_player(session: Session, name: str) -> Player | None:
+    """The player named exactly ``name`` (in NFC), else the one whose name reads as it (same
+    skeleton). Exact names come first for players kept from before registration existed
+    whose names read as an older player's (they have no skeleton)."""
+    nfc = unicodedata.normalize("NFC", name)
+    return session.scalar(select(Player).where(or_(Player.name == nfc, Player.skeleton_hash == skeleton_hash(name)))
+                          .order_by((Player.name == nfc).desc()).limit(1))
+
+
+def register(session: Session, name: str) -> tuple[Player, str]:
+    """A new player named ``name`` and its token (the only time the token exists in clear).
+    :class:`BadName` for a name that cannot be one, :class:`NameTaken` for a taken one.
+    The caller commits."""
+    text = check_name(name)
+    existing = find_player(session, text)
+    if existing is not None:
+        raise NameTaken(existing)
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    player = Player(name=text, skeleton_hash=skeleton_hash(text), token_hash=hash_token(token),
+                    created_at=datetime.now(timezone.utc))
+    session.add(player)
+    session.flush()
+    return player, token
+
+
+def issue_token(session: Session, name: str, replace: bool = False) -> tuple[Player, str]:
+    """A token for the player named ``name`` (an operator's command): for a player kept from
+    before registration existed, or, with ``replace``, a new one for a player who lost theirs
+    (the old one stops working). :class:`LookupError` for an unknown player, :class:`ValueError`
+    for one who has a token and no ``replace``. The caller commits."""
+    player = find_player(session, name)
+    if player is None:
+        raise LookupError(f"there is no player {name!r}")
+    if player.token_hash is not None and not replace:
+        raise ValueError(f"{player.name!r} has a token already; --replace gives a new one and the old one stops working")
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    player.token_hash = hash_token(token)
+    return player, token
+
+
+def unregistered(session: Session, name: str) -> Player:
+    """The player a trusted key (or the debug server without keys) submits for under ``name``:
+    the tokenless player of that name, created on first use. The caller makes sure that
+    no registered player reads as ``name``."""
+    text = check_name(name)
+    player = find_player(session, text)
+    if player is None:
+        # concurrent first submissions under one name: the first insert wins, the others find it
+        dialect = session.get_bind().dialect.name
+        insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(Player.__table__)
+        values = dict(name=text, skeleton_hash=skeleton_hash(text), token_hash=None,
+                      created_at=datetime.now(timezone.utc))
+        new_id = session.execute(insert.values(**values).on_conflict_do_nothing().returning(Player.__table__.c.id)
+                                 ).scalar()
+        if new_id is not None:
+            return Player(id=new_id, **values)  # not added to the session: the row is written already
+        player = find_player(session, text)
+        assert player is not None
+    return player
+
+
+def is_player_token(token: str | None) -> bool:
+    return token is not None and token.startswith(TOKEN_PREFIX)
+
+
+def player_for_token(session: Session, token: str) -> Player | None:
+    return session.scalar(select(Player).where(Player.token_hash == hash_token(token)))
+
+
+# -- who submits a record for whom -------------------------------------------------
+
+def credentials(session: Session) -> Player | ApiKey | None:
+    """Who sends a record: the player of a player token, else the API key (checked as
+    :func:`api.auth.authenticate` does; ``None`` without one where keys are optional)."""
+    token = bearer_token()
+    if is_player_token(token):
+        assert token is not None
+        player = None
+        if len(token) <= MAX_TOKEN_LENGTH and _TOKEN.match(token):
+            player = player_for_token(session, token)
+        if player is None:
+            raise unauthorized("the player token is not valid", "invalid_token")
+        return player
+    return authenticate(session, required=keys_required())
+
+
+def submitter(session: Session, sender: Player | ApiKey | None, name: str | None) -> tuple[Player, str | None]:
+    """The player a record is stored for, and the key that vouched for them (if one did).
+
+    - A player token submits for its player; a ``player`` naming anyone else is 403 ``wrong-player``.
+    - An API key allowed to vouch (``keys create --vouch``) submits for registered players by name.
+    - Any other key (or none, where keys are optional) submits under names no registered
+      player reads as: a tokenless player of that name."""
+    if isinstance(sender, Player):
+        if name is not None:
+            named = find_player(session, name)
+            if named is None or named.id != sender.id:
+                raise Problem(403, f"this player token is {sender.name!r}'s: it cannot submit a record for {name!r}",
+                              "wrong-player")
+        return sender, None
+    if name is None:
+        raise invalid_field("player", "Missing data for required field.")
+    try:
+        text = check_name(name)
+    except BadName as error:
+        raise invalid_field("player", str(error)) from None
+    named = find_player(session, text)
+    if named is not None and named.registered:
+        if sender is not None and sender.vouch:
+            return named, sender.name
+        raise Problem(403, f"{text!r} reads as {named.name!r}, a registered player: only their player token, or an "
+                           f"API key allowed to vouch for players, may submit their records", "wrong-player")
+    return unregistered(session, text), None
+
+
+def adopt(session: Session, name: str) -> Player:
+    """The player of a name stored before (an import): the player of exactly that NFC name, else
+    a new tokenless one, holding the skeleton unless an older player already reads the same."""
+    text = unicodedata.normalize("NFC", name)
+    player = session.scalar(select(Player).where(Player.name == text))
+    if player is None:
+        hashed = skeleton_hash(text)
+        taken = session.scalar(select(Player.id).where(Player.skeleton_hash == hashed)) is not None
+        player = Player(name=text, skeleton_hash=None if taken else hashed, token_hash=None,
+                        created_at=datetime.now(timezone.utc))
+        session.add(player)
+        session.flush()
+    return player
