@@ -1,10 +1,11 @@
-"""``GET /deals/{code}/solvability``: can the deal be won (stored answers, searches in
-worker processes) and ``POST /hint``: the next action of a winning line after a log.
+"""``GET /deals/{code}/solvability``: can the deal be won, ``POST /hint``: the next
+action of a winning line after a log, and ``GET /hints/{id}``: a pending hint polled.
 
-Both are public. Besides the per-client limit every endpoint has, each search they
-start (a hint, or a deal the server has no answer for yet) counts against
-``RATELIMIT_SOLVER`` per client IP; stored answers and polling a pending search
-do not.
+All public, and all answer at once: a stored answer (200), or ``202`` while the
+worker tier searches (``api/solving.py``). Besides the per-client limit every
+endpoint has, each search they start counts against ``RATELIMIT_SOLVER`` per
+client IP and takes one of the client's ``SOLVER_PENDING_PER_CLIENT`` places;
+stored answers and polling a pending search do neither.
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ import logging
 import math
 import time
 
-from flask import Blueprint, current_app
+from flask import Blueprint, current_app, url_for
 from limits import parse_many
 
 from verifier import replay
-from verifier.solving import hint_code
 
 from .. import db
-from ..limits import client_key, get_limiter
+from ..limits import client_key, get_limiter, writer_key
+from ..models import HintAnswer
 from ..problems import Problem, rejected_log
 from ..schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
 from ..solving import PENDING, get_solver
@@ -59,21 +60,36 @@ def charge_search() -> None:
 def get_solvability(code: str) -> tuple[dict, int, dict[str, str]]:
     query(QUERY)
     solver = get_solver()
-    row = solver.request(db.session(), parse_code(code), charge=charge_search)
+    row = solver.request(db.session(), parse_code(code), client=writer_key(), charge=charge_search)
     if row.status == PENDING:
         return ANSWER.dump(row), 202, {"Retry-After": str(solver.retry_after)}
     return ANSWER.dump(row), 200, {}
 
 
+def hint_answer(row: HintAnswer) -> tuple[dict, int, dict[str, str]]:
+    """A hint row as the client sees it: the hint (200), or pending (202) with where to poll."""
+    poll = url_for("solver.get_hint", hint_id=row.id)
+    if row.status == PENDING or row.answer is None:
+        body = {"code": row.code, "status": PENDING, "hint": None, "reason": row.reason, "line_length": None,
+                "after_actions": row.after_actions, "search": None, "coverage": None}
+        return {**body, "id": row.id, "poll": poll}, 202, {
+            "Retry-After": str(get_solver().hint_retry_after), "Location": poll}
+    return {**row.answer, "id": row.id, "poll": poll}, 200, {}
+
+
 @bp.post("/hint")
-def hint() -> dict:
+def hint() -> tuple[dict, int, dict[str, str]]:
     solver = get_solver()
     body = load(REQUEST, json_body())
     code = parse_code(body["code"])
     verdict = replay(code, body["moves"])
     if not verdict.legal:
         raise rejected_log(verdict)
-    solver.require_enabled()
-    charge_search()
-    budget = solver.hint_budget
-    return hint_code(code, verdict.canonical, budget_seconds=budget.seconds, max_nodes=budget.nodes).to_json()
+    row = solver.request_hint(db.session(), code, verdict.canonical_text, verdict.actions, client=writer_key(),
+                              charge=charge_search)
+    return hint_answer(row)
+
+
+@bp.get("/hints/<int(max=9223372036854775807):hint_id>")
+def get_hint(hint_id: int) -> tuple[dict, int, dict[str, str]]:
+    return hint_answer(get_solver().get_hint(db.session(), hint_id))
