@@ -347,7 +347,7 @@ class Solver:
         return row, result.rowcount == 1
 
     def get_hint(self, session: Session, hint_id: int) -> HintAnswer:
-        row = session.get(HintAnswer, hint_id)
+        row = session.get(HintAnswer, hint_id) if 0 < hint_id < 2 ** 63 else None
         if row is None:
             raise Problem(404, f"there is no hint {hint_id}: it was never asked for, or its answer expired "
                                f"(answers are kept {self.hints_kept.total_seconds():g} s)")

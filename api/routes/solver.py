@@ -90,6 +90,6 @@ def hint() -> tuple[dict, int, dict[str, str]]:
     return hint_answer(row)
 
 
-@bp.get("/hints/<int(max=9223372036854775807):hint_id>")
+@bp.get("/hints/<int:hint_id>")
 def get_hint(hint_id: int) -> tuple[dict, int, dict[str, str]]:
     return hint_answer(get_solver().get_hint(db.session(), hint_id))
