@@ -24,6 +24,7 @@ send them (the embedded mode: one user only).
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,6 +36,7 @@ from kombu import Queue
 
 from .config import load_settings, time_limits
 
+log = logging.getLogger(__name__)
 #: the task names, and which queue each goes to
 SEARCH, HINT, REVERIFY = "api.solve_deal", "api.hint", "api.reverify_range"
 QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk"}
@@ -168,6 +170,9 @@ def sender(app: Flask) -> Any:
 
 
 def init_app(app: Flask) -> Celery:
+    if app.config["CELERY_BROKER_URL"] is None and not (app.debug or app.testing):
+        log.warning("no CELERY_BROKER_URL: searches run inside the requests that ask for them (the embedded mode, "
+                    "for one user); set it and start `celery --app api.tasks worker` to serve more")
     celery_app = make_celery(app.config)
     app.extensions["api.celery"] = celery_app
     return celery_app
