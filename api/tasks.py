@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery
+from celery.signals import worker_process_init
 from flask import Flask, current_app, has_app_context
 from kombu import Queue
 
@@ -118,6 +119,16 @@ def flask_app() -> Flask:
         _worker_app = create_app()
         _worker_pid = os.getpid()
     return _worker_app
+
+
+@worker_process_init.connect
+def _warm_up(**_: Any) -> None:
+    """Build the worker process's app when the process starts, not in its first task
+    (if that fails, say the database is down, the first task tries again)."""
+    try:
+        flask_app()
+    except Exception:
+        log.exception("worker process: the app could not be built yet")
 
 
 def solve_deal(row_id: int, attempt: int, job_id: int, code: str, seconds: float, nodes: int | None) -> str:

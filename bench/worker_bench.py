@@ -62,6 +62,20 @@ class Worker:
             if " ready." in line:
                 self.ready.set()
 
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) of the worker's processes so far, from /proc."""
+        total = 0
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == self.process.pid:  # the process group
+                total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
@@ -70,6 +84,13 @@ class Worker:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(10)
+
+
+def timed(worker: Worker, run: Any) -> tuple[float, float, float]:
+    """``run()``'s (rate, wall seconds) and the worker's CPU seconds meanwhile."""
+    cpu = worker.cpu_seconds()
+    rate, seconds = run()
+    return rate, seconds, worker.cpu_seconds() - cpu
 
 
 def searches_per_minute(app: Any, codes: list[str]) -> tuple[float, float]:
@@ -114,6 +135,7 @@ def main() -> None:
     codes = [line.strip() for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()][:args.deals]
     rows, actions = record_rows(args.records, 100)
     prefix = f"bench-{os.getpid()}"
+    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"worker tier (Celery on Redis, PostgreSQL): {len(codes)} Forty Thieves deals at {args.nodes:,} nodes "
           f"each; re-verification of {len(rows):,} records ({actions / len(rows):.0f} actions each) in ranges "
           f"of 1,000 ids; warm workers (started before the clock)")
@@ -132,12 +154,15 @@ def main() -> None:
             for processes in (1, 2):
                 worker = Worker(env, processes)
                 try:
-                    results[processes] = (searches_per_minute(app, codes), reverify_rate(app, len(rows)))
+                    time.sleep(2)  # the pool's processes have built their app
+                    results[processes] = (timed(worker, lambda: searches_per_minute(app, codes)),
+                                          timed(worker, lambda: reverify_rate(app, len(rows))))
                 finally:
                     worker.stop()
-                (rate, seconds), (records, reverify_seconds) = results[processes]
+                (rate, seconds, cpu), (records, reverify_seconds, reverify_cpu) = results[processes]
                 print(f"  {processes} worker process{'es' if processes > 1 else '  '}  {rate:6.1f} searches/min "
-                      f"({seconds:5.1f} s)   {records:8,.0f} records/s re-verified ({reverify_seconds:5.1f} s)")
+                      f"({seconds:5.1f} s, {cpu / seconds:.2f} cores busy)   {records:8,.0f} records/s re-verified "
+                      f"({reverify_seconds:5.1f} s, {reverify_cpu / reverify_seconds:.2f} cores busy)")
         finally:
             app.extensions["api.db"].dispose()
             import redis
@@ -147,8 +172,8 @@ def main() -> None:
             if keys:
                 client.delete(*keys)
     if len(results) == 2:
-        (one, _), (one_r, _) = results[1]
-        (two, _), (two_r, _) = results[2]
+        (one, _, _), (one_r, _, _) = results[1]
+        (two, _, _), (two_r, _, _) = results[2]
         print(f"  2 processes / 1 process: searches x{two / one:.2f}, re-verification x{two_r / one_r:.2f}")
 
 
