@@ -128,12 +128,14 @@ class Solver:
 
     # -- places: the fair queue ---------------------------------------------
 
-    def take_place(self, session: Session, client: str, kind: str) -> int:
-        """A place for one search of ``client``: the id of its ``solver_jobs`` row.
+    def take_place(self, session: Session, client: str | Callable[[], str], kind: str) -> int:
+        """A place for one search of ``client`` (or of whom ``client()`` names, asked only
+        now that a place is needed): the id of its ``solver_jobs`` row.
 
         429 when the client already has ``SOLVER_PENDING_PER_CLIENT`` searches waiting
         or running, 503 when ``SOLVER_QUEUE_SIZE`` are; checked before anything is
         taken, and taken by one insert that the unique slots make atomic."""
+        client = client() if callable(client) else client
         moment = now()
         session.execute(delete(SolverJob).where(SolverJob.expires_at < moment))  # lost searches' places
         session.commit()
@@ -174,7 +176,7 @@ class Solver:
         with self.database.sessions() as session:
             return session.scalar(select(func.count()).select_from(SolverJob).where(SolverJob.expires_at >= now()))
 
-    def _hand_over(self, session: Session, client: str, kind: str, claim: Callable[[], tuple[Any, bool]],
+    def _hand_over(self, session: Session, client: str | Callable[[], str], kind: str, claim: Callable[[], tuple[Any, bool]],
                    charge: Callable[[], None], task_args: Callable[[Any, int], tuple[Any, ...]],
                    budget: Budget) -> Any:
         """Take a place, charge the rate limit, claim the row; send its task if this
@@ -210,7 +212,7 @@ class Solver:
             Solvability.code == str(code), Solvability.budget == self.budget.key,
             Solvability.engine_version == engine.__version__, Solvability.rules_version == engine.RULES_VERSION))
 
-    def request(self, session: Session, code: GameCode, client: str = "ip:unknown",
+    def request(self, session: Session, code: GameCode, client: str | Callable[[], str] = "ip:unknown",
                 charge: Callable[[], None] = lambda: None) -> Solvability:
         """The stored answer for ``code``, or its pending row after making sure a search
         is on its way (sent here when there is none, or when the last one was lost).
@@ -293,7 +295,7 @@ class Solver:
             HintAnswer.rules_version == engine.RULES_VERSION))
 
     def request_hint(self, session: Session, code: GameCode, canonical: str, after_actions: int,
-                     client: str = "ip:unknown", charge: Callable[[], None] = lambda: None) -> HintAnswer:
+                     client: str | Callable[[], str] = "ip:unknown", charge: Callable[[], None] = lambda: None) -> HintAnswer:
         """The hint for the position after ``canonical``: answered (kept ``SOLVER_HINT_KEEP_SECONDS``),
         or pending after making sure a search is on its way, as for :meth:`request`."""
         self.require_enabled()

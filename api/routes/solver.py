@@ -16,12 +16,14 @@ import time
 
 from flask import Blueprint, current_app, url_for
 from limits import parse_many
+from sqlalchemy import select
 
 from verifier import replay
 
 from .. import db
-from ..limits import client_key, get_limiter, writer_key
-from ..models import HintAnswer
+from ..auth import MAX_TOKEN_LENGTH, bearer_token, hash_token
+from ..limits import client_key, get_limiter
+from ..models import ApiKey, HintAnswer
 from ..problems import Problem, rejected_log
 from ..schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
 from ..solving import PENDING, get_solver
@@ -56,11 +58,22 @@ def charge_search() -> None:
                                f"{retry_after} s", "rate-limited", headers={"Retry-After": str(retry_after)})
 
 
+def search_client() -> str:
+    """Whose place a search takes: the API key sent, if it is a valid one, else the client IP
+    (random tokens must not make a client many)."""
+    token = bearer_token()
+    if token is not None and len(token) <= MAX_TOKEN_LENGTH:
+        key = db.session().scalar(select(ApiKey).where(ApiKey.key_hash == hash_token(token)))
+        if key is not None and key.revoked_at is None:
+            return f"key:{key.id}"
+    return client_key()
+
+
 @bp.get("/deals/<code>/solvability")
 def get_solvability(code: str) -> tuple[dict, int, dict[str, str]]:
     query(QUERY)
     solver = get_solver()
-    row = solver.request(db.session(), parse_code(code), client=writer_key(), charge=charge_search)
+    row = solver.request(db.session(), parse_code(code), client=search_client, charge=charge_search)
     if row.status == PENDING:
         return ANSWER.dump(row), 202, {"Retry-After": str(solver.retry_after)}
     return ANSWER.dump(row), 200, {}
@@ -85,7 +98,7 @@ def hint() -> tuple[dict, int, dict[str, str]]:
     verdict = replay(code, body["moves"])
     if not verdict.legal:
         raise rejected_log(verdict)
-    row = solver.request_hint(db.session(), code, verdict.canonical_text, verdict.actions, client=writer_key(),
+    row = solver.request_hint(db.session(), code, verdict.canonical_text, verdict.actions, client=search_client,
                               charge=charge_search)
     return hint_answer(row)
 

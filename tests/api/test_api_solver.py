@@ -550,3 +550,20 @@ def test_migration_0004_keeps_stored_answers(empty_database_url):
             assert connection.execute(text("SELECT count(*) FROM solvability")).scalar() == 1
     finally:
         database.dispose()
+
+
+def test_a_search_stopped_at_the_soft_time_limit_is_stored_unknown(app, client, monkeypatch):
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    def too_long(*args, **kwargs):
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setattr(api.solving, "solve_code", too_long)
+    monkeypatch.setattr(api.solving, "hint_code", too_long)
+    body = solvability(client, WINNABLE_YUKON).get_json()
+    assert (body["status"], body["search"]) == ("unknown", None)
+    assert body["reason"] == "the search went past its time limit on the worker (budget 10 s)"
+    body = hint(client, WINNABLE_YUKON, "T7:TS>T2").get_json()
+    assert (body["status"], body["hint"], body["after_actions"]) == ("unknown", None, 1)
+    assert "went past its time limit" in body["reason"]
+    assert app.extensions["api.solver"].places_taken() == 0

@@ -266,3 +266,18 @@ def test_reverify_sends_id_ranges_to_the_workers(tier, legal_log):
                      f"7 unchanged, 1 changed"]
     assert "sent 3 ranges of 3 ids to the worker tier" in result.stderr
     assert {r.engine_version for r in rows(app, Record) if r.id != changed_id} == {engine.__version__}
+
+
+def test_a_valid_api_key_is_a_client_of_its_own_and_random_tokens_are_not(tier):
+    from api.auth import create_key
+
+    app = tier.app(SOLVER_PENDING_PER_CLIENT=1)
+    with app.extensions["api.db"].sessions() as session:
+        token = create_key(session, "ann-laptop")[1]
+    client = app.test_client()
+    assert client.get(solvability_url(HARD)).status_code == 202                       # the IP's place
+    assert client.get(solvability_url(HARD_TOO), headers={"Authorization": f"Bearer {token}"}).status_code == 202
+    for number in range(3):  # made-up keys count as the IP they come from
+        response = client.get(solvability_url(UNWINNABLE), headers={"Authorization": f"Bearer sv_made_up_{number}"})
+        assert response.status_code == 429
+    assert app.extensions["api.solver"].places_taken() == 2
