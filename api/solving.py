@@ -298,10 +298,10 @@ class Solver:
                      client: str | Callable[[], str] = "ip:unknown", charge: Callable[[], None] = lambda: None) -> HintAnswer:
         """The hint for the position after ``canonical``: answered (kept ``SOLVER_HINT_KEEP_SECONDS``),
         or pending after making sure a search is on its way, as for :meth:`request`."""
-        self.require_enabled()
         row = self.find_hint(session, code, canonical)
         if row is not None and row.status != PENDING and not self._hint_expired(row):
             return row
+        self.require_enabled()
         if row is not None and row.status == PENDING:
             if not self._claimable(row):
                 return row
