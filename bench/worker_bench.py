@@ -9,6 +9,11 @@ For each layout, with the worker started and warm:
 - re-verification records per second: ``flask --app api records reverify`` with the
   table split into id ranges, one task each.
 
+Besides the wall-clock rates it prints how many cores the workers' processes kept
+busy (their CPU time from /proc over the wall time) and the rate per CPU-minute or
+CPU-second: on a machine shared with other work, the wall-clock rates follow the
+cores the workers got, while the work per search or record stays the same.
+
     python -m bench.worker_bench                       # 24 deals, 20,000 records
     python -m bench.worker_bench --deals 8 --records 4000   # quicker
 
@@ -161,8 +166,9 @@ def main() -> None:
                     worker.stop()
                 (rate, seconds, cpu), (records, reverify_seconds, reverify_cpu) = results[processes]
                 print(f"  {processes} worker process{'es' if processes > 1 else '  '}  {rate:6.1f} searches/min "
-                      f"({seconds:5.1f} s, {cpu / seconds:.2f} cores busy)   {records:8,.0f} records/s re-verified "
-                      f"({reverify_seconds:5.1f} s, {reverify_cpu / reverify_seconds:.2f} cores busy)")
+                      f"({seconds:5.1f} s, {cpu / seconds:.2f} cores busy, {len(codes) / cpu * 60:5.0f} a CPU-minute)"
+                      f"   {records:7,.0f} records/s re-verified ({reverify_seconds:5.1f} s, "
+                      f"{reverify_cpu / reverify_seconds:.2f} cores busy, {len(rows) / reverify_cpu:5,.0f} a CPU-second)")
         finally:
             app.extensions["api.db"].dispose()
             import redis
@@ -174,7 +180,8 @@ def main() -> None:
     if len(results) == 2:
         (one, _, _), (one_r, _, _) = results[1]
         (two, _, _), (two_r, _, _) = results[2]
-        print(f"  2 processes / 1 process: searches x{two / one:.2f}, re-verification x{two_r / one_r:.2f}")
+        print(f"  2 processes / 1 process: searches x{two / one:.2f}, re-verification x{two_r / one_r:.2f} "
+              f"(wall-clock rates: they follow the cores the workers got, see 'cores busy')")
 
 
 if __name__ == "__main__":
