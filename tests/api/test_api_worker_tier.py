@@ -281,3 +281,20 @@ def test_a_valid_api_key_is_a_client_of_its_own_and_random_tokens_are_not(tier):
         response = client.get(solvability_url(UNWINNABLE), headers={"Authorization": f"Bearer sv_made_up_{number}"})
         assert response.status_code == 429
     assert app.extensions["api.solver"].places_taken() == 2
+
+
+def test_a_hint_goes_ahead_of_the_searches_waiting(tier):
+    """One worker process, four long searches queued, then a hint: the hint is the next
+    task the worker takes (the hints queue first), not the last."""
+    app = tier.app(TRUSTED_PROXIES=1, SOLVER_BUDGET_SECONDS=1.5, SOLVER_BUDGET_NODES=None)
+    client = app.test_client()
+    codes = [str(engine.GameCode("FT", "N", n)) for n in range(2000, 2004)]
+    for number, code in enumerate(codes):
+        assert client.get(solvability_url(code), headers=from_ip(f"10.3.0.{number}")).status_code == 202
+    tier.worker()
+    response = client.post(f"{API}/hint", json={"code": WINNABLE_YUKON, "moves": ""}, headers=from_ip("10.3.1.1"))
+    assert response.status_code == 202
+    assert wait_for(client, response.headers["Location"]).status_code == 200
+    with app.extensions["api.db"].sessions() as session:
+        answered = session.scalars(select(Solvability).where(Solvability.status != "pending")).all()
+    assert len(answered) <= 2, [row.code for row in answered]  # at most the running search (and one more)
