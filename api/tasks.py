@@ -194,5 +194,15 @@ def _default_instance_path() -> str:
     return str(Path(__file__).resolve().parent.parent / "instance")
 
 
-#: the worker's Celery app: ``celery --app api.tasks worker``
-celery = make_celery(load_settings(_default_instance_path()))
+_celery: Celery | None = None
+
+
+def __getattr__(name: str) -> Any:
+    """``api.tasks.celery``, the worker's Celery app (``celery --app api.tasks worker``),
+    built from the environment on first use, so that importing :mod:`api` reads nothing."""
+    global _celery
+    if name != "celery":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if _celery is None:
+        _celery = make_celery(load_settings(_default_instance_path()))
+    return _celery
