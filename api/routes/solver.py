@@ -16,14 +16,12 @@ import time
 
 from flask import Blueprint, current_app, url_for
 from limits import parse_many
-from sqlalchemy import select
 
 from verifier import replay
 
 from .. import db
-from ..auth import MAX_TOKEN_LENGTH, bearer_token, hash_token
-from ..limits import client_key, get_limiter
-from ..models import ApiKey, HintAnswer
+from ..limits import client_key, get_limiter, search_client
+from ..models import HintAnswer
 from ..problems import Problem, rejected_log
 from ..schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
 from ..solving import PENDING, get_solver
@@ -56,17 +54,6 @@ def charge_search() -> None:
             retry_after = max(1, math.ceil(reset - time.time()))
             raise Problem(429, f"too many searches: the solver's limit is {item} per client; try again in "
                                f"{retry_after} s", "rate-limited", headers={"Retry-After": str(retry_after)})
-
-
-def search_client() -> str:
-    """Whose place a search takes: the API key sent, if it is a valid one, else the client IP
-    (random tokens must not make a client many)."""
-    token = bearer_token()
-    if token is not None and len(token) <= MAX_TOKEN_LENGTH:
-        key = db.session().scalar(select(ApiKey).where(ApiKey.key_hash == hash_token(token)))
-        if key is not None and key.revoked_at is None:
-            return f"key:{key.id}"
-    return client_key()
 
 
 @bp.get("/deals/<code>/solvability")
