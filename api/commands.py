@@ -218,6 +218,8 @@ def _reverify_on_workers(celery_app: Any, first: int, last: int, chunk: int, upd
                for start in range(first, last + 1, chunk)]
     click.echo(f"sent {len(pending)} ranges of {chunk} ids to the worker tier", err=True)
     changes: list[tuple[int, str]] = []
+    ranges, done, checked = len(pending), 0, 0
+    lines = not sys.stderr.isatty()  # a log gets a line a range (a terminal has the progress bar)
     while pending:
         waiting = []
         for result in pending:
@@ -232,6 +234,9 @@ def _reverify_on_workers(celery_app: Any, first: int, last: int, chunk: int, upd
             finally:
                 result.forget()
             advance(outcome["checked"])
+            done, checked = done + 1, checked + outcome["checked"]
+            if lines:
+                click.echo(f"{done} of {ranges} ranges done: {checked} records re-verified", err=True)
             changes += [(record_id, str(Change(record_id, player, code, tuple(differences))))
                         for record_id, player, code, differences in outcome["changes"]]
         pending = waiting

@@ -265,6 +265,7 @@ def test_reverify_sends_id_ranges_to_the_workers(tier, legal_log):
                      f"re-verified 8 records with engine {engine.__version__} (rules {engine.RULES_VERSION}): "
                      f"7 unchanged, 1 changed"]
     assert "sent 3 ranges of 3 ids to the worker tier" in result.stderr
+    assert "3 of 3 ranges done: 8 records re-verified" in result.stderr  # progress, a line a range
     assert {r.engine_version for r in rows(app, Record) if r.id != changed_id} == {engine.__version__}
 
 
