@@ -16,7 +16,7 @@ from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
 from werkzeug.utils import cached_property
 from werkzeug.wsgi import LimitedStream, get_input_stream
 
-from . import commands, db, limits, logs, problems, routes, solving
+from . import commands, db, limits, logs, problems, routes, solving, tasks
 from .config import load_settings
 from .routes import pages
 
@@ -96,7 +96,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     db.init_app(app)
     problems.init_app(app)
     limits.init_app(app)  # rate limits: before any view runs, after the request id is set
-    solving.init_app(app)  # the solver's worker processes start with the first search
+    tasks.init_app(app)  # the worker tier's Celery app, to send tasks with (never waiting for one)
+    solving.init_app(app)
     routes.init_app(app)
     pages.init_app(app)  # the players' HTML pages, outside /api/v1
     commands.init_app(app)

@@ -11,28 +11,32 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import IO
+from typing import IO, Any
 
 import click
 from alembic import command
-from flask import Flask
+from flask import Flask, current_app
 from flask.cli import AppGroup
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 import engine
 
 from .auth import ApiKeyError, create_key, revoke_key
 from .backup import BackupError, begin_snapshot, count_records, export_records, import_records
 from .db import alembic_config, get_db
+from . import tasks
 from .fairplay import decide, review_queue
-from .players import issue_token
 from .models import STATUSES, ApiKey, Record
-from .reverify import reverify_records
+from .players import issue_token
+from .reverify import Change, reverify_records
 
 #: runs over at least this many records show a progress bar (on stderr, when it is a terminal)
 PROGRESS_FROM = 200
+#: ids per re-verification task on the worker tier
+CHUNK_IDS = 5000
 
 db_cli = AppGroup("db", help="The records database schema (Alembic migrations in migrations/).")
 keys_cli = AppGroup("keys", help="API keys: create (the key is shown once), revoke, list.")
@@ -191,19 +195,34 @@ def _count_lines(source: IO[str]) -> int:
 
 @records_cli.command("reverify")
 @click.option("--dry-run", is_flag=True, help="only report; do not stamp unchanged records with this engine")
+@click.option("--in-process", is_flag=True,
+              help="replay here, in this process, even when a broker (CELERY_BROKER_URL) is set")
+@click.option("--chunk", type=click.IntRange(min=1), default=CHUNK_IDS, show_default=True,
+              help="ids per task on the worker tier")
 @_PROGRESS
-def records_reverify(dry_run: bool, progress: bool | None) -> None:
+def records_reverify(dry_run: bool, in_process: bool, chunk: int, progress: bool | None) -> None:
     """Replay every record with the engine installed now and list those whose result changed.
 
     Unchanged records are stamped with this engine and rules version (unless
-    --dry-run); changed ones are left as they are. Exit status 1 when any changed."""
-    changed = 0
+    --dry-run); changed ones are left as they are. Exit status 1 when any changed.
+    With a broker (CELERY_BROKER_URL) the table is split into id ranges, each a task
+    for the worker tier (`celery --app api.tasks worker`); without one, or with
+    --in-process, this process replays them."""
+    app = current_app
     with get_db().sessions() as session:
         total = count_records(session)
-        with _progress(total, "re-verifying", progress) as advance:
-            for change in reverify_records(session, update=not dry_run, progress=advance):
-                changed += 1
-                click.echo(str(change))
+        first, last = session.execute(select(func.min(Record.id), func.max(Record.id))).one()
+    changes: list[tuple[int, str]] = []
+    with _progress(total, "re-verifying", progress) as advance:
+        if app.config["CELERY_BROKER_URL"] is None or in_process or first is None:
+            with get_db().sessions() as session:
+                for change in reverify_records(session, update=not dry_run, progress=advance):
+                    changes.append((change.record_id, str(change)))
+        else:
+            changes = _reverify_on_workers(app.extensions["api.celery"], first, last, chunk, not dry_run, advance)
+    for _, line in sorted(changes):
+        click.echo(line)
+    changed = len(changes)
     click.echo(f"re-verified {total} records with engine {engine.__version__} (rules {engine.RULES_VERSION}): "
                f"{total - changed} unchanged, {changed} changed" + (" (dry run: nothing stamped)" if dry_run else ""))
     if changed:
@@ -268,6 +287,40 @@ def players_token(name: str, replace: bool) -> None:
         session.commit()
         click.echo(token)
         click.echo(f"token for player {player.name!r}; hand it over now, it is not shown again", err=True)
+def _reverify_on_workers(celery_app: Any, first: int, last: int, chunk: int, update: bool,
+                         advance: Callable[[int], None]) -> list[tuple[int, str]]:
+    """Send one task per id range, then gather their results as they end (a range
+    that failed is reported and makes the command fail: nothing is skipped silently)."""
+    task = celery_app.tasks[tasks.REVERIFY]
+    pending = [task.apply_async(args=(start, min(start + chunk - 1, last), update))
+               for start in range(first, last + 1, chunk)]
+    click.echo(f"sent {len(pending)} ranges of {chunk} ids to the worker tier", err=True)
+    changes: list[tuple[int, str]] = []
+    ranges, done, checked = len(pending), 0, 0
+    lines = not sys.stderr.isatty()  # a log gets a line a range (a terminal has the progress bar)
+    while pending:
+        waiting = []
+        for result in pending:
+            if not result.ready():
+                waiting.append(result)
+                continue
+            try:
+                outcome = result.get(disable_sync_subtasks=False)
+            except Exception as error:
+                raise click.ClickException(f"a range failed on a worker: {type(error).__name__}: {error}; records "
+                                           f"already done keep their stamp, run the command again") from None
+            finally:
+                result.forget()
+            advance(outcome["checked"])
+            done, checked = done + 1, checked + outcome["checked"]
+            if lines:
+                click.echo(f"{done} of {ranges} ranges done: {checked} records re-verified", err=True)
+            changes += [(record_id, str(Change(record_id, player, code, tuple(differences))))
+                        for record_id, player, code, differences in outcome["changes"]]
+        pending = waiting
+        if pending:
+            time.sleep(0.2)
+    return changes
 
 
 def init_app(app: Flask) -> None:

@@ -20,11 +20,10 @@ variable                   meaning                                         defau
 ``TRUSTED_PROXIES``        proxies in front that set ``X-Forwarded-For``   ``0``
 ``LOG_LEVEL``              level of the JSON log on stderr                 ``INFO``
 ``SOLVER_ENABLED``         run searches (off: stored answers only)         ``1``
-``SOLVER_WORKERS``         solver processes per web process; ``0`` runs    ``1``
-                           searches inside the request (tests only)
 ``SOLVER_BUDGET_SECONDS``  time budget of a deal's search                  ``10``
 ``SOLVER_BUDGET_NODES``    node budget of a deal's search (empty: none)    none
-``SOLVER_QUEUE_SIZE``      searches waiting or running per web process     ``16``
+``SOLVER_QUEUE_SIZE``      searches waiting or running, all clients and    ``64``
+                           web processes together (more: 503)
 ``SOLVER_STALE_SECONDS``   a pending search older than this is started     ``300``
                            again (it was lost in a crash or restart)
 ``SOLVER_HINT_SECONDS``    time budget of a hint's search                  ``2``
@@ -44,6 +43,20 @@ variable                   meaning                                         defau
                            process (``0``: no cache)
 ``FRAMES_MAX_ACTIONS``     most actions of a log posted to                 ``1000``
                            ``/frames.json`` (else 422)
+``CELERY_BROKER_URL``      the worker tier's broker (``redis://…`` or      none: searches run in the
+                           ``amqp://…``); unset: embedded, one user only   request (embedded)
+``CELERY_RESULT_BACKEND``  where bulk tasks' results wait for the          the broker (Redis), ``rpc://``
+                           command that sent them                          (RabbitMQ)
+``CELERY_QUEUE_PREFIX``    prefix of the queues' names (and Redis keys)    ``solitaire-verifier``
+``CELERY_VISIBILITY_TIMEOUT``  a task taken by a worker that died is       ``600``
+                           given to another after this many seconds
+``SOLVER_PENDING_PER_CLIENT``  searches waiting or running per client      ``2``
+                           (API key, else IP; more: 429)
+``SOLVER_UNKNOWN_SECONDS`` an ``unknown`` answer is kept this long, then   ``86400``
+                           searched again on request
+``SOLVER_HINT_KEEP_SECONDS``   a hint's answer is kept this long           ``3600``
+``SOLVER_WORKER_MAX_MEMORY_MB``  a worker process is replaced after a      ``1500``
+                           task that left it larger than this
 =========================  ==============================================  ===============================
 """
 
@@ -157,6 +170,29 @@ def parse_storage_uri(name: str, value: Any) -> str:
     return text
 
 
+#: the broker schemes Celery is used with here: Redis, and RabbitMQ (AMQP)
+BROKER_SCHEMES = ("redis", "rediss", "amqp", "amqps", "pyamqp")
+
+
+def parse_broker_url(name: str, value: Any) -> str | None:
+    """A Celery broker URL (``redis://host:6379/0``, ``amqp://user:pw@host:5672//``), or
+    ``None`` (no broker: the embedded mode) for ``None`` or empty."""
+    if value is None or not str(value).strip():
+        return None
+    text = str(value).strip()
+    scheme = text.split("://", 1)[0] if "://" in text else ""
+    if scheme not in BROKER_SCHEMES:
+        raise ConfigError(f"{name}={value!r}: expected redis://host:port/db or amqp://user:password@host:port/vhost")
+    return text
+
+
+def time_limits(budget_seconds: float) -> tuple[float, float]:
+    """A search's soft and hard time limits on a worker: its budget, then room for the
+    replay that verifies a solution and for storing the answer."""
+    soft = budget_seconds * 1.25 + 2
+    return soft, soft + 3
+
+
 def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None,
                   environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The app's settings: the environment, then ``overrides`` (``create_app(config)``), checked."""
@@ -178,10 +214,9 @@ def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None
         "TRUSTED_PROXIES": env.get("TRUSTED_PROXIES", "0"),
         "LOG_LEVEL": env.get("LOG_LEVEL", "INFO"),
         "SOLVER_ENABLED": env.get("SOLVER_ENABLED", "1"),
-        "SOLVER_WORKERS": env.get("SOLVER_WORKERS", "1"),
         "SOLVER_BUDGET_SECONDS": env.get("SOLVER_BUDGET_SECONDS", "10"),
         "SOLVER_BUDGET_NODES": env.get("SOLVER_BUDGET_NODES"),
-        "SOLVER_QUEUE_SIZE": env.get("SOLVER_QUEUE_SIZE", "16"),
+        "SOLVER_QUEUE_SIZE": env.get("SOLVER_QUEUE_SIZE", "64"),
         "SOLVER_STALE_SECONDS": env.get("SOLVER_STALE_SECONDS", "300"),
         "SOLVER_HINT_SECONDS": env.get("SOLVER_HINT_SECONDS", "2"),
         "SOLVER_HINT_NODES": env.get("SOLVER_HINT_NODES"),
@@ -192,6 +227,14 @@ def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None
         "READYZ_TIMEOUT": env.get("READYZ_TIMEOUT", "2"),
         "FRAMES_CACHE_BYTES": env.get("FRAMES_CACHE_BYTES", str(32 * 1024 * 1024)),
         "FRAMES_MAX_ACTIONS": env.get("FRAMES_MAX_ACTIONS", "1000"),
+        "CELERY_BROKER_URL": env.get("CELERY_BROKER_URL"),
+        "CELERY_RESULT_BACKEND": env.get("CELERY_RESULT_BACKEND"),
+        "CELERY_QUEUE_PREFIX": env.get("CELERY_QUEUE_PREFIX", "solitaire-verifier"),
+        "CELERY_VISIBILITY_TIMEOUT": env.get("CELERY_VISIBILITY_TIMEOUT", "600"),
+        "SOLVER_PENDING_PER_CLIENT": env.get("SOLVER_PENDING_PER_CLIENT", "2"),
+        "SOLVER_UNKNOWN_SECONDS": env.get("SOLVER_UNKNOWN_SECONDS", "86400"),
+        "SOLVER_HINT_KEEP_SECONDS": env.get("SOLVER_HINT_KEEP_SECONDS", "3600"),
+        "SOLVER_WORKER_MAX_MEMORY_MB": env.get("SOLVER_WORKER_MAX_MEMORY_MB", "1500"),
     }
     raw.update(overrides or {})
     level = str(raw["LOG_LEVEL"]).strip().upper()
@@ -199,13 +242,26 @@ def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None
         raise ConfigError(f"LOG_LEVEL={raw['LOG_LEVEL']!r}: expected one of {', '.join(sorted(_LEVELS))}")
     proxies = raw["TRUSTED_PROXIES"]
     proxies = 0 if str(proxies).strip() in ("", "0") else parse_positive_int("TRUSTED_PROXIES", proxies, most=10)
-    workers = raw["SOLVER_WORKERS"]
-    workers = 0 if str(workers).strip() == "0" else parse_positive_int("SOLVER_WORKERS", workers, most=64)
     budget = parse_seconds("SOLVER_BUDGET_SECONDS", raw["SOLVER_BUDGET_SECONDS"])
     stale = parse_seconds("SOLVER_STALE_SECONDS", raw["SOLVER_STALE_SECONDS"])
     if stale <= budget:
         raise ConfigError(f"SOLVER_STALE_SECONDS={raw['SOLVER_STALE_SECONDS']!r}: must be longer than "
                           f"SOLVER_BUDGET_SECONDS ({budget:g}), or running searches would be started again")
+    broker = parse_broker_url("CELERY_BROKER_URL", raw["CELERY_BROKER_URL"])
+    backend = raw["CELERY_RESULT_BACKEND"]
+    backend = str(backend).strip() if backend and str(backend).strip() else None
+    if backend is None and broker is not None:
+        backend = broker if broker.startswith(("redis://", "rediss://")) else "rpc://"
+    visibility = parse_seconds("CELERY_VISIBILITY_TIMEOUT", raw["CELERY_VISIBILITY_TIMEOUT"])
+    hard_limit = time_limits(budget)[1]
+    if visibility <= hard_limit:
+        raise ConfigError(f"CELERY_VISIBILITY_TIMEOUT={raw['CELERY_VISIBILITY_TIMEOUT']!r}: must be longer than a "
+                          f"search's hard time limit ({hard_limit:g} s for SOLVER_BUDGET_SECONDS={budget:g}), or "
+                          f"running searches would be handed to a second worker")
+    prefix = str(raw["CELERY_QUEUE_PREFIX"]).strip()
+    if not prefix or not all(c.isalnum() or c in "-_." for c in prefix):
+        raise ConfigError(f"CELERY_QUEUE_PREFIX={raw['CELERY_QUEUE_PREFIX']!r}: expected letters, digits, '-', '_' "
+                          f"or '.'")
     return {
         **raw,
         "DATABASE_URL": normalize_database_url(str(raw["DATABASE_URL"]).strip()),
@@ -224,7 +280,6 @@ def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None
         "TRUSTED_PROXIES": proxies,
         "LOG_LEVEL": level,
         "SOLVER_ENABLED": parse_bool("SOLVER_ENABLED", raw["SOLVER_ENABLED"]),
-        "SOLVER_WORKERS": workers,
         "SOLVER_BUDGET_SECONDS": budget,
         "SOLVER_BUDGET_NODES": parse_optional_positive_int("SOLVER_BUDGET_NODES", raw["SOLVER_BUDGET_NODES"]),
         "SOLVER_QUEUE_SIZE": parse_positive_int("SOLVER_QUEUE_SIZE", raw["SOLVER_QUEUE_SIZE"]),
@@ -240,4 +295,13 @@ def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None
         "FRAMES_CACHE_BYTES": 0 if str(raw["FRAMES_CACHE_BYTES"]).strip() == "0" else
         parse_positive_int("FRAMES_CACHE_BYTES", raw["FRAMES_CACHE_BYTES"]),
         "FRAMES_MAX_ACTIONS": parse_positive_int("FRAMES_MAX_ACTIONS", raw["FRAMES_MAX_ACTIONS"], most=5000),
+        "CELERY_BROKER_URL": broker,
+        "CELERY_RESULT_BACKEND": backend,
+        "CELERY_QUEUE_PREFIX": prefix,
+        "CELERY_VISIBILITY_TIMEOUT": visibility,
+        "SOLVER_PENDING_PER_CLIENT": parse_positive_int("SOLVER_PENDING_PER_CLIENT", raw["SOLVER_PENDING_PER_CLIENT"]),
+        "SOLVER_UNKNOWN_SECONDS": parse_seconds("SOLVER_UNKNOWN_SECONDS", raw["SOLVER_UNKNOWN_SECONDS"]),
+        "SOLVER_HINT_KEEP_SECONDS": parse_seconds("SOLVER_HINT_KEEP_SECONDS", raw["SOLVER_HINT_KEEP_SECONDS"]),
+        "SOLVER_WORKER_MAX_MEMORY_MB": parse_positive_int("SOLVER_WORKER_MAX_MEMORY_MB",
+                                                          raw["SOLVER_WORKER_MAX_MEMORY_MB"]),
     }

@@ -27,9 +27,12 @@ from flask import Flask, current_app, request
 from flask.wrappers import Response
 from flask_limiter import Limit, Limiter, RateLimitExceeded
 from flask_limiter.util import get_remote_address
+from sqlalchemy import select
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from .auth import bearer_token, hash_token
+from .auth import MAX_TOKEN_LENGTH, bearer_token, hash_token
+from .db import session
+from .models import ApiKey
 from .problems import Problem
 
 #: the endpoints whose requests count as writes
@@ -46,6 +49,18 @@ def writer_key() -> str:
     """The API key a write is counted against (by its token's hash), else the client IP."""
     token = bearer_token()
     return "key:" + hash_token(token)[:32] if token else client_key()
+
+
+def search_client() -> str:
+    """Whose place a solver search takes (``SOLVER_PENDING_PER_CLIENT``): the API key sent,
+    if it is a valid one, else the client IP, so that made-up tokens do not make one
+    client many. Asked only when a search is about to take a place (one indexed read)."""
+    token = bearer_token()
+    if token is not None and len(token) <= MAX_TOKEN_LENGTH:
+        key = session().scalar(select(ApiKey).where(ApiKey.key_hash == hash_token(token)))
+        if key is not None and key.revoked_at is None:
+            return f"key:{key.id}"
+    return client_key()
 
 
 def _not_a_write() -> bool:

@@ -180,6 +180,8 @@ class Solvability(Base):
         # one search per deal, budget and engine: racing requests share the first row
         UniqueConstraint("code", "budget", "engine_version", "rules_version"),
         CheckConstraint("status IN ('pending', 'winnable', 'unwinnable', 'unknown')", name="status"),
+        # the expiry of ``unknown`` answers finds them without reading the table
+        Index("ix_solvability_status_solved_at", "status", "solved_at"),
     )
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)
@@ -240,3 +242,57 @@ class Hint(Base):
     at: Mapped[datetime] = mapped_column(UTCDateTime)
     actions: Mapped[int]                                    # how many actions the log had when the hint was asked
     position: Mapped[str] = mapped_column(Text)             # the position text it was asked at
+class SolverJob(Base):
+    """A search waiting or running on the worker tier: one row holds one place. The
+    unique constraints are the limits, checked by the insert itself: at most
+    ``SOLVER_PENDING_PER_CLIENT`` slots per client and ``SOLVER_QUEUE_SIZE`` slots in
+    all. The worker deletes the row when the search ends; a row whose search was lost
+    frees its place at ``expires_at``. The table holds only searches in flight."""
+
+    __tablename__ = "solver_jobs"
+    __table_args__ = (
+        UniqueConstraint("client", "client_slot"),
+        UniqueConstraint("slot"),
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    client: Mapped[str] = mapped_column(String(64))     # ``key:<hash>`` or ``ip:<address>``
+    client_slot: Mapped[int]                            # 0 … SOLVER_PENDING_PER_CLIENT − 1
+    slot: Mapped[int]                                   # 0 … SOLVER_QUEUE_SIZE − 1
+    kind: Mapped[str] = mapped_column(String(16))       # ``deal`` or ``hint``
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+
+    def __repr__(self) -> str:
+        return f"<SolverJob {self.id} {self.kind} {self.client!r}>"
+
+
+class HintAnswer(Base):
+    """A hint: the position after a log (code and canonical log), searched within the
+    hint budget, ``pending`` until a worker answers. Kept ``SOLVER_HINT_KEEP_SECONDS``
+    after its answer, so that polling and asking again are answered from here."""
+
+    __tablename__ = "hint_answers"
+    __table_args__ = (
+        UniqueConstraint("code", "log_hash", "budget", "engine_version", "rules_version"),
+        CheckConstraint("status IN ('pending', 'winnable', 'unwinnable', 'unknown')", name="status"),
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    code: Mapped[str] = mapped_column(String(16))
+    log_hash: Mapped[str] = mapped_column(String(64))                # SHA-256 of ``log``, hex
+    log: Mapped[str] = mapped_column(Text)                          # the canonical log the hint follows
+    after_actions: Mapped[int]
+    budget: Mapped[str] = mapped_column(String(64))
+    engine_version: Mapped[str] = mapped_column(String(32))
+    rules_version: Mapped[int]
+    status: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(Text)
+    answer: Mapped[dict[str, Any] | None] = mapped_column(JSON)     # the hint object, once answered
+    attempts: Mapped[int] = mapped_column(default=0)
+    requested_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    queued_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    solved_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
+
+    def __repr__(self) -> str:
+        return f"<HintAnswer {self.id} {self.code} {self.status}>"

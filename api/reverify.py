@@ -57,13 +57,20 @@ def differences(record: Record, verdict: Verdict) -> list[str]:
     return out
 
 
-def reverify_records(session: Session, *, update: bool = True,
-                     progress: Callable[[int], None] = lambda n: None) -> Iterator[Change]:
-    """Replay every record in id order, a batch at a time; yield each one that changed.
-    With ``update``, each unchanged record gets the current engine version and ``verified_at``."""
-    last_id = 0
+def reverify_records(session: Session, *, update: bool = True, progress: Callable[[int], None] = lambda n: None,
+                     first_id: int | None = None, last_id: int | None = None) -> Iterator[Change]:
+    """Replay every record in id order (those with ids ``first_id`` … ``last_id`` when
+    given: one task's range on the worker tier), a batch at a time; yield each one
+    that changed. With ``update``, each unchanged record gets the current engine
+    version and ``verified_at``."""
+    done_id = None if first_id is None else first_id - 1
     while True:
-        batch = session.scalars(select(Record).where(Record.id > last_id).order_by(Record.id).limit(BATCH)).all()
+        query = select(Record)
+        if done_id is not None:
+            query = query.where(Record.id > done_id)
+        if last_id is not None:
+            query = query.where(Record.id <= last_id)
+        batch = session.scalars(query.order_by(Record.id).limit(BATCH)).all()
         if not batch:
             return
         now = datetime.now(timezone.utc)
@@ -78,7 +85,7 @@ def reverify_records(session: Session, *, update: bool = True,
                 record.engine_version = engine.__version__
                 record.rules_version = engine.RULES_VERSION
                 record.verified_at = now
-        last_id = batch[-1].id
+        done_id = batch[-1].id
         if update:
             session.commit()
         progress(len(batch))

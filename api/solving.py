@@ -1,77 +1,70 @@
-"""The solver behind the API: searches run in worker processes, their answers are
-stored in the ``solvability`` table and served from it ever after.
+"""The solver behind the API: searches run as Celery tasks on the worker tier
+(:mod:`api.tasks`), their answers are stored in the database and served from it.
 
 How a deal's answer comes to be (``GET /deals/{code}/solvability``):
 
-1. The first request for a canonical code (and this server's budget and engine)
-   inserts a row ``pending``; the unique constraint makes racing requests share
-   that row, and only the request whose insert (or claim, below) succeeded hands
-   the search to a worker process. It answers ``202`` with ``Retry-After``.
-2. The search runs in a process of this web process's pool (``SOLVER_WORKERS``
-   processes, started on first use with ``spawn``, at a lower CPU priority), so
-   no request thread ever waits for it. :func:`run_job` is all a worker does:
-   :func:`verifier.solving.solve_code`, which replays every winning line before
-   returning it.
-3. When the search ends, the pool's result thread of the web process stores the
-   answer (``winnable`` with the solution, ``unwinnable`` with what the proof
-   covered, ``unknown`` with the reason) in the row, if it is still pending.
-   Later requests answer ``200`` from the row.
+1. A stored answer is served as it is (an ``unknown`` one only for
+   ``SOLVER_UNKNOWN_SECONDS``: then the deal is searched again).
+2. Otherwise the request takes a *place* (:meth:`Solver.take_place`: one row of
+   ``solver_jobs``; the client's limit ``SOLVER_PENDING_PER_CLIENT`` is checked
+   first, then the global bound ``SOLVER_QUEUE_SIZE``; refused: 429 or 503 with
+   ``Retry-After``, and nothing is taken), then inserts the ``pending`` row (the
+   unique constraint makes racing requests share it) and sends the search to the
+   ``searches`` queue. It answers ``202`` with ``Retry-After`` at once: no web
+   thread waits for a task.
+3. A worker runs :meth:`Solver.run_search` (:func:`verifier.solving.solve_code`,
+   which replays every winning line), stores the answer if the row is still
+   pending, and frees the place.
 
-A row stays ``pending`` for good only if its search was lost: the web process
-or the worker died, the server restarted, or the answer could not be stored.
-The next request for the code after ``SOLVER_STALE_SECONDS`` *claims* it again
-(a conditional ``UPDATE`` on the attempt counter, so that one request wins) and
-starts a new search. A job handed out :data:`MAX_ATTEMPTS` times without an
+Hints (``POST /hint``) go the same way with the ``hint_answers`` table and the ``hints``
+queue, which workers serve before the long searches.
+
+A row stays ``pending`` for good only if its search was lost. A worker that dies
+mid-task leaves its message unacknowledged, and the broker hands it to another
+worker after ``CELERY_VISIBILITY_TIMEOUT`` (``acks_late``). A search lost before
+the broker took it (or a task that failed) is started again by the next request
+after ``SOLVER_STALE_SECONDS`` (a conditional ``UPDATE`` on the attempt counter,
+so that one request wins); one handed out :data:`MAX_ATTEMPTS` times without an
 answer is stored ``unknown`` with the last error.
 
-Each web process accepts at most ``SOLVER_QUEUE_SIZE`` searches waiting or
-running; beyond that a new deal is answered ``503`` with ``Retry-After``.
-``SOLVER_WORKERS=0`` runs searches inside the request instead (tests and
-development only: the request waits for the search).
+Without ``CELERY_BROKER_URL`` (the embedded mode, one user only) the tasks run
+eagerly, inside the request that sends them.
 """
 
 from __future__ import annotations
 
-import atexit
+import hashlib
 import logging
 import math
-import multiprocessing
-import os
-import threading
-import time
-import weakref
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from functools import partial
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from flask import Flask, current_app
-from sqlalchemy import select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 import engine
 from engine import GameCode
-from verifier.solving import solve_code
+from verifier.solving import hint_code, solve_code
 
 from .db import Database
-from .models import Solvability
+from .models import HintAnswer, Solvability, SolverJob
 from .problems import Problem
 
 log = logging.getLogger(__name__)
 
 PENDING, WINNABLE, UNWINNABLE, UNKNOWN = "pending", "winnable", "unwinnable", "unknown"
-#: a search handed to a worker this many times without an answer is stored ``unknown``
+#: a search handed out this many times without an answer is stored ``unknown``
 MAX_ATTEMPTS = 3
-#: nice value added to the worker processes: request threads get the CPU first
-WORKER_NICENESS = 10
-#: how often a worker process checks that the web process that started it is still alive
-PARENT_CHECK_SECONDS = 1.0
-#: the solvers of this process that started a pool: stopped when the interpreter exits
-_RUNNING: weakref.WeakSet[Solver] = weakref.WeakSet()
-_EXIT_LOCK = threading.Lock()
-_exit_registered = False
+#: rows the worker's clean-up deletes at most per table after each task
+CLEANUP_BATCH = 500
+#: tries at taking a place when racing requests take the same slot
+PLACE_TRIES = 5
 
 
 @dataclass(frozen=True)
@@ -83,7 +76,7 @@ class Budget:
 
     @property
     def key(self) -> str:
-        """The budget's identity in the ``solvability`` table: ``10s``, ``2s+5000n``."""
+        """The budget's identity in the ``solvability`` and ``hint_answers`` tables: ``10s``, ``2s+5000n``."""
         return f"{self.seconds:g}s" + (f"+{self.nodes}n" if self.nodes else "")
 
     def to_json(self) -> dict[str, Any]:
@@ -94,56 +87,30 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-# -- the worker process side ------------------------------------------------
-
-def run_job(code: str, seconds: float, nodes: int | None) -> dict[str, Any]:
-    """One deal's search, in a worker process: the verified answer as JSON."""
-    return solve_code(code, budget_seconds=seconds, max_nodes=nodes).to_json()
+def log_hash(log_text: str) -> str:
+    return hashlib.sha256(log_text.encode("utf-8")).hexdigest()
 
 
-def _init_worker(parent_pid: int) -> None:
-    """Start of a worker process: lower priority, and exit when the web process is gone
-    (a web process killed outright cannot stop its pool; its workers must not linger)."""
-    if hasattr(os, "nice"):
-        os.nice(WORKER_NICENESS)
-    threading.Thread(target=_exit_with_parent, args=(parent_pid,), name="parent-watch", daemon=True).start()
+#: ``send(kind, args, budget)``: hand a task to the worker tier (see :func:`api.tasks.sender`)
+Sender = Callable[[str, tuple[Any, ...], Budget], None]
 
-
-def _exit_with_parent(parent_pid: int) -> None:
-    while os.getppid() == parent_pid:
-        time.sleep(PARENT_CHECK_SECONDS)
-    os._exit(0)
-
-
-# -- the web process side ---------------------------------------------------
 
 class Solver:
-    """This web process's solver: the settings, the worker pool and its jobs, and the
-    rows of the ``solvability`` table they answer."""
+    """The app's solver: the settings, the places of the queue, and the rows of the
+    ``solvability`` and ``hint_answers`` tables the tasks answer."""
 
-    def __init__(self, database: Database, config: dict[str, Any]) -> None:
+    def __init__(self, database: Database, config: dict[str, Any], send: Sender) -> None:
         self.database = database
+        self.send = send
         self.enabled: bool = config["SOLVER_ENABLED"]
-        self.workers: int = config["SOLVER_WORKERS"]
+        self.embedded: bool = config["CELERY_BROKER_URL"] is None
         self.budget = Budget(config["SOLVER_BUDGET_SECONDS"], config["SOLVER_BUDGET_NODES"])
         self.hint_budget = Budget(config["SOLVER_HINT_SECONDS"], config["SOLVER_HINT_NODES"])
         self.queue_size: int = config["SOLVER_QUEUE_SIZE"]
+        self.per_client: int = config["SOLVER_PENDING_PER_CLIENT"]
         self.stale = timedelta(seconds=config["SOLVER_STALE_SECONDS"])
-        self._lock = threading.Lock()
-        self._pool: Any = None
-        self._pool_pid: int | None = None
-        #: jobs handed to this process's pool and not answered yet: row id -> monotonic time
-        self._jobs: dict[int, float] = {}
-        self._reserved = 0
-        longest = math.ceil(self.queue_size / max(1, self.workers)) * self.budget.seconds
-        if self.enabled and not self.inline and self.stale.total_seconds() < longest:
-            log.warning("SOLVER_STALE_SECONDS=%g is shorter than a full queue takes (%d searches of %g s on %d "
-                        "process(es)): searches still waiting may be started twice", self.stale.total_seconds(),
-                        self.queue_size, self.budget.seconds, self.workers)
-
-    @property
-    def inline(self) -> bool:
-        return self.workers == 0
+        self.unknown_kept = timedelta(seconds=config["SOLVER_UNKNOWN_SECONDS"])
+        self.hints_kept = timedelta(seconds=config["SOLVER_HINT_KEEP_SECONDS"])
 
     @property
     def retry_after(self) -> int:
@@ -151,15 +118,92 @@ class Solver:
         return max(1, min(5, math.ceil(self.budget.seconds / 2)))
 
     @property
-    def jobs(self) -> int:
-        """Searches this process has handed to its pool and not seen answered."""
-        with self._lock:
-            return len(self._jobs)
+    def hint_retry_after(self) -> int:
+        return max(1, min(5, math.ceil(self.hint_budget.seconds / 2)))
 
     def require_enabled(self) -> None:
         if not self.enabled:
             raise Problem(503, "the solver is switched off on this server (SOLVER_ENABLED=0): only answers "
                                "stored earlier are served")
+
+    # -- places: the fair queue ---------------------------------------------
+
+    def take_place(self, session: Session, client: str | Callable[[], str], kind: str) -> int:
+        """A place for one search of ``client`` (or of whom ``client()`` names, asked only
+        now that a place is needed): the id of its ``solver_jobs`` row.
+
+        429 when the client already has ``SOLVER_PENDING_PER_CLIENT`` searches waiting
+        or running, 503 when ``SOLVER_QUEUE_SIZE`` are; checked before anything is
+        taken, and taken by one insert that the unique slots make atomic."""
+        client = client() if callable(client) else client
+        moment = now()
+        session.execute(delete(SolverJob).where(SolverJob.expires_at < moment))  # lost searches' places
+        session.commit()
+        for _ in range(PLACE_TRIES):
+            mine = set(session.scalars(select(SolverJob.client_slot).where(SolverJob.client == client)))
+            if len(mine) >= self.per_client:
+                wait = self.retry_after if kind == "deal" else self.hint_retry_after
+                raise Problem(429, f"too many searches at once: a client may have {self.per_client} searches "
+                                   f"waiting or running (SOLVER_PENDING_PER_CLIENT); ask again in {wait} s",
+                              "rate-limited", headers={"Retry-After": str(wait)})
+            used = set(session.scalars(select(SolverJob.slot)))  # at most SOLVER_QUEUE_SIZE rows
+            free = sorted(set(range(self.queue_size)) - used)
+            if not free:
+                raise self._busy()
+            job = SolverJob(client=client[:64], client_slot=min(set(range(self.per_client)) - mine),
+                            slot=random.choice(free), kind=kind, created_at=moment, expires_at=moment + self.stale)
+            session.add(job)
+            try:
+                session.commit()
+                return job.id
+            except IntegrityError:  # a racing request took the same slot: look again
+                session.rollback()
+        raise self._busy()
+
+    def _busy(self) -> Problem:
+        wait = self.retry_after * 2
+        return Problem(503, f"the solver is busy: all {self.queue_size} places for searches are taken; ask again in "
+                            f"{wait} s", headers={"Retry-After": str(wait)})
+
+    def release(self, job_id: int) -> None:
+        """Free a place (the search ended, or was never sent)."""
+        with self.database.sessions() as session:
+            session.execute(delete(SolverJob).where(SolverJob.id == job_id))
+            session.commit()
+
+    def places_taken(self) -> int:
+        """Searches waiting or running now (the table is bounded by ``SOLVER_QUEUE_SIZE``)."""
+        with self.database.sessions() as session:
+            return session.scalar(select(func.count()).select_from(SolverJob).where(SolverJob.expires_at >= now()))
+
+    def _hand_over(self, session: Session, client: str | Callable[[], str], kind: str, claim: Callable[[], tuple[Any, bool]],
+                   charge: Callable[[], None], task_args: Callable[[Any, int], tuple[Any, ...]],
+                   budget: Budget) -> Any:
+        """Take a place, charge the rate limit, claim the row; send its task if this
+        request won the claim. The place is freed again unless the task took it."""
+        job = self.take_place(session, client, kind)
+        sent = False
+        try:
+            charge()
+            row, claimed = claim()
+            if claimed:
+                try:
+                    self.send(kind, task_args(row, job), budget)
+                except Problem:
+                    raise
+                except Exception as error:
+                    if not self.embedded:  # the broker did not take it: free the row for the next request
+                        self._failed(type(row), row.id, row.attempts, error)
+                        raise Problem(503, "the worker tier's broker did not take the search; ask again in a moment",
+                                      headers={"Retry-After": "2"}) from error
+                    raise
+                sent = True
+        finally:
+            if not sent:
+                self.release(job)
+        if self.embedded:
+            session.refresh(row)
+        return row
 
     # -- GET /deals/{code}/solvability --------------------------------------
 
@@ -168,41 +212,35 @@ class Solver:
             Solvability.code == str(code), Solvability.budget == self.budget.key,
             Solvability.engine_version == engine.__version__, Solvability.rules_version == engine.RULES_VERSION))
 
-    def request(self, session: Session, code: GameCode, charge: Callable[[], None] = lambda: None) -> Solvability:
+    def request(self, session: Session, code: GameCode, client: str | Callable[[], str] = "ip:unknown",
+                charge: Callable[[], None] = lambda: None) -> Solvability:
         """The stored answer for ``code``, or its pending row after making sure a search
-        is on its way (started here when there is none, or when the last one was lost).
-        ``charge`` is called before a search is started (the solver's rate limit)."""
+        is on its way (sent here when there is none, or when the last one was lost).
+        ``charge`` is called before a search is sent (the solver's rate limit)."""
         row = self.find(session, code)
-        if row is not None and row.status != PENDING:
+        if row is not None and row.status != PENDING and not self._expired(row):
             return row
         self.require_enabled()
-        if row is not None and not self._claimable(row):
-            return row  # a search is on its way
-        if row is not None and row.attempts >= MAX_ATTEMPTS:
-            return self._give_up(session, row)
-        if not self._reserve():
-            raise Problem(503, f"the solver is busy: all {self.queue_size} places for searches in this process are "
-                               f"taken; ask again in {self.retry_after * 2} s",
-                          headers={"Retry-After": str(self.retry_after * 2)})
-        started = False
-        try:
-            charge()
-            row, claimed = self._claim(session, code, row)
-            if claimed:
-                self._start(row)
-                started = True
-        finally:
-            if not started:
-                self._unreserve()
-        if self.inline:
-            session.refresh(row)
-        return row
+        if row is not None and row.status == PENDING:
+            if not self._claimable(row):
+                return row  # a search is on its way
+            if row.attempts >= MAX_ATTEMPTS:
+                return self._give_up(session, row)
 
-    def _claimable(self, row: Solvability) -> bool:
+        def args(claimed: Solvability, job: int) -> tuple[Any, ...]:
+            return (claimed.id, claimed.attempts, job, claimed.code, self.budget.seconds, self.budget.nodes)
+
+        return self._hand_over(session, client, "deal", lambda: self._claim(session, code, row), charge, args,
+                               self.budget)
+
+    def _expired(self, row: Solvability) -> bool:
+        return row.status == UNKNOWN and row.solved_at is not None and now() - row.solved_at > self.unknown_kept
+
+    def _claimable(self, row: Solvability | HintAnswer) -> bool:
         return row.queued_at is None or now() - row.queued_at > self.stale
 
     def _claim(self, session: Session, code: GameCode, row: Solvability | None) -> tuple[Solvability, bool]:
-        """Insert the pending row, or take over a lost one; ``(row, True)`` when this request won."""
+        """Insert the pending row, or take over a lost or expired one; ``(row, True)`` when this request won."""
         moment = now()
         if row is None:
             row = Solvability(code=str(code), variant=code.variant, budget=self.budget.key,
@@ -214,112 +252,165 @@ class Solver:
             try:
                 session.commit()
                 return row, True
-            except IntegrityError:  # another request inserted it a moment ago: that one starts the search
+            except IntegrityError:  # another request inserted it a moment ago: that one sends the search
                 session.rollback()
                 found = self.find(session, code)
                 if found is None:
                     raise
                 return found, False
-        seen = row.attempts
-        result = session.execute(
-            update(Solvability)
-            .where(Solvability.id == row.id, Solvability.status == PENDING, Solvability.attempts == seen)
-            .values(attempts=seen + 1, queued_at=moment, reason=_queued(seen + 1)))
+        if row.status == UNKNOWN:  # expired: searched again from the first attempt
+            statement = (update(Solvability).where(Solvability.id == row.id, Solvability.status == UNKNOWN)
+                         .values(status=PENDING, attempts=1, queued_at=moment, requested_at=moment, solved_at=None,
+                                 reason=_queued(1), statistics=None, coverage=None))
+        else:
+            seen = row.attempts
+            statement = (update(Solvability)
+                         .where(Solvability.id == row.id, Solvability.status == PENDING, Solvability.attempts == seen)
+                         .values(attempts=seen + 1, queued_at=moment, reason=_queued(seen + 1)))
+        result = session.execute(statement)
         session.commit()
         session.refresh(row)
         if result.rowcount == 1:
-            log.warning("solvability %s (%s): search lost, started again (attempt %d)", row.code, row.budget, seen + 1)
+            log.info("solvability %s (%s): searched again (attempt %d)", row.code, row.budget, row.attempts)
             return row, True
         return row, False
 
-    def _give_up(self, session: Session, row: Solvability) -> Solvability:
+    def _give_up(self, session: Session, row: Solvability | HintAnswer) -> Any:
+        model = type(row)
         session.execute(
-            update(Solvability).where(Solvability.id == row.id, Solvability.status == PENDING)
+            update(model).where(model.id == row.id, model.status == PENDING)
             .values(status=UNKNOWN, solved_at=now(),
-                    reason=f"the search did not end after {row.attempts} attempts (a solver process failed or the "
-                           f"server restarted each time); last: {row.reason}"))
+                    reason=f"the search did not end after {row.attempts} attempts (a worker failed or the "
+                           f"service restarted each time); last: {row.reason}"))
         session.commit()
         session.refresh(row)
         return row
 
-    # -- the pool -----------------------------------------------------------
+    # -- POST /hint ------------------------------------------------------------
 
-    def _reserve(self) -> bool:
-        if self.inline:
-            return True
-        with self._lock:
-            horizon = time.monotonic() - self.stale.total_seconds()
-            for row_id in [r for r, at in self._jobs.items() if at < horizon]:
-                del self._jobs[row_id]  # lost (its worker died): its row is claimed again by then
-            if len(self._jobs) + self._reserved >= self.queue_size:
-                return False
-            self._reserved += 1
-            return True
+    def find_hint(self, session: Session, code: GameCode, canonical: str) -> HintAnswer | None:
+        return session.scalar(select(HintAnswer).where(
+            HintAnswer.code == str(code), HintAnswer.log_hash == log_hash(canonical),
+            HintAnswer.budget == self.hint_budget.key, HintAnswer.engine_version == engine.__version__,
+            HintAnswer.rules_version == engine.RULES_VERSION))
 
-    def _unreserve(self) -> None:
-        if not self.inline:
-            with self._lock:
-                self._reserved -= 1
+    def request_hint(self, session: Session, code: GameCode, canonical: str, after_actions: int,
+                     client: str | Callable[[], str] = "ip:unknown", charge: Callable[[], None] = lambda: None) -> HintAnswer:
+        """The hint for the position after ``canonical``: answered (kept ``SOLVER_HINT_KEEP_SECONDS``),
+        or pending after making sure a search is on its way, as for :meth:`request`."""
+        row = self.find_hint(session, code, canonical)
+        if row is not None and row.status != PENDING and not self._hint_expired(row):
+            return row
+        self.require_enabled()
+        if row is not None and row.status == PENDING:
+            if not self._claimable(row):
+                return row
+            if row.attempts >= MAX_ATTEMPTS:
+                return self._give_up(session, row)
 
-    def _start(self, row: Solvability) -> None:
-        """Hand the claimed row's search to the pool (or, inline, run it now)."""
-        args = (row.code, self.budget.seconds, self.budget.nodes)
-        if self.inline:
+        def args(claimed: HintAnswer, job: int) -> tuple[Any, ...]:
+            return (claimed.id, claimed.attempts, job, claimed.code, claimed.log, self.hint_budget.seconds,
+                    self.hint_budget.nodes)
+
+        return self._hand_over(session, client, "hint",
+                               lambda: self._claim_hint(session, code, canonical, after_actions, row), charge, args,
+                               self.hint_budget)
+
+    def _hint_expired(self, row: HintAnswer) -> bool:
+        return row.solved_at is not None and now() - row.solved_at > self.hints_kept
+
+    def _claim_hint(self, session: Session, code: GameCode, canonical: str, after_actions: int,
+                    row: HintAnswer | None) -> tuple[HintAnswer, bool]:
+        moment = now()
+        if row is None:
+            row = HintAnswer(code=str(code), log_hash=log_hash(canonical), log=canonical, after_actions=after_actions,
+                             budget=self.hint_budget.key, engine_version=engine.__version__,
+                             rules_version=engine.RULES_VERSION, status=PENDING, reason=_queued(1), attempts=1,
+                             requested_at=moment, queued_at=moment)
+            session.add(row)
             try:
-                answer = run_job(*args)
+                session.commit()
+                return row, True
+            except IntegrityError:
+                session.rollback()
+                found = self.find_hint(session, code, canonical)
+                if found is None:
+                    raise
+                return found, False
+        seen, status = row.attempts, row.status
+        values: dict[str, Any] = {"attempts": seen + 1, "queued_at": moment, "reason": _queued(seen + 1)}
+        if status != PENDING:  # an expired answer: asked again from the first attempt
+            values = {"status": PENDING, "attempts": 1, "queued_at": moment, "requested_at": moment,
+                      "solved_at": None, "answer": None, "reason": _queued(1)}
+        result = session.execute(update(HintAnswer).where(HintAnswer.id == row.id, HintAnswer.status == status,
+                                                          HintAnswer.attempts == seen).values(**values))
+        session.commit()
+        session.refresh(row)
+        return row, result.rowcount == 1
+
+    def get_hint(self, session: Session, hint_id: int) -> HintAnswer:
+        row = session.get(HintAnswer, hint_id) if 0 < hint_id < 2 ** 63 else None
+        if row is None:
+            raise Problem(404, f"there is no hint {hint_id}: it was never asked for, or its answer expired "
+                               f"(answers are kept {self.hints_kept.total_seconds():g} s)")
+        return row
+
+    # -- the worker side -----------------------------------------------------
+
+    def run_search(self, row_id: int, attempt: int, job_id: int, code: str, seconds: float,
+                   nodes: int | None) -> str:
+        """A deal's search, on a worker: store the answer in its row and free the place."""
+        try:
+            try:
+                answer = solve_code(code, budget_seconds=seconds, max_nodes=nodes).to_json()
+            except SoftTimeLimitExceeded:
+                answer = _timed_out(seconds)
             except Exception as error:
-                self.failed(row.id, row.attempts, error)
+                self._failed(Solvability, row_id, attempt, error)
                 raise
-            self.store(row.id, answer)
-            return
-        with self._lock:
-            pool = self._pool_here()
-            self._jobs[row.id] = time.monotonic()  # before the job can end, so that its end removes it
-            self._reserved -= 1
-        try:
-            pool.apply_async(run_job, args, callback=partial(self._done, row.id),
-                             error_callback=partial(self._error, row.id, row.attempts))
-        except Exception as error:  # the pool is closed or broken: the next request starts it again
-            with self._lock:
-                self._jobs.pop(row.id, None)
-                self._reserved += 1  # released by the caller
-                self._pool = None
-            self.failed(row.id, row.attempts, error)
-            raise Problem(503, "the solver could not start the search; ask again in a moment",
-                          headers={"Retry-After": "1"}) from error
-
-    def _pool_here(self) -> Any:
-        """This process's pool, started on first use (and again in a forked child, e.g. gunicorn --preload)."""
-        if self._pool is None or self._pool_pid != os.getpid():
-            if self._pool_pid != os.getpid():
-                self._jobs.clear()  # a forked child: the parent's jobs are not ours
-            context = multiprocessing.get_context("spawn")
-            self._pool = context.Pool(self.workers, initializer=_init_worker, initargs=(os.getpid(),))
-            self._pool_pid = os.getpid()
-            _stop_at_exit(self)
-            log.info("solver: started %d worker process(es)", self.workers)
-        return self._pool
-
-    def _done(self, row_id: int, answer: dict[str, Any]) -> None:
-        """In the pool's result thread: store the answer (never raise here: it would stop that thread)."""
-        try:
             self.store(row_id, answer)
-        except Exception:
-            log.exception("solver: could not store the answer for row %d (it is searched again once stale)", row_id)
+            return answer["status"]
         finally:
-            with self._lock:
-                self._jobs.pop(row_id, None)
+            self._finish(job_id)
 
-    def _error(self, row_id: int, attempt: int, error: BaseException) -> None:
+    def run_hint(self, row_id: int, attempt: int, job_id: int, code: str, log_text: str, seconds: float,
+                 nodes: int | None) -> str:
+        """A hint's search, on a worker: store the hint object in its row and free the place."""
         try:
-            self.failed(row_id, attempt, error)
-        except Exception:
-            log.exception("solver: could not record the failed search of row %d", row_id)
+            try:
+                answer = hint_code(code, log_text, budget_seconds=seconds, max_nodes=nodes).to_json()
+            except SoftTimeLimitExceeded:
+                answer = {"code": code, "status": UNKNOWN, "hint": None, "line_length": None,
+                          "after_actions": len(log_text.split()), "search": None, "coverage": None,
+                          "reason": _timed_out(seconds)["reason"]}
+            except Exception as error:
+                self._failed(HintAnswer, row_id, attempt, error)
+                raise
+            self.store_hint(row_id, answer)
+            return answer["status"]
         finally:
-            with self._lock:
-                self._jobs.pop(row_id, None)
+            self._finish(job_id)
 
-    # -- the table ----------------------------------------------------------
+    def _finish(self, job_id: int) -> None:
+        try:
+            self.release(job_id)
+            self.cleanup()
+        except Exception:  # never hide the task's own outcome; the place expires by itself
+            log.exception("solver: could not free place %d", job_id)
+
+    def cleanup(self) -> None:
+        """Delete what has expired, a bounded batch a table: lost places, old hints, old ``unknown`` answers."""
+        moment = now()
+        with self.database.sessions() as session:
+            session.execute(delete(SolverJob).where(SolverJob.expires_at < moment))
+            old_hints = select(HintAnswer.id).where(HintAnswer.solved_at < moment - self.hints_kept)
+            session.execute(delete(HintAnswer).where(HintAnswer.id.in_(old_hints.limit(CLEANUP_BATCH))))
+            old_unknown = select(Solvability.id).where(Solvability.status == UNKNOWN,
+                                                       Solvability.solved_at < moment - self.unknown_kept)
+            session.execute(delete(Solvability).where(Solvability.id.in_(old_unknown.limit(CLEANUP_BATCH))))
+            session.commit()
+
+    # -- the tables ------------------------------------------------------------
 
     def store(self, row_id: int, answer: dict[str, Any]) -> bool:
         """Write a search's answer into its row, if the row is still pending; True if it was."""
@@ -340,57 +431,51 @@ class Solver:
         log.info("solver: row %d %s%s", row_id, status, "" if stored else " (already answered: not stored)")
         return stored
 
+    def store_hint(self, row_id: int, answer: dict[str, Any]) -> bool:
+        status = answer["status"]
+        if status not in (WINNABLE, UNWINNABLE, UNKNOWN):
+            raise ValueError(f"not a storable hint: status {status!r}")
+        with self.database.sessions() as session:
+            result = session.execute(update(HintAnswer).where(HintAnswer.id == row_id, HintAnswer.status == PENDING)
+                                     .values(status=status, reason=answer["reason"], answer=answer, solved_at=now()))
+            session.commit()
+        return result.rowcount == 1
+
     def failed(self, row_id: int, attempt: int, error: BaseException) -> None:
-        """A search that ended without an answer: free the row for the next request to start
-        it again, or, after :data:`MAX_ATTEMPTS`, store ``unknown``."""
+        """A deal's search that ended without an answer (see :meth:`_failed`)."""
+        self._failed(Solvability, row_id, attempt, error)
+
+    def _failed(self, model: type[Solvability] | type[HintAnswer], row_id: int, attempt: int,
+                error: BaseException) -> None:
+        """Free the row for the next request to start the search again, or, after
+        :data:`MAX_ATTEMPTS`, store ``unknown`` with the error."""
         what = f"attempt {attempt} failed: {type(error).__name__}: {error}"
-        log.error("solver: row %d: %s", row_id, what)
+        log.error("solver: %s %d: %s", model.__tablename__, row_id, what)
         values: dict[str, Any] = {"queued_at": None, "reason": what}
         if attempt >= MAX_ATTEMPTS:
             values = {"status": UNKNOWN, "solved_at": now(),
                       "reason": f"the search failed {attempt} times; last: {type(error).__name__}: {error}"}
         with self.database.sessions() as session:
-            session.execute(update(Solvability).where(
-                Solvability.id == row_id, Solvability.status == PENDING, Solvability.attempts == attempt)
-                .values(**values))
+            session.execute(update(model).where(model.id == row_id, model.status == PENDING,
+                                                model.attempts == attempt).values(**values))
             session.commit()
-
-    def shutdown(self) -> None:
-        """Stop this process's worker pool now (running searches are killed, their rows stay pending)."""
-        with self._lock:
-            pool, self._pool = self._pool, None
-            mine = self._pool_pid == os.getpid()
-            self._jobs.clear()
-        if pool is not None and mine:
-            pool.terminate()
-            pool.join()
-
-
-def _stop_at_exit(solver: Solver) -> None:
-    """Stop ``solver``'s pool when the interpreter exits (a gunicorn worker leaving, say): the
-    running searches are killed at once instead of delaying the exit, and the pool is closed
-    properly (registered after :mod:`multiprocessing`'s own exit hook, so it runs before it)."""
-    global _exit_registered
-    with _EXIT_LOCK:
-        _RUNNING.add(solver)
-        if not _exit_registered:
-            atexit.register(_stop_all)
-            _exit_registered = True
-
-
-def _stop_all() -> None:
-    for solver in list(_RUNNING):
-        solver.shutdown()
 
 
 def _queued(attempt: int) -> str:
     return f"the search is queued or running (attempt {attempt} of at most {MAX_ATTEMPTS})"
 
 
+def _timed_out(seconds: float) -> dict[str, Any]:
+    """An ``unknown`` answer for a search stopped by the worker's soft time limit."""
+    return {"status": UNKNOWN, "verified": False, "solution": None, "solution_actions": None, "search": None,
+            "coverage": None, "reason": f"the search went past its time limit on the worker (budget {seconds:g} s)"}
+
+
 def init_app(app: Flask) -> Solver:
-    """The app's solver; its worker processes start with the first search (never in a
-    process that only forks workers, such as gunicorn's master with ``--preload``)."""
-    solver = Solver(app.extensions["api.db"], app.config)
+    """The app's solver, sending its tasks through the app's Celery (:mod:`api.tasks`)."""
+    from . import tasks
+
+    solver = Solver(app.extensions["api.db"], app.config, tasks.sender(app))
     app.extensions["api.solver"] = solver
     return solver
 

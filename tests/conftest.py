@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SPEC_PATH = ROOT / "openapi.yaml"
 API_PREFIX = "/api/v1"
 #: what tests start from unless they say otherwise: no rate limits, keys optional, and the
-#: solver running small searches inside the request (no worker processes left behind)
-TEST_DEFAULTS = {"RATELIMIT_ENABLED": False, "API_KEYS_REQUIRED": False, "SOLVER_WORKERS": 0,
+#: solver running small searches eagerly inside the request (no broker, no worker)
+TEST_DEFAULTS = {"RATELIMIT_ENABLED": False, "API_KEYS_REQUIRED": False, "CELERY_BROKER_URL": None,
                  "SOLVER_BUDGET_NODES": 10000, "SOLVER_HINT_NODES": 10000}
 
 
@@ -167,7 +167,7 @@ def make_app(database_url: str) -> Iterator[Callable[..., Any]]:
 
 
 #: every table, children first
-TABLES = ("record_status", "hints", "records", "players", "api_keys", "solvability")
+TABLES = ("record_status", "hints", "records", "players", "api_keys", "solvability", "solver_jobs", "hint_answers")
 
 
 def empty_tables(app: Any) -> None:

@@ -1,12 +1,13 @@
-"""``GET /deals/{code}/solvability``: can the deal be won (stored answers, searches in
-worker processes) and ``POST /hint``: the next action of a winning line after a log.
+"""``GET /deals/{code}/solvability``: can the deal be won, ``POST /hint``: the next
+action of a winning line after a log, and ``GET /hints/{id}``: a pending hint polled.
 
-Solvability is public without the winning line itself, which only admin keys see;
-a hint needs a player token and is logged (``api.fairplay``). Besides the per-client
-limit every endpoint has, each search they
-start (a hint, or a deal the server has no answer for yet) counts against
-``RATELIMIT_SOLVER`` per client IP; stored answers and polling a pending search
-do not.
+Solvability is public without the winning line itself, which only admin keys see
+(``api.fairplay``). All answer at once: a stored answer (200), or ``202`` while the
+worker tier searches (``api/solving.py``). A hint needs a player token, and every hint
+handed over is logged for that player. Besides the per-client limit every endpoint has,
+each search they start counts against ``RATELIMIT_SOLVER`` per client IP and takes one
+of the client's ``SOLVER_PENDING_PER_CLIENT`` places; stored answers and polling a
+pending search do neither.
 """
 
 from __future__ import annotations
@@ -15,15 +16,15 @@ import logging
 import math
 import time
 
-from flask import Blueprint, current_app
+from flask import Blueprint, current_app, url_for
 from limits import parse_many
 
 from verifier import replay
-from verifier.solving import hint_code
 
 from .. import db
 from ..fairplay import disclose, hint_player, log_hint, sees_solutions
-from ..limits import client_key, get_limiter
+from ..limits import client_key, get_limiter, search_client
+from ..models import HintAnswer, Player
 from ..problems import Problem, rejected_log
 from ..schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
 from ..solving import PENDING, get_solver
@@ -63,24 +64,43 @@ def get_solvability(code: str) -> tuple[dict, int, dict[str, str]]:
     query(QUERY)
     admin = sees_solutions(db.session())  # the winning line itself is for admin keys only
     solver = get_solver()
-    row = solver.request(db.session(), parse_code(code), charge=charge_search)
+    row = solver.request(db.session(), parse_code(code), client=search_client, charge=charge_search)
     if row.status == PENDING:
         return disclose(ANSWER.dump(row), admin), 202, {"Retry-After": str(solver.retry_after)}
     return disclose(ANSWER.dump(row), admin), 200, {}
 
 
+def hint_answer(row: HintAnswer, player: Player, position: str | None) -> tuple[dict, int, dict[str, str]]:
+    """A hint row as the client sees it: the hint (200), logged as handed to ``player`` at
+    ``position`` (worked out from the row's log when not given), or pending (202) with where to poll."""
+    poll = url_for("solver.get_hint", hint_id=row.id)
+    if row.status == PENDING or row.answer is None:
+        body = {"code": row.code, "status": PENDING, "hint": None, "reason": row.reason, "line_length": None,
+                "after_actions": row.after_actions, "search": None, "coverage": None}
+        return {**body, "id": row.id, "poll": poll}, 202, {
+            "Retry-After": str(get_solver().hint_retry_after), "Location": poll}
+    if position is None:
+        position = replay(parse_code(row.code), row.log).position
+    log_hint(db.session(), player, row.code, row.after_actions, position)
+    return {**row.answer, "id": row.id, "poll": poll}, 200, {}
+
+
 @bp.post("/hint")
-def hint() -> dict:
-    player = hint_player(db.session())  # a hint needs a player token; every hint given is logged below
+def hint() -> tuple[dict, int, dict[str, str]]:
+    player = hint_player(db.session())  # a hint needs a player token
     solver = get_solver()
     body = load(REQUEST, json_body())
     code = parse_code(body["code"])
     verdict = replay(code, body["moves"])
     if not verdict.legal:
         raise rejected_log(verdict)
-    solver.require_enabled()
-    charge_search()
-    budget = solver.hint_budget
-    answer = hint_code(code, verdict.canonical, budget_seconds=budget.seconds, max_nodes=budget.nodes).to_json()
-    log_hint(db.session(), player, str(code), verdict.actions, verdict.position)
-    return answer
+    row = solver.request_hint(db.session(), code, verdict.canonical_text, verdict.actions, client=search_client,
+                              charge=charge_search)
+    return hint_answer(row, player, verdict.position)
+
+
+@bp.get("/hints/<int:hint_id>")
+def get_hint(hint_id: int) -> tuple[dict, int, dict[str, str]]:
+    player = hint_player(db.session())  # polling hands the hint over too: the same token, the same log
+    row = get_solver().get_hint(db.session(), hint_id)
+    return hint_answer(row, player, None)

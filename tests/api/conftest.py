@@ -96,3 +96,20 @@ def count_records(app: Any) -> Any:
             return session.scalar(select(func.count()).select_from(Record))
 
     return count
+
+
+# -- the worker tier (Celery on the machine's Redis) ---------------------------
+
+@pytest.fixture
+def tier(empty_database_url: str) -> Iterator[Any]:
+    """A :class:`tests.api.celery_tier.Tier` on Redis with a database of its own (PostgreSQL
+    when ``TEST_DATABASE_URL`` is set, else SQLite): ``tier.app(**config)``,
+    ``tier.worker(concurrency=1)``; workers are killed and Redis keys deleted after the test."""
+    from tests.api.celery_tier import BROKER_URL, Tier, require_broker
+
+    require_broker(BROKER_URL, "Redis")
+    made = Tier(empty_database_url)
+    try:
+        yield made
+    finally:
+        made.close()

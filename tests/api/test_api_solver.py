@@ -1,14 +1,14 @@
-"""The solver behind the API: ``GET /deals/{code}/solvability`` (stored answers, searches
-in worker processes, pending rows, lost searches started again) and ``POST /hint``.
+"""The solver behind the API: ``GET /deals/{code}/solvability`` (stored answers, pending
+rows, lost searches started again), ``POST /hint`` and ``GET /hints/{id}``.
 
-Most tests run the search inside the request (``SOLVER_WORKERS=0``, the suite's
-default) with node budgets, so that they are fast and deterministic; the tests
-marked *worker* start the real pool of worker processes and poll for the answer.
+These tests run in the embedded mode (no ``CELERY_BROKER_URL``, the suite's
+default): the tasks run eagerly inside the request, with node budgets, so that
+they are fast and deterministic. ``test_api_worker_tier.py`` runs them on real
+Celery workers.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import threading
 import time
 import uuid
@@ -110,23 +110,6 @@ def no_search(monkeypatch):
     monkeypatch.setattr(api.solving, "solve_code", refuse)
 
 
-@pytest.fixture
-def worker_app(make_empty_app, make_app):
-    """``worker_app(**config)``: an app whose searches run in a real pool of worker
-    processes (the first one made in a test empties the tables, the next ones share
-    them); the pools are stopped after the test."""
-    apps = []
-
-    def make(**config):
-        app = (make_app if apps else make_empty_app)(**{"SOLVER_WORKERS": 1, **config})
-        apps.append(app)
-        return app
-
-    yield make
-    for app in apps:
-        app.extensions["api.solver"].shutdown()
-
-
 # -- answers ---------------------------------------------------------------
 
 @pytest.mark.parametrize("code, nodes", [(WINNABLE_YUKON, 10000), ("YU1-R-AAAAAAB", 10000), ("YU1-C-AAAAAAC", 10000),
@@ -211,99 +194,6 @@ def test_the_table_allows_one_row_per_code_budget_and_engine(app):
     add_row(app, code=UNWINNABLE)
 
 
-# -- the worker processes --------------------------------------------------
-
-def test_worker_the_search_runs_in_another_process_while_requests_are_answered(worker_app):
-    app = worker_app(SOLVER_BUDGET_SECONDS=1.5, SOLVER_BUDGET_NODES=None)
-    client = app.test_client()
-    response = solvability(client, HARD)
-    assert response.status_code == 202
-    assert response.headers["Retry-After"] == "1"
-    body = response.get_json()
-    assert (body["status"], body["solution"], body["search"], body["solved_at"]) == ("pending", None, None, None)
-    assert body["budget"] == {"seconds": 1.5, "nodes": None}
-    assert multiprocessing.active_children(), "no worker process"
-    # other requests are answered while the search runs
-    assert client.get(f"{API}/deals/{WINNABLE_YUKON}").status_code == 200
-    assert client.post(f"{API}/verify", json={"code": HARD, "moves": "S"}).status_code == 200
-    assert solvability(client, HARD).status_code == 202
-    answered = datetime.now(timezone.utc)
-    body = wait_for_answer(client, HARD).get_json()
-    assert body["status"] == "unknown" and "time budget of 1.5 s ran out" in body["reason"]
-    assert body["search"]["seconds"] >= 1.4
-    assert datetime.fromisoformat(body["solved_at"]) > answered  # the search ended after the other answers
-    [row] = rows(app)
-    assert (row.attempts, row.status) == (1, "unknown")
-    assert app.extensions["api.solver"].jobs == 0
-
-
-def test_worker_racing_first_requests_share_one_search(worker_app, monkeypatch):
-    app = worker_app()
-    started = []
-    original = Solver._start
-
-    def counting_start(self, row):
-        started.append(row.id)
-        return original(self, row)
-
-    monkeypatch.setattr(Solver, "_start", counting_start)
-    barrier = threading.Barrier(8)
-    statuses = []
-
-    def ask():
-        client = app.test_client()
-        barrier.wait()
-        statuses.append(solvability(client, WINNABLE_YUKON).status_code)
-
-    threads = [threading.Thread(target=ask) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert len(statuses) == 8 and set(statuses) <= {200, 202}
-    assert len(started) == 1
-    body = wait_for_answer(app.test_client(), WINNABLE_YUKON).get_json()
-    assert body["status"] == "winnable" and replay(WINNABLE_YUKON, body["solution"]).won
-    [row] = rows(app)
-    assert row.attempts == 1
-
-
-def test_worker_a_search_lost_in_a_restart_is_started_again_after_the_stale_time(worker_app):
-    settings = {"SOLVER_BUDGET_SECONDS": 1, "SOLVER_BUDGET_NODES": None, "SOLVER_STALE_SECONDS": 60}
-    first = worker_app(**settings)
-    assert solvability(first.test_client(), HARD).status_code == 202
-    first.extensions["api.solver"].shutdown()  # the web process goes down; its search dies with it
-    [row] = rows(first)
-    assert (row.status, row.attempts) == ("pending", 1)
-    client = worker_app(**settings).test_client()  # the web process after the restart
-    body = solvability(client, HARD).get_json()
-    assert (body["status"], body["reason"]) == ("pending", row.reason)  # not stale yet: left alone
-    assert rows(first)[0].attempts == 1
-    with first.extensions["api.db"].sessions() as session:  # a minute passes
-        session.get(Solvability, row.id).queued_at -= timedelta(seconds=61)
-        session.commit()
-    body = solvability(client, HARD).get_json()
-    assert body["status"] == "pending" and "attempt 2 of at most 3" in body["reason"]
-    body = wait_for_answer(client, HARD).get_json()
-    assert body["status"] == "unknown" and "time budget of 1.0 s ran out" in body["reason"]
-    assert rows(first)[0].attempts == 2
-
-
-def test_worker_a_full_queue_is_answered_503_with_retry_after(worker_app):
-    app = worker_app(SOLVER_QUEUE_SIZE=1, SOLVER_BUDGET_SECONDS=1.5, SOLVER_BUDGET_NODES=None)
-    client = app.test_client()
-    assert solvability(client, HARD).status_code == 202
-    response = solvability(client, HARD_TOO)
-    assert response.status_code == 503
-    assert response.headers["Retry-After"] == "2"
-    assert response.get_json()["detail"] == "the solver is busy: all 1 places for searches in this process are " \
-                                            "taken; ask again in 2 s"
-    assert [row.code for row in rows(app)] == [HARD]  # nothing stored for the refused deal
-    assert solvability(client, HARD).status_code == 202  # the running search is still answered
-    assert wait_for_answer(client, HARD).status_code == 200
-    assert solvability(client, HARD_TOO).status_code == 202  # room again
-
-
 # -- lost and failing searches (inside the request) --------------------------
 
 def test_a_stale_pending_row_is_claimed_by_one_request_and_searched_again(app, client):
@@ -386,7 +276,8 @@ def test_searches_count_against_the_solver_rate_limit_and_stored_answers_do_not(
     for _ in range(3):
         assert solvability(client, WINNABLE_YUKON).status_code == 200   # stored: free
     assert post_hint(client, json={"code": WINNABLE_YUKON, "moves": ""}).status_code == 200  # search 2
-    for response in (post_hint(client, json={"code": WINNABLE_YUKON, "moves": ""}),
+    assert post_hint(client, json={"code": WINNABLE_YUKON, "moves": ""}).status_code == 200  # stored
+    for response in (post_hint(client, json={"code": WINNABLE_YUKON, "moves": "T7:TS>T2"}),
                      solvability(client, UNWINNABLE)):
         assert response.status_code == 429
         assert response.get_json()["type"] == PROBLEMS + "rate-limited"
@@ -401,6 +292,10 @@ def test_searches_count_against_the_solver_rate_limit_and_stored_answers_do_not(
 
 def hint(client, code, moves):
     return post_hint(client, json={"code": code, "moves": moves})
+
+
+def poll_hint(client, path):
+    return client.get(path, headers={"Authorization": f"Bearer {credentials(client.application)['player']}"})
 
 
 @pytest.mark.parametrize("moves", ["", [], "T7:TS>T2 T6:6D>T2", ["T7:TS>T2", {"from": "T6", "card": "6D", "to": "T2"}]])
@@ -498,20 +393,34 @@ def test_migration_0003_adds_and_removes_the_solvability_table(empty_database_ur
 def test_solver_settings_have_defaults(tmp_path):
     settings = load_settings(str(tmp_path), environ={})
     assert {name: settings[name] for name in settings if name.startswith("SOLVER_")} == {
-        "SOLVER_ENABLED": True, "SOLVER_WORKERS": 1, "SOLVER_BUDGET_SECONDS": 10.0, "SOLVER_BUDGET_NODES": None,
-        "SOLVER_QUEUE_SIZE": 16, "SOLVER_STALE_SECONDS": 300.0, "SOLVER_HINT_SECONDS": 2.0,
-        "SOLVER_HINT_NODES": None}
+        "SOLVER_ENABLED": True, "SOLVER_BUDGET_SECONDS": 10.0, "SOLVER_BUDGET_NODES": None,
+        "SOLVER_QUEUE_SIZE": 64, "SOLVER_STALE_SECONDS": 300.0, "SOLVER_HINT_SECONDS": 2.0,
+        "SOLVER_HINT_NODES": None, "SOLVER_PENDING_PER_CLIENT": 2, "SOLVER_UNKNOWN_SECONDS": 86400.0,
+        "SOLVER_HINT_KEEP_SECONDS": 3600.0, "SOLVER_WORKER_MAX_MEMORY_MB": 1500}
+    assert {name: settings[name] for name in settings if name.startswith("CELERY_")} == {
+        "CELERY_BROKER_URL": None, "CELERY_RESULT_BACKEND": None, "CELERY_QUEUE_PREFIX": "solitaire-verifier",
+        "CELERY_VISIBILITY_TIMEOUT": 600.0}
     assert settings["RATELIMIT_SOLVER"] == "30 per minute"
-    env = {"SOLVER_WORKERS": "0", "SOLVER_BUDGET_SECONDS": "0.5", "SOLVER_BUDGET_NODES": "2000",
-           "SOLVER_HINT_NODES": "none", "SOLVER_ENABLED": "off"}
+    env = {"SOLVER_BUDGET_SECONDS": "0.5", "SOLVER_BUDGET_NODES": "2000", "SOLVER_HINT_NODES": "none",
+           "SOLVER_ENABLED": "off", "CELERY_BROKER_URL": "redis://cache:6379/3", "SOLVER_PENDING_PER_CLIENT": "5"}
     settings = load_settings(str(tmp_path), environ=env)
-    assert (settings["SOLVER_WORKERS"], settings["SOLVER_BUDGET_SECONDS"], settings["SOLVER_BUDGET_NODES"],
-            settings["SOLVER_HINT_NODES"], settings["SOLVER_ENABLED"]) == (0, 0.5, 2000, None, False)
+    assert (settings["SOLVER_BUDGET_SECONDS"], settings["SOLVER_BUDGET_NODES"], settings["SOLVER_HINT_NODES"],
+            settings["SOLVER_ENABLED"], settings["SOLVER_PENDING_PER_CLIENT"]) == (0.5, 2000, None, False, 5)
+    assert settings["CELERY_RESULT_BACKEND"] == "redis://cache:6379/3"  # results next to the tasks
+    rabbit = load_settings(str(tmp_path), environ={"CELERY_BROKER_URL": "amqp://guest:guest@127.0.0.1:5672//"})
+    assert (rabbit["CELERY_BROKER_URL"], rabbit["CELERY_RESULT_BACKEND"]) == (
+        "amqp://guest:guest@127.0.0.1:5672//", "rpc://")
 
 
 @pytest.mark.parametrize("env, name", [
-    ({"SOLVER_WORKERS": "-1"}, "SOLVER_WORKERS"),
-    ({"SOLVER_WORKERS": "many"}, "SOLVER_WORKERS"),
+    ({"CELERY_BROKER_URL": "http://127.0.0.1:6379"}, "CELERY_BROKER_URL"),
+    ({"CELERY_BROKER_URL": "127.0.0.1:6379"}, "CELERY_BROKER_URL"),
+    ({"CELERY_VISIBILITY_TIMEOUT": "10"}, "CELERY_VISIBILITY_TIMEOUT"),  # not longer than a search's hard limit
+    ({"CELERY_QUEUE_PREFIX": "a b"}, "CELERY_QUEUE_PREFIX"),
+    ({"SOLVER_PENDING_PER_CLIENT": "0"}, "SOLVER_PENDING_PER_CLIENT"),
+    ({"SOLVER_UNKNOWN_SECONDS": "never"}, "SOLVER_UNKNOWN_SECONDS"),
+    ({"SOLVER_HINT_KEEP_SECONDS": "0"}, "SOLVER_HINT_KEEP_SECONDS"),
+    ({"SOLVER_WORKER_MAX_MEMORY_MB": "lots"}, "SOLVER_WORKER_MAX_MEMORY_MB"),
     ({"SOLVER_BUDGET_SECONDS": "0"}, "SOLVER_BUDGET_SECONDS"),
     ({"SOLVER_BUDGET_SECONDS": "inf"}, "SOLVER_BUDGET_SECONDS"),
     ({"SOLVER_BUDGET_NODES": "0"}, "SOLVER_BUDGET_NODES"),
@@ -524,3 +433,164 @@ def test_solver_settings_have_defaults(tmp_path):
 def test_bad_solver_settings_name_the_variable(tmp_path, env, name):
     with pytest.raises(ConfigError, match=name):
         load_settings(str(tmp_path), environ=env)
+
+
+# -- the worker tier's side, in the embedded mode ----------------------------------
+
+def test_racing_first_requests_share_one_search(make_empty_app):
+    app = make_empty_app(TRUSTED_PROXIES=1)
+    solver: Solver = app.extensions["api.solver"]
+    sent = []
+    send = solver.send
+
+    def counting_send(kind, args, budget):
+        sent.append(args[0])
+        return send(kind, args, budget)
+
+    solver.send = counting_send
+    barrier = threading.Barrier(8)
+    statuses = []
+
+    def ask(number):
+        client = app.test_client()
+        barrier.wait()
+        # (no key: each asker is a client of its own, by its IP)
+        statuses.append(client.get(f"{API}/deals/{WINNABLE_YUKON}/solvability",
+                                   headers={"X-Forwarded-For": f"10.0.0.{number}"}).status_code)
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(statuses) == 8 and set(statuses) <= {200, 202}
+    assert len(sent) == 1
+    [row] = rows(app)
+    assert (row.attempts, row.status) == (1, "winnable")
+    assert solver.places_taken() == 0
+
+
+def test_a_hint_has_an_id_to_poll_and_is_stored(client, monkeypatch):
+    response = hint(client, WINNABLE_YUKON, "T7:TS>T2")
+    assert response.status_code == 200  # the embedded mode searched it at once
+    body = response.get_json()
+    assert body["poll"] == f"{API}/hints/{body['id']}"
+    polled = poll_hint(client, body["poll"])
+    assert polled.status_code == 200 and polled.get_json() == body
+    monkeypatch.setattr(api.solving, "hint_code", lambda *a, **k: pytest.fail("searched again"))
+    again = hint(client, WINNABLE_YUKON, [{"from": "T7", "card": "TS", "to": "T2"}])  # the same canonical log
+    assert again.status_code == 200 and again.get_json() == body
+
+
+def test_an_unknown_hint_id_is_404(client):
+    for path in (f"{API}/hints/1", f"{API}/hints/9223372036854775807"):
+        response = poll_hint(client, path)
+        assert response.status_code == 404
+        assert "there is no hint" in response.get_json()["detail"]
+    assert poll_hint(client, f"{API}/hints/99999999999999999999999").status_code == 404
+    assert poll_hint(client, f"{API}/hints/abc").status_code == 404
+
+
+def test_a_pending_hint_is_answered_202_with_where_to_poll(app, client):
+    from api.models import HintAnswer
+
+    moment = datetime.now(timezone.utc)
+    with app.extensions["api.db"].sessions() as session:
+        row = HintAnswer(code=WINNABLE_YUKON, log_hash=api.solving.log_hash(""), log="", after_actions=0,
+                         budget=app.extensions["api.solver"].hint_budget.key, engine_version=engine.__version__,
+                         rules_version=engine.RULES_VERSION, status="pending", reason="queued", attempts=1,
+                         requested_at=moment, queued_at=moment)
+        session.add(row)
+        session.commit()
+    for response in (hint(client, WINNABLE_YUKON, ""), poll_hint(client, f"{API}/hints/{row.id}")):
+        assert response.status_code == 202
+        assert response.headers["Location"] == f"{API}/hints/{row.id}" and response.headers["Retry-After"] == "1"
+        body = response.get_json()
+        assert (body["status"], body["hint"], body["search"], body["id"]) == ("pending", None, None, row.id)
+
+
+def test_unknown_answers_expire_and_the_deal_is_searched_again(make_empty_app):
+    app = make_empty_app(SOLVER_BUDGET_NODES=50, SOLVER_UNKNOWN_SECONDS=60)
+    client = app.test_client()
+    assert solvability(client, WINNABLE_FORTY).get_json()["status"] == "unknown"
+    with app.extensions["api.db"].sessions() as session:  # a minute passes
+        session.scalars(select(Solvability)).one().solved_at -= timedelta(seconds=61)
+        session.commit()
+    body = solvability(client, WINNABLE_FORTY).get_json()
+    assert body["status"] == "unknown"
+    [row] = rows(app)
+    assert row.attempts == 1 and datetime.now(timezone.utc) - row.solved_at < timedelta(seconds=30)  # a new search
+
+
+def test_the_cleanup_deletes_expired_unknown_answers_and_hints_only(make_empty_app):
+    app = make_empty_app(SOLVER_UNKNOWN_SECONDS=60, SOLVER_HINT_KEEP_SECONDS=60)
+    client = app.test_client()
+    assert solvability(client, WINNABLE_YUKON).get_json()["status"] == "winnable"
+    add_row(app, code=HARD, status="unknown", solved_at=datetime.now(timezone.utc) - timedelta(seconds=61))
+    add_row(app, code=HARD_TOO, status="unknown", solved_at=datetime.now(timezone.utc))
+    old = hint(client, WINNABLE_YUKON, "").get_json()["id"]
+    from api.models import HintAnswer
+
+    with app.extensions["api.db"].sessions() as session:
+        session.get(HintAnswer, old).solved_at -= timedelta(seconds=61)
+        session.commit()
+    app.extensions["api.solver"].cleanup()
+    assert [(r.code, r.status) for r in rows(app)] == [(WINNABLE_YUKON, "winnable"), (HARD_TOO, "unknown")]
+    assert poll_hint(client, f"{API}/hints/{old}").status_code == 404
+
+
+def test_a_broker_that_does_not_answer_gives_503_and_takes_nothing(make_empty_app):
+    app = make_empty_app(CELERY_BROKER_URL="redis://127.0.0.1:9/0")  # nothing listens there
+    client = app.test_client()
+    response = solvability(client, WINNABLE_YUKON)
+    assert response.status_code == 503 and response.headers["Retry-After"] == "2"
+    assert "broker did not take the search" in response.get_json()["detail"]
+    [row] = rows(app)
+    assert (row.status, row.queued_at) == ("pending", None)  # the next request sends it again
+    assert app.extensions["api.solver"].places_taken() == 0
+    response = hint(client, WINNABLE_YUKON, "")
+    assert response.status_code == 503 and app.extensions["api.solver"].places_taken() == 0
+
+
+@BOTH
+def test_migration_0004_keeps_stored_answers(empty_database_url):
+    from sqlalchemy import text
+
+    database = Database(empty_database_url)
+    try:
+        database.upgrade("0003")
+        with database.engine.begin() as connection:
+            connection.execute(text(
+                "INSERT INTO solvability (code, variant, budget, budget_seconds, engine_version, rules_version, status,"
+                " reason, verified, attempts, requested_at) VALUES ('YU1-C-AAAAAAB', 'yukon-classic', '10s', 10,"
+                " '1.0.0', 1, 'unknown', 'ran out', false, 1, '2025-01-01T00:00:00+00:00')"))
+        database.upgrade()
+        with database.engine.connect() as connection:
+            tables = set(inspect(connection).get_table_names())
+            assert {"solver_jobs", "hints"} <= tables
+            assert connection.execute(text("SELECT code, status, reason FROM solvability")).all() == [
+                ("YU1-C-AAAAAAB", "unknown", "ran out")]
+        with database.engine.begin() as connection:
+            command.downgrade(alembic_config(connection), "0003")
+        with database.engine.connect() as connection:
+            assert not {"solver_jobs", "hints"} & set(inspect(connection).get_table_names())
+            assert connection.execute(text("SELECT count(*) FROM solvability")).scalar() == 1
+    finally:
+        database.dispose()
+
+
+def test_a_search_stopped_at_the_soft_time_limit_is_stored_unknown(app, client, monkeypatch):
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    def too_long(*args, **kwargs):
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setattr(api.solving, "solve_code", too_long)
+    monkeypatch.setattr(api.solving, "hint_code", too_long)
+    body = solvability(client, WINNABLE_YUKON).get_json()
+    assert (body["status"], body["search"]) == ("unknown", None)
+    assert body["reason"] == "the search went past its time limit on the worker (budget 10 s)"
+    body = hint(client, WINNABLE_YUKON, "T7:TS>T2").get_json()
+    assert (body["status"], body["hint"], body["after_actions"]) == ("unknown", None, 1)
+    assert "went past its time limit" in body["reason"]
+    assert app.extensions["api.solver"].places_taken() == 0

@@ -1,0 +1,208 @@
+"""The worker tier: Celery tasks for solver searches, hints and bulk re-verification.
+
+Start a worker with ``celery --app api.tasks worker`` (its settings come from the
+same environment as the web tier's: ``CELERY_BROKER_URL``, ``DATABASE_URL`` …).
+The module's :data:`celery` is built from that environment; each Flask app made by
+:func:`api.create_app` has its own (``app.extensions["api.celery"]``), built from
+the app's settings, to send tasks with.
+
+Three queues, named after ``CELERY_QUEUE_PREFIX``: ``<prefix>.hints`` (short
+searches a player waits for), ``<prefix>.searches`` (a deal's solvability) and
+``<prefix>.bulk`` (re-verification ranges). On Redis a worker takes them strictly
+in that order (``queue_order_strategy: priority``), so hints go ahead of long
+searches; a worker started with ``-Q <prefix>.hints`` serves only hints.
+
+Lost work: tasks are acknowledged after they ran (``acks_late``), so a task of a
+worker that dies is handed to another after ``CELERY_VISIBILITY_TIMEOUT``. Each
+task has a soft time limit (the search stops and stores ``unknown``) and a hard
+one (the process is killed), and a worker process is replaced after a task that
+left it above ``SOLVER_WORKER_MAX_MEMORY_MB``.
+
+Without ``CELERY_BROKER_URL`` tasks run eagerly, in the process and thread that
+send them (the embedded mode: one user only).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from celery import Celery
+from celery.signals import worker_process_init
+from flask import Flask, current_app, has_app_context
+from kombu import Queue
+
+from .config import load_settings, time_limits
+
+log = logging.getLogger(__name__)
+#: the task names, and which queue each goes to
+SEARCH, HINT, REVERIFY = "api.solve_deal", "api.hint", "api.reverify_range"
+QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk"}
+#: what a re-verification range may take on a worker (a range of 5,000 records takes seconds)
+REVERIFY_SOFT_LIMIT, REVERIFY_HARD_LIMIT = 600, 660
+
+
+def queue_name(settings: Mapping[str, Any], kind: str) -> str:
+    return f"{settings['CELERY_QUEUE_PREFIX']}.{kind}"
+
+
+def make_celery(settings: Mapping[str, Any]) -> Celery:
+    """A Celery app configured from the service's settings, with the tasks registered."""
+    broker = settings["CELERY_BROKER_URL"]
+    app = Celery("api", set_as_current=False)
+    config: dict[str, Any] = {
+        "task_acks_late": True,                   # a task is acknowledged once it ran …
+        "task_reject_on_worker_lost": False,      # … but one that killed its process is not run again forever
+        "worker_prefetch_multiplier": 1,          # a worker holds no more tasks than it runs
+        "worker_max_memory_per_child": settings["SOLVER_WORKER_MAX_MEMORY_MB"] * 1024,  # KiB
+        "task_serializer": "json", "result_serializer": "json", "accept_content": ["json"],
+        "task_queues": [Queue(queue_name(settings, kind)) for kind in ("hints", "searches", "bulk")],
+        "task_default_queue": queue_name(settings, "searches"),
+        "task_routes": {name: {"queue": queue_name(settings, kind)} for name, kind in QUEUES.items()},
+        "task_ignore_result": True,               # searches answer through the database
+        "result_expires": 3600,
+        "broker_connection_timeout": 2,           # a web thread never waits long for the broker
+        "broker_connection_retry_on_startup": True,
+        "task_publish_retry_policy": {"max_retries": 2, "interval_start": 0, "interval_step": 0.2,
+                                      "interval_max": 0.5},
+        "worker_hijack_root_logger": False,
+        "enable_utc": True,
+    }
+    if broker is None:  # the embedded mode: every task runs where it is sent
+        config.update(broker_url="memory://", task_always_eager=True, task_eager_propagates=True,
+                      result_backend=None)
+    else:
+        config.update(broker_url=broker, result_backend=settings["CELERY_RESULT_BACKEND"])
+        if broker.startswith(("redis://", "rediss://")):
+            prefix = settings["CELERY_QUEUE_PREFIX"]
+            visibility = settings["CELERY_VISIBILITY_TIMEOUT"]
+            options = {
+                "visibility_timeout": visibility,
+                "queue_order_strategy": "priority",       # hints, then searches, then bulk
+                "global_keyprefix": f"{prefix}:",         # unacked lists, bindings: apart from other services
+                "socket_timeout": 5, "socket_connect_timeout": 2,
+                # look for tasks of dead workers often enough for the visibility timeout
+                "unacked_restore_interval": max(1, min(10, int(visibility / 4))), "unacked_restore_throttle": 1,
+            }
+            config.update(broker_transport_options=options, result_backend_transport_options=options)
+    app.conf.update(config)
+    _register(app)
+    return app
+
+
+def _register(app: Celery) -> None:
+    common = {"acks_late": True, "ignore_result": True}
+    app.task(name=SEARCH, **common)(solve_deal)
+    app.task(name=HINT, **common)(hint)
+    app.task(name=REVERIFY, acks_late=True, ignore_result=False, soft_time_limit=REVERIFY_SOFT_LIMIT,
+             time_limit=REVERIFY_HARD_LIMIT)(reverify_range)
+
+
+# -- the tasks: each runs in a Flask app context, on the app's database --------
+
+_worker_app: Flask | None = None
+_worker_pid: int | None = None
+
+
+def flask_app() -> Flask:
+    """The app a task runs in: the sender's own in the embedded mode, else one built
+    (once per worker process) from the same settings as the web tier's."""
+    global _worker_app, _worker_pid
+    if has_app_context():
+        return current_app._get_current_object()  # type: ignore[attr-defined]
+    if _worker_app is None or _worker_pid != os.getpid():
+        from . import create_app
+
+        _worker_app = create_app()
+        _worker_pid = os.getpid()
+    return _worker_app
+
+
+@worker_process_init.connect
+def _warm_up(**_: Any) -> None:
+    """Build the worker process's app when the process starts, not in its first task
+    (if that fails, say the database is down, the first task tries again)."""
+    try:
+        flask_app()
+    except Exception:
+        log.exception("worker process: the app could not be built yet")
+
+
+def solve_deal(row_id: int, attempt: int, job_id: int, code: str, seconds: float, nodes: int | None) -> str:
+    """A deal's search; the answer goes to its ``solvability`` row."""
+    app = flask_app()
+    with app.app_context():
+        return app.extensions["api.solver"].run_search(row_id, attempt, job_id, code, seconds, nodes)
+
+
+def hint(row_id: int, attempt: int, job_id: int, code: str, log_text: str, seconds: float,
+         nodes: int | None) -> str:
+    """A hint's search; the answer goes to its ``hints`` row."""
+    app = flask_app()
+    with app.app_context():
+        return app.extensions["api.solver"].run_hint(row_id, attempt, job_id, code, log_text, seconds, nodes)
+
+
+def reverify_range(first_id: int, last_id: int, update: bool) -> dict[str, Any]:
+    """Re-verify the records with ids ``first_id`` … ``last_id``: how many, and those that changed."""
+    from .reverify import reverify_records
+
+    app = flask_app()
+    with app.app_context():
+        checked = 0
+
+        def count(n: int) -> None:
+            nonlocal checked
+            checked += n
+
+        with app.extensions["api.db"].sessions() as session:
+            changes = [[c.record_id, c.player, c.code, list(c.differences)]
+                       for c in reverify_records(session, update=update, progress=count, first_id=first_id,
+                                                 last_id=last_id)]
+    return {"checked": checked, "changes": changes}
+
+
+# -- the web side ----------------------------------------------------------------
+
+def sender(app: Flask) -> Any:
+    """``send(kind, args, budget)`` for the app's solver: the task, on its queue, with
+    time limits from the budget. Never waits for the task's result."""
+
+    def send(kind: str, args: tuple[Any, ...], budget: Any) -> None:
+        celery_app: Celery = app.extensions["api.celery"]
+        soft, hard = time_limits(budget.seconds)
+        celery_app.tasks[SEARCH if kind == "deal" else HINT].apply_async(
+            args=args, soft_time_limit=soft, time_limit=hard)
+
+    return send
+
+
+def init_app(app: Flask) -> Celery:
+    if app.config["CELERY_BROKER_URL"] is None and not (app.debug or app.testing):
+        log.warning("no CELERY_BROKER_URL: searches run inside the requests that ask for them (the embedded mode, "
+                    "for one user); set it and start `celery --app api.tasks worker` to serve more")
+    celery_app = make_celery(app.config)
+    app.extensions["api.celery"] = celery_app
+    return celery_app
+
+
+def _default_instance_path() -> str:
+    """Where ``flask --app api`` keeps its instance folder (the default SQLite file)."""
+    return str(Path(__file__).resolve().parent.parent / "instance")
+
+
+_celery: Celery | None = None
+
+
+def __getattr__(name: str) -> Any:
+    """``api.tasks.celery``, the worker's Celery app (``celery --app api.tasks worker``),
+    built from the environment on first use, so that importing :mod:`api` reads nothing."""
+    global _celery
+    if name != "celery":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if _celery is None:
+        _celery = make_celery(load_settings(_default_instance_path()))
+    return _celery
