@@ -13,7 +13,7 @@ from typing import Any
 from flask import Flask
 from sqlalchemy import make_url
 
-from . import commands, db, limits, logs, problems, routes, solving
+from . import boards, commands, db, limits, logs, problems, routes, solving  # noqa: F401 (boards: its ORM hooks)
 from .config import load_settings
 from .routes import pages
 

@@ -189,11 +189,26 @@ class RecordQuerySchema(Schema):
                                validate=_page_size)
 
 
-class LeaderboardQuerySchema(Schema):
+class BoardPagingSchema(Schema):
+    """Any board: a page (``limit`` rows, after ``cursor``) or the window ``around`` a player;
+    ``player`` adds that player's rank and percentile."""
+
+    limit = fields.Integer(load_default=lambda: min(10, current_app.config["MAX_PAGE_SIZE"]), validate=_page_size)
+    cursor = fields.String(validate=validate.Length(min=1, max=500))
+    around = Name(_setting("MAX_PLAYER_LENGTH"))
+    player = Name(_setting("MAX_PLAYER_LENGTH"))
+
+
+class LeaderboardQuerySchema(BoardPagingSchema):
     variant = fields.String(required=True, validate=validate.OneOf(VARIANTS))
     code = fields.String()
     no_takebacks = QueryBoolean(load_default=False)
-    limit = fields.Integer(load_default=lambda: min(10, current_app.config["MAX_PAGE_SIZE"]), validate=_page_size)
+
+
+class BoardQuerySchema(BoardPagingSchema):
+    """A variant's board (``/standings``)."""
+
+    variant = fields.String(required=True, validate=validate.OneOf(VARIANTS))
 
 
 # -- response bodies -----------------------------------------------------
@@ -263,10 +278,41 @@ class LeaderboardEntrySchema(Schema):
     received_at = fields.AwareDateTime()
 
 
+class PlayerStandingSchema(Schema):
+    """A player's place on a board (``api.boards.standing``)."""
+
+    player = fields.String()
+    rank = fields.Integer()
+    entries = fields.Integer()
+    top_percent = fields.Integer()
+    percentile = fields.Float()
+
+
 class LeaderboardSchema(Schema):
     variant = fields.String()
     filters = fields.Nested(LeaderboardFiltersSchema)
     entries = fields.List(fields.Nested(LeaderboardEntrySchema))
+    has_more = fields.Boolean()
+    next_cursor = fields.String(allow_none=True)
+    player = fields.Nested(PlayerStandingSchema, allow_none=True)
+
+
+class StandingEntrySchema(Schema):
+    rank = fields.Integer()
+    player = fields.String()
+    points = fields.Integer()
+    challenges_won = fields.Integer()
+    challenges_played = fields.Integer()
+    updated_at = fields.AwareDateTime()
+
+
+class StandingsSchema(Schema):
+    variant = fields.String()
+    limit = fields.Integer()
+    entries = fields.List(fields.Nested(StandingEntrySchema))
+    has_more = fields.Boolean()
+    next_cursor = fields.String(allow_none=True)
+    player = fields.Nested(PlayerStandingSchema, allow_none=True)
 
 
 class SolvabilitySchema(Schema):

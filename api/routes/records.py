@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 import engine
 from verifier import Verdict, replay
 
-from .. import db
+from .. import boards, db
 from ..auth import authenticate, keys_required
 from ..models import Record, RecordStatus, claims
 from ..problems import Problem, rejected_log
@@ -79,6 +79,7 @@ def store_record(session: Session, values: dict[str, Any]) -> tuple[dict[str, An
     else:
         new_id = connection.execute(_INSERT_CORE, values).scalar()
     if new_id is not None:
+        boards.record_stored(connection, new_id)
         claimed = claims(values["claimed_score"], values["claimed_moves"], values["claimed_won"])
         return {**values, "id": new_id, "history": [], "claimed": claimed}, True
     # the same game is stored (perhaps a moment ago, by a concurrent request): answer with that one
@@ -89,16 +90,13 @@ def store_record(session: Session, values: dict[str, Any]) -> tuple[dict[str, An
 @bp.post("/records")
 def submit_record() -> tuple[dict, int, dict[str, str]]:
     session = db.session()
-    # every statement of this request stands alone (the one write is a single INSERT), so none needs a
-    # transaction around it: in autocommit, storing a record is one round trip to the database, not three,
-    # and nothing is left to commit afterwards
-    session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
     key = authenticate(session, required=keys_required())  # before anything is read or replayed
     body = load(RECORD_REQUEST, json_body())
     verdict = replay(parse_code(body["code"]), body["moves"], body.get("claimed"))
     if not verdict.verified:
         raise rejected_log(verdict)
     stored, new = store_record(session, new_record(verdict, body, None if key is None else key.name))
+    session.commit()  # the record and its boards together
     answer = RECORD.dump(stored)
     return answer, 201 if new else 200, {"Location": url_for("records.get_record", record_id=answer["id"])}
 

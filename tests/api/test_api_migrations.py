@@ -32,7 +32,8 @@ def test_an_empty_database_upgrades_to_head_and_matches_the_models(empty_databas
         assert database.current() == database.heads
         with database.engine.connect() as connection:
             assert set(inspect(connection).get_table_names()) == {"alembic_version", "records", "record_status",
-                                                                  "api_keys", "solvability"}
+                                                                  "api_keys", "solvability", "board_entries",
+                                                                  "challenges", "standings", "player_stats"}
             diff = compare_metadata(MigrationContext.configure(connection, opts={"compare_type": True}),
                                     Base.metadata)
         assert diff == []
@@ -94,7 +95,7 @@ def test_db_commands(make_app, empty_database_url):
     assert {line["logger"] for line in lines} == {"api.migrations"}
     assert [line["message"].split(" (")[0] for line in lines] == [
         "database schema upgraded: empty -> 0001", "database schema upgraded: 0001 -> 0002",
-        "database schema upgraded: 0002 -> 0003"]
+        "database schema upgraded: 0002 -> 0003", "database schema upgraded: 0003 -> 0006"]
     assert runner.invoke(args=["db", "current"]).stdout.strip() == f"{head} (head)"
 
 
