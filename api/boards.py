@@ -37,7 +37,7 @@ from sqlalchemy import (BigInteger, ColumnElement, Connection, String, and_, cas
                         literal, or_, select, tuple_, union_all)
 from sqlalchemy.dialects import postgresql, sqlite
 
-from .models import BoardEntry, Challenge, PlayerStats, Record, Standing
+from .models import BoardEntry, Challenge, PlayerStats, Record, Standing, UTCDateTime
 
 #: rank key packing: won in bit 61, then 2^30 − 1 − score (scores are 0 … 2^30 − 1), then moves (< 2^31)
 WON_UNIT, SCORE_UNIT, SCORE_CEILING = 2 ** 61, 2 ** 31, 2 ** 30 - 1
@@ -250,7 +250,7 @@ def decode_cursor(text: str, kinds: Sequence[type]) -> list[Any]:
 
 
 def _kinds(board: Board) -> tuple[type, ...]:
-    return tuple(datetime if column.type.python_type is datetime else column.type.python_type
+    return tuple(datetime if isinstance(column.type, UTCDateTime) else column.type.python_type
                  for column in board.order) + (int, int)
 
 
@@ -279,14 +279,15 @@ def page(connection: Connection, board: Board, limit: int, cursor: str | None) -
                                                                                                    board.order))))
         previous = after[0]
     rows = connection.execute(statement).all()
-    return _page_of(board, _ranked(rows[:limit], board, rank, position, previous), len(rows) > limit)
+    return _page_of(board, _ranked(rows[:limit], board, rank, position, previous), len(rows) > limit, position)
 
 
-def _page_of(board: Board, ranked: list[tuple[int, Any]], more: bool, start: int | None = None) -> dict[str, Any]:
+def _page_of(board: Board, ranked: list[tuple[int, Any]], more: bool, start: int) -> dict[str, Any]:
+    """The page's answer; ``start`` is the position of the row before its first row."""
     next_cursor = None
     if more and ranked:
         rank, last = ranked[-1]
-        position = (start or 0) + len(ranked)
+        position = start + len(ranked)
         next_cursor = encode_cursor([*(getattr(last, c.key) for c in board.order), rank, position])
     return {"ranked": ranked, "has_more": more, "next_cursor": next_cursor}
 

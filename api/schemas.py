@@ -184,7 +184,10 @@ class RecordQuerySchema(Schema):
     won = QueryBoolean()
     #: ``visible`` (the default), ``hidden`` or ``all``
     status = fields.String(load_default="visible", validate=validate.OneOf((*STATUSES, "all")))
-    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_SAFE_INT))
+    #: only the first page is asked for by number; the next ones by ``cursor`` (no OFFSET)
+    page = fields.Integer(validate=validate.Equal(1, error="Only page 1 is served by number: go on with cursor "
+                                                          "(next_cursor of the page before)."))
+    cursor = fields.String(validate=validate.Length(min=1, max=500))
     page_size = fields.Integer(load_default=lambda: min(20, current_app.config["MAX_PAGE_SIZE"]),
                                validate=_page_size)
 
@@ -253,9 +256,9 @@ class RecordSchema(Schema):
 
 class RecordPageSchema(Schema):
     items = fields.List(fields.Nested(RecordSchema))
-    page = fields.Integer()
     page_size = fields.Integer()
-    total = fields.Integer()
+    has_more = fields.Boolean()
+    next_cursor = fields.String(allow_none=True)
 
 
 class LeaderboardFiltersSchema(Schema):

@@ -152,3 +152,38 @@ def test_create_app_reads_the_environment(monkeypatch, tmp_path):
         assert app.extensions["api.db"].current() == app.extensions["api.db"].heads
     finally:
         app.extensions["api.db"].dispose()
+
+
+@BOTH
+def test_0006_builds_the_boards_and_totals_from_the_stored_records(empty_database_url):
+    database = Database(empty_database_url)
+    insert = text(
+        "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, actions, undos, "
+        "takebacks, foundation_cards, engine_version, rules_version, received_at, verified_at, status) VALUES "
+        "(:player, 'FT1-N-AAAAAAB', 'forty-thieves', 1, :log, :hash, :won, :score, :moves, 1, 0, :takebacks, 0, "
+        "'0.9.0', 1, :at, :at, :status)")
+    rows = [("ann", False, 40, 9, 0, "visible"), ("ann", True, 900, 120, 2, "visible"),
+            ("ann", True, 950, 100, 0, "hidden"), ("bob", False, 60, 12, 0, "visible")]
+    try:
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), "0003")
+            for n, (player, won, score, moves, takebacks, status) in enumerate(rows):
+                connection.execute(insert, {"player": player, "log": f"log{n}", "hash": f"hash{n}", "won": won, "score": score,
+                                            "moves": moves, "takebacks": takebacks, "status": status,
+                                            "at": f"2025-03-0{n + 1} 12:00:00+00:00"})
+        database.upgrade()
+        with database.engine.connect() as connection:
+            kept = connection.execute(text("SELECT count(*) FROM records")).scalar_one()
+            entries = connection.execute(text(
+                "SELECT board, player, score FROM board_entries ORDER BY board, sort_key")).all()
+            totals = connection.execute(text(
+                "SELECT player, games, wins, best_score, won_moves, takebacks FROM player_stats ORDER BY player")).all()
+        assert kept == 4
+        assert [tuple(e) for e in entries] == [
+            ("deal-nt:FT1-N-AAAAAAB", "bob", 60), ("deal-nt:FT1-N-AAAAAAB", "ann", 40),
+            ("deal:FT1-N-AAAAAAB", "ann", 900), ("deal:FT1-N-AAAAAAB", "bob", 60),
+            ("variant-nt:forty-thieves", "bob", 60), ("variant-nt:forty-thieves", "ann", 40),
+            ("variant:forty-thieves", "ann", 900), ("variant:forty-thieves", "bob", 60)]
+        assert [tuple(t) for t in totals] == [("ann", 2, 1, 900, 120, 2), ("bob", 1, 0, 60, 0, 0)]
+    finally:
+        database.dispose()
