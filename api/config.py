@@ -31,6 +31,11 @@ variable                   meaning                                         defau
 ``SOLVER_HINT_NODES``      node budget of a hint's search (empty: none)    none
 ``RATELIMIT_SOLVER``       searches started per client IP (hints, new      ``30 per minute``
                            deals), on top of ``RATELIMIT_PER_CLIENT``
+``CHALLENGE_NODES``        positions a challenge candidate's search may    ``100000``
+                           examine (part of which deal is picked)
+``CHALLENGE_CANDIDATES``   candidates tried per challenge window           ``16``
+``WINNABLE_POOL_SIZE``     deals proved winnable kept per variant for      ``200``
+                           ``GET /deals/random?winnable=true``
 =========================  ==============================================  ===============================
 """
 
@@ -173,6 +178,9 @@ def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None
         "SOLVER_HINT_SECONDS": env.get("SOLVER_HINT_SECONDS", "2"),
         "SOLVER_HINT_NODES": env.get("SOLVER_HINT_NODES"),
         "RATELIMIT_SOLVER": env.get("RATELIMIT_SOLVER") or "30 per minute",
+        "CHALLENGE_NODES": env.get("CHALLENGE_NODES", "100000"),
+        "CHALLENGE_CANDIDATES": env.get("CHALLENGE_CANDIDATES", "16"),
+        "WINNABLE_POOL_SIZE": env.get("WINNABLE_POOL_SIZE", "200"),
     }
     raw.update(overrides or {})
     level = str(raw["LOG_LEVEL"]).strip().upper()
@@ -213,4 +221,7 @@ def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None
         "SOLVER_HINT_SECONDS": parse_seconds("SOLVER_HINT_SECONDS", raw["SOLVER_HINT_SECONDS"]),
         "SOLVER_HINT_NODES": parse_optional_positive_int("SOLVER_HINT_NODES", raw["SOLVER_HINT_NODES"]),
         "RATELIMIT_SOLVER": parse_rate_limit("RATELIMIT_SOLVER", raw["RATELIMIT_SOLVER"]),
+        "CHALLENGE_NODES": parse_positive_int("CHALLENGE_NODES", raw["CHALLENGE_NODES"]),
+        "CHALLENGE_CANDIDATES": parse_positive_int("CHALLENGE_CANDIDATES", raw["CHALLENGE_CANDIDATES"]),
+        "WINNABLE_POOL_SIZE": parse_positive_int("WINNABLE_POOL_SIZE", raw["WINNABLE_POOL_SIZE"]),
     }

@@ -214,6 +214,36 @@ class BoardQuerySchema(BoardPagingSchema):
     variant = fields.String(required=True, validate=validate.OneOf(VARIANTS))
 
 
+class NoQuerySchema(Schema):
+    """An endpoint that takes no query parameters (unknown ones are refused)."""
+
+
+class ChallengeQuerySchema(Schema):
+    variant = fields.String(required=True, validate=validate.OneOf(VARIANTS))
+
+
+class ChallengeListQuerySchema(Schema):
+    variant = fields.String(required=True, validate=validate.OneOf(VARIANTS))
+    kind = fields.String(validate=validate.OneOf(("daily", "weekly")))
+    limit = fields.Integer(load_default=lambda: min(10, current_app.config["MAX_PAGE_SIZE"]), validate=_page_size)
+    cursor = fields.String(validate=validate.Length(min=1, max=500))
+
+
+class RandomDealQuerySchema(Schema):
+    variant = fields.String(required=True, validate=validate.OneOf(VARIANTS))
+    winnable = QueryBoolean(load_default=False)
+
+
+class PlayerPathSchema(Schema):
+    name = Name(_setting("MAX_PLAYER_LENGTH"), required=True)
+
+
+class StatsQuerySchema(Schema):
+    """``GET /players/{name}/stats`` takes no parameters but an optional variant."""
+
+    variant = fields.String(validate=validate.OneOf(VARIANTS))
+
+
 # -- response bodies -----------------------------------------------------
 
 class StatusChangeSchema(Schema):
@@ -364,3 +394,50 @@ class ProblemSchema(Schema):
     request_id = fields.String()
     errors = fields.List(fields.Nested(FieldErrorSchema))
     verdict = fields.Raw()  # Verdict.to_json(), as the verifier built it
+
+
+class ChallengeSchema(Schema):
+    id = fields.Integer()
+    variant = fields.String()
+    kind = fields.String()
+    code = fields.String()
+    starts_at = fields.AwareDateTime()
+    ends_at = fields.AwareDateTime()
+    next_reset = fields.AwareDateTime()
+    par = fields.Integer()
+    candidate = fields.Integer()
+    final = fields.Boolean()
+    podium = fields.List(fields.Nested(LeaderboardEntrySchema))
+
+
+class ChallengeListSchema(Schema):
+    variant = fields.String()
+    items = fields.List(fields.Nested(ChallengeSchema))
+    has_more = fields.Boolean()
+    next_cursor = fields.String(allow_none=True)
+
+
+class ChallengeBoardSchema(Schema):
+    challenge = fields.Nested(ChallengeSchema)
+    limit = fields.Integer()
+    entries = fields.List(fields.Nested(LeaderboardEntrySchema))
+    has_more = fields.Boolean()
+    next_cursor = fields.String(allow_none=True)
+    player = fields.Nested(PlayerStandingSchema, allow_none=True)
+
+
+class VariantStatsSchema(Schema):
+    variant = fields.String()
+    games = fields.Integer()
+    wins = fields.Integer()
+    win_rate = fields.Float(allow_none=True)
+    best_score = fields.Integer(allow_none=True)
+    average_moves_to_win = fields.Float(allow_none=True)
+    takebacks = fields.Integer()
+    current_streak = fields.Integer()
+    best_streak = fields.Integer()
+
+
+class PlayerStatsSchema(Schema):
+    player = fields.String()
+    variants = fields.List(fields.Nested(VariantStatsSchema))

@@ -88,7 +88,7 @@ def parse_code(text: str, field: str = "code") -> GameCode:
 
 
 def init_app(app: Flask) -> None:
-    from . import deals, health, leaderboard, openapi, records, solver, verify
+    from . import challenges, deals, health, leaderboard, openapi, player_stats, records, solver, verify
 
-    for module in (deals, verify, records, leaderboard, solver, health, openapi):
+    for module in (deals, verify, records, leaderboard, challenges, player_stats, solver, health, openapi):
         app.register_blueprint(module.bp, url_prefix=PREFIX)
