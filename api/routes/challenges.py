@@ -36,7 +36,8 @@ def _json(challenge: Challenge, moment: datetime, podium: bool = False) -> dict[
     return body
 
 
-@bp.get("/challenges/<any(daily, weekly):kind>")
+@bp.get("/challenges/daily", defaults={"kind": "daily"})
+@bp.get("/challenges/weekly", defaults={"kind": "weekly"})
 def current_challenge(kind: str) -> Response:
     variant = query(ChallengeQuerySchema())["variant"]
     moment = datetime.now(timezone.utc)
