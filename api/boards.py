@@ -11,7 +11,7 @@ Boards of a record (``BoardEntry.board``):
 
 The order of a board: won first, then the higher score, then fewer moves (the
 *rank key*: equal keys share a rank, 1-2-2-4), then the earlier submission, then
-the lower record id, so that the order is total. :data:`SORT_KEY` packs the rank
+the lower record id, so that the order is total. :func:`sort_key_of` packs the rank
 key into one integer, lower is better, so that one ascending index
 ``(board, sort_key, received_at, record_id)`` serves every page, cursor and
 rank count. A record replaces a player's entry only if it is better
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import (BigInteger, ColumnElement, Connection, String, and_, case, cast, delete, event, func, inspect,
-                        literal, or_, select, tuple_, union_all)
+from sqlalchemy import (BigInteger, ColumnElement, Connection, String, and_, bindparam, case, cast, delete, event, func,
+                        inspect, literal, or_, select, tuple_, union_all)
 from sqlalchemy.dialects import postgresql, sqlite
 
 from .models import BoardEntry, Challenge, PlayerStats, Record, Standing, UTCDateTime
@@ -45,45 +45,50 @@ WON_UNIT, SCORE_UNIT, SCORE_CEILING = 2 ** 61, 2 ** 31, 2 ** 30 - 1
 POINTS_WON, POINTS_PLAYED = 3, 1
 
 
-def eligible() -> ColumnElement[bool]:
-    """The one test of whether a record takes part in boards, challenges and statistics."""
-    return Record.status == "visible"
+def eligible(records: Any = None) -> ColumnElement[bool]:
+    """The one test of whether a record takes part in boards, challenges and statistics
+    (``records``: the columns of the records table, or of rows shaped like it)."""
+    columns = Record.__table__.c if records is None else records
+    return columns.status == "visible"
 
 
 def sort_key(won: bool, score: int, moves: int) -> int:
-    """:data:`SORT_KEY` in Python (lower is better)."""
+    """:func:`sort_key_of` in Python (lower is better)."""
     return (0 if won else 1) * WON_UNIT + (SCORE_CEILING - score) * SCORE_UNIT + moves
 
 
-SORT_KEY = (case((Record.won, 0), else_=1) * literal(WON_UNIT, BigInteger)
-            + (literal(SCORE_CEILING, BigInteger) - Record.score) * literal(SCORE_UNIT, BigInteger) + Record.moves)
+def sort_key_of(records: Any) -> ColumnElement[int]:
+    """The rank key packed into one integer, lower is better (see the module's docstring)."""
+    return (case((records.won, 0), else_=1) * literal(WON_UNIT, BigInteger)
+            + (literal(SCORE_CEILING, BigInteger) - records.score) * literal(SCORE_UNIT, BigInteger) + records.moves)
+
+
 _ENTRY_COLUMNS = ("board", "player", "record_id", "challenge_id", "sort_key", "received_at", "won", "score", "moves",
                   "takebacks")
 
 
-def _rows(board: ColumnElement[str], where: Sequence[ColumnElement[bool]], challenge: Any = None,
-          source: Any = None) -> Any:
-    challenge_id = challenge if challenge is not None else literal(None, BigInteger)
-    statement = select(board.label("board"), Record.player, Record.id.label("record_id"),
-                       challenge_id.label("challenge_id"), SORT_KEY.label("sort_key"), Record.received_at, Record.won,
-                       Record.score, Record.moves, Record.takebacks)
-    if source is not None:
-        statement = statement.select_from(source)
-    return statement.where(eligible(), *where)
+def board_rows(*where: ColumnElement[bool], source: Any = None) -> Any:
+    """One row per board of each eligible record matching ``where`` (all boards of a record),
+    read from the records table or from ``source``, rows shaped like it."""
+    table = Record.__table__ if source is None else source
+    c = table.c
 
+    def rows(board: ColumnElement[str], extra: Sequence[ColumnElement[bool]] = (), challenge: Any = None,
+             joined: Any = None) -> Any:
+        statement = select(board.label("board"), c.player, c.id.label("record_id"),
+                           (challenge if challenge is not None else literal(None, BigInteger)).label("challenge_id"),
+                           sort_key_of(c).label("sort_key"), c.received_at, c.won, c.score, c.moves, c.takebacks)
+        return statement.select_from(joined if joined is not None else table).where(eligible(c), *where, *extra)
 
-def board_rows(*where: ColumnElement[bool]) -> Any:
-    """One row per board of each eligible record matching ``where`` (all boards of a record)."""
-    no_takebacks = Record.takebacks == 0
-    in_window = and_(Challenge.code == Record.code, Challenge.starts_at <= Record.received_at,
-                     Record.received_at < Challenge.ends_at)
+    no_takebacks = (c.takebacks == 0,)
+    in_window = and_(Challenge.code == c.code, Challenge.starts_at <= c.received_at, c.received_at < Challenge.ends_at)
     return union_all(
-        _rows(literal("deal:") + Record.code, where),
-        _rows(literal("deal-nt:") + Record.code, (*where, no_takebacks)),
-        _rows(literal("variant:") + Record.variant, where),
-        _rows(literal("variant-nt:") + Record.variant, (*where, no_takebacks)),
-        _rows(literal("challenge:") + cast(Challenge.id, String), where, Challenge.id,
-              Record.__table__.join(Challenge.__table__, in_window)),
+        rows(literal("deal:") + c.code),
+        rows(literal("deal-nt:") + c.code, no_takebacks),
+        rows(literal("variant:") + c.variant),
+        rows(literal("variant-nt:") + c.variant, no_takebacks),
+        rows(literal("challenge:") + cast(Challenge.id, String), (), Challenge.id,
+             table.join(Challenge.__table__, in_window)),
     )
 
 
@@ -91,37 +96,92 @@ def _insert(connection: Connection) -> Any:
     return (postgresql.insert if connection.dialect.name == "postgresql" else sqlite.insert)
 
 
-def record_stored(connection: Connection, record_id: int) -> None:
-    """Upkeep after a new record is stored: it replaces the player's entry on each of its
-    boards where it is better (an upsert whose update only happens then), and it is
-    added to the player's totals. Runs in the caller's transaction."""
-    rows = board_rows(Record.id == record_id).subquery()
-    insert = _insert(connection)(BoardEntry).from_select(
+def _upkeep_statements(dialect: str) -> tuple[Any, Any]:
+    """The two statements of :func:`record_stored` for a dialect, built once (building them is
+    most of their cost): the boards' upsert and the totals' upsert, for ``:record_id``."""
+    if dialect in _UPKEEP:
+        return _UPKEEP[dialect]
+    insert_of = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    entries = _entries_upsert(insert_of, board_rows(Record.id == bindparam("record_id")).subquery()).returning(
+        BoardEntry.challenge_id, BoardEntry.player)
+    totals = _totals_upsert(insert_of, Record.__table__, Record.id == bindparam("record_id"))
+    if dialect == "postgresql":  # one round trip: the totals' upsert rides along as a data-modifying CTE
+        entries, totals = entries.add_cte(totals.returning(PlayerStats.player).cte("totals")), None
+    _UPKEEP[dialect] = entries, totals
+    return entries, totals
+
+
+_UPKEEP: dict[Any, Any] = {}
+
+
+def _entries_upsert(insert_of: Any, rows: Any) -> Any:
+    """Upsert ``rows`` (shaped like board entries) so that an entry is only replaced by a better one."""
+    insert = insert_of(BoardEntry).from_select(
         _ENTRY_COLUMNS, select(*(rows.c[name] for name in _ENTRY_COLUMNS)).where(literal(True)))
     new, old = insert.excluded, BoardEntry
     better = tuple_(new.sort_key, new.received_at, new.record_id) < tuple_(old.sort_key, old.received_at,
                                                                            old.record_id)
-    upsert = insert.on_conflict_do_update(
+    return insert.on_conflict_do_update(
         index_elements=["board", "player"], where=better,
-        set_={name: new[name] for name in _ENTRY_COLUMNS if name not in ("board", "player")},
-    ).returning(BoardEntry.challenge_id, BoardEntry.player)
-    changed = connection.execute(upsert).all()
-    challenged = {player for challenge_id, player in changed if challenge_id is not None}
-    record = connection.execute(select(Record.player, Record.variant, Record.won, Record.score, Record.moves,
-                                       Record.takebacks).where(Record.id == record_id, eligible())).first()
-    if record is None:
-        return
-    for player in challenged:
-        rebuild_standing(connection, record.variant, player)
-    stats = _insert(connection)(PlayerStats).values(
-        player=record.player, variant=record.variant, games=1, wins=int(record.won), best_score=record.score,
-        won_moves=record.moves if record.won else 0, takebacks=record.takebacks)
-    connection.execute(stats.on_conflict_do_update(index_elements=["player", "variant"], set_={
+        set_={name: new[name] for name in _ENTRY_COLUMNS if name not in ("board", "player")})
+
+
+def _totals_upsert(insert_of: Any, records: Any, *where: ColumnElement[bool]) -> Any:
+    """Add the eligible records of ``records`` matching ``where`` (one per player and variant) to the totals."""
+    c = records.c
+    stats = insert_of(PlayerStats).from_select(
+        ("player", "variant", "games", "wins", "best_score", "won_moves", "takebacks"),
+        select(c.player, c.variant, literal(1), case((c.won, 1), else_=0), c.score,
+               case((c.won, c.moves), else_=0), c.takebacks).where(eligible(c), *where))
+    return stats.on_conflict_do_update(index_elements=["player", "variant"], set_={
         "games": PlayerStats.games + 1, "wins": PlayerStats.wins + stats.excluded.wins,
         "best_score": case((stats.excluded.best_score > PlayerStats.best_score, stats.excluded.best_score),
                            else_=PlayerStats.best_score),
         "won_moves": PlayerStats.won_moves + stats.excluded.won_moves,
-        "takebacks": PlayerStats.takebacks + stats.excluded.takebacks}))
+        "takebacks": PlayerStats.takebacks + stats.excluded.takebacks})
+
+
+def store_with_upkeep() -> Any:
+    """PostgreSQL: one statement that stores a record (the columns as bind parameters; nothing
+    if the same game is stored) and keeps its boards and the player's totals, in one round
+    trip. It returns the new id and the ids of the challenges whose entry changed (then
+    :func:`challenge_entries_changed` follows). Built once."""
+    if "store" in _UPKEEP:
+        return _UPKEEP["store"]
+    table = Record.__table__
+    columns = [column.name for column in table.columns if not column.primary_key]
+    stored = (postgresql.insert(table).values({name: bindparam(name, type_=table.c[name].type) for name in columns})
+              .on_conflict_do_nothing(index_elements=["player", "code", "log_hash"])
+              .returning(*table.c).cte("stored"))
+    entries = _entries_upsert(postgresql.insert, board_rows(source=stored).subquery()).returning(
+        BoardEntry.challenge_id).cte("entries")
+    totals = _totals_upsert(postgresql.insert, stored).returning(PlayerStats.player).cte("totals")
+    changed = select(func.array_agg(entries.c.challenge_id)).where(
+        entries.c.challenge_id.is_not(None)).scalar_subquery()
+    statement = select(stored.c.id, changed).add_cte(entries, totals)
+    _UPKEEP["store"] = statement
+    return statement
+
+
+def challenge_entries_changed(connection: Connection, player: str, challenge_ids: Iterable[int]) -> None:
+    """The player's standing in the variant of each challenge whose entry of theirs changed."""
+    for challenge_id in challenge_ids:
+        connection.execute(_standing_statement(connection.dialect.name),
+                           {"challenge_id": challenge_id, "player": player})
+
+
+def record_stored(connection: Connection, record_id: int) -> None:
+    """Upkeep after a new record is stored: it replaces the player's entry on each of its
+    boards where it is better (an upsert whose update only happens then), and it is
+    added to the player's totals; a changed challenge entry changes the player's
+    standing. Runs in the caller's transaction; an ineligible record changes nothing."""
+    entries, totals = _upkeep_statements(connection.dialect.name)
+    changed = connection.execute(entries, {"record_id": record_id}).all()
+    if totals is not None:
+        connection.execute(totals, {"record_id": record_id})
+    for challenge_id, player in changed:
+        if challenge_id is not None:
+            challenge_entries_changed(connection, player, [challenge_id])
 
 
 def rebuild_player(connection: Connection, player: str, variant: str) -> None:
@@ -149,6 +209,58 @@ def rebuild_player(connection: Connection, player: str, variant: str) -> None:
               .group_by(Record.player, Record.variant))
     connection.execute(_insert(connection)(PlayerStats).from_select(
         ("player", "variant", "games", "wins", "best_score", "won_moves", "takebacks"), totals))
+
+
+def rebuild_all(connection: Connection) -> None:
+    """Every board, standing and total again from all the records (a bulk load, a repair):
+    one pass of set-based statements, not a row at a time."""
+    for table in (Standing, BoardEntry, PlayerStats):
+        connection.execute(delete(table))
+    rows = board_rows().subquery()
+    place = func.row_number().over(partition_by=(rows.c.board, rows.c.player),
+                                   order_by=(rows.c.sort_key, rows.c.received_at, rows.c.record_id)).label("place")
+    ranked = select(*(rows.c[name] for name in _ENTRY_COLUMNS), place).subquery()
+    connection.execute(_insert(connection)(BoardEntry).from_select(
+        _ENTRY_COLUMNS, select(*(ranked.c[name] for name in _ENTRY_COLUMNS)).where(ranked.c.place == 1)))
+    totals = (select(Record.player, Record.variant, func.count(), func.sum(case((Record.won, 1), else_=0)),
+                     func.max(Record.score), func.sum(case((Record.won, Record.moves), else_=0)),
+                     func.sum(Record.takebacks))
+              .where(eligible()).group_by(Record.player, Record.variant))
+    connection.execute(_insert(connection)(PlayerStats).from_select(
+        ("player", "variant", "games", "wins", "best_score", "won_moves", "takebacks"), totals))
+    won = func.sum(case((BoardEntry.won, 1), else_=0))
+    played = func.count()
+    points = POINTS_WON * won + POINTS_PLAYED * (played - won)
+    standings = (select(Challenge.variant, BoardEntry.player, points, won, played, -points,
+                        func.max(BoardEntry.received_at))
+                 .join(Challenge, Challenge.id == BoardEntry.challenge_id)
+                 .group_by(Challenge.variant, BoardEntry.player))
+    connection.execute(_insert(connection)(Standing).from_select(
+        ("variant", "player", "points", "challenges_won", "challenges_played", "sort_key", "updated_at"), standings))
+
+
+def _standing_statement(dialect: str) -> Any:
+    """One statement: the standing of ``:player`` in the variant of challenge ``:challenge_id``,
+    from their challenge entries of that variant (after one of them got better)."""
+    if ("standing", dialect) in _UPKEEP:
+        return _UPKEEP[("standing", dialect)]
+    insert_of = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    variant = select(Challenge.variant).where(Challenge.id == bindparam("challenge_id")).scalar_subquery()
+    won = func.sum(case((BoardEntry.won, 1), else_=0))
+    played = func.count()
+    points = POINTS_WON * won + POINTS_PLAYED * (played - won)
+    rows = (select(Challenge.variant, BoardEntry.player, points, won, played, -points,
+                   func.max(BoardEntry.received_at))
+            .join(Challenge, Challenge.id == BoardEntry.challenge_id)
+            .where(BoardEntry.player == bindparam("player"), Challenge.variant == variant)
+            .group_by(Challenge.variant, BoardEntry.player))
+    insert = insert_of(Standing).from_select(
+        ("variant", "player", "points", "challenges_won", "challenges_played", "sort_key", "updated_at"), rows)
+    statement = insert.on_conflict_do_update(index_elements=["variant", "player"], set_={
+        name: insert.excluded[name] for name in ("points", "challenges_won", "challenges_played", "sort_key",
+                                                 "updated_at")})
+    _UPKEEP[("standing", dialect)] = statement
+    return statement
 
 
 def rebuild_standing(connection: Connection, variant: str, player: str) -> None:

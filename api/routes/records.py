@@ -52,34 +52,37 @@ def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None 
 
 #: the ones of a record's columns that make it the same game (its unique constraint)
 _SAME_GAME = ("player", "code", "log_hash")
-_COLUMNS = tuple(column.name for column in Record.__table__.columns if not column.primary_key)
-#: the insert, on PostgreSQL written for the driver (psycopg prepares it on a connection after a few uses),
-#: elsewhere through SQLAlchemy Core; both skip a stored game instead of failing, and return the new id
-_INSERT_POSTGRESQL = (f"INSERT INTO records ({', '.join(_COLUMNS)}) VALUES ({', '.join(f'%({c})s' for c in _COLUMNS)}) "
-                      f"ON CONFLICT ({', '.join(_SAME_GAME)}) DO NOTHING RETURNING id")
+#: elsewhere than PostgreSQL: the insert through SQLAlchemy Core, skipping a stored game and returning the new id
 _INSERT_CORE = (sqlite.insert(Record.__table__).on_conflict_do_nothing(index_elements=list(_SAME_GAME))
                 .returning(Record.__table__.c.id))
 
 
 def store_record(session: Session, values: dict[str, Any]) -> tuple[dict[str, Any] | Record, bool]:
-    """Insert a record with the column ``values`` on the session's connection (in a
-    transaction the caller commits, or in autocommit, where the record is stored when
-    this returns), unless the same player's same canonical log of the deal is
-    stored already. Return the record to answer with, and whether it is new: a new
-    one as a dict (``values`` with its id and an empty history), a stored one as
-    its :class:`Record`.
+    """Insert a record with the column ``values`` on the session's connection, with the
+    upkeep of its boards and the player's totals, unless the same player's same
+    canonical log of the deal is stored already. Return the record to answer with, and
+    whether it is new: a new one as a dict (``values`` with its id and an empty
+    history), a stored one as its :class:`Record`.
 
-    This is the costly half of ``POST /records``, so a new record skips the ORM:
-    building a mapped object and flushing it through the unit of work costs
-    several times the CPU of the driver's prepared statement (docs/performance.md).
+    On PostgreSQL the record and its upkeep are one statement (one round trip, atomic
+    in autocommit); a record that improves a challenge entry then updates the player's
+    standing in a second one (standings are rebuilt from the entries, so a standing
+    missed in a crash between the two is put right by the player's next challenge
+    record, or ``flask --app api boards rebuild``). Elsewhere the insert and the upkeep
+    are statements of the caller's transaction. A new record skips the ORM: building a
+    mapped object and flushing it costs several times the CPU of the statement.
     """
     connection = session.connection()
     if connection.dialect.name == "postgresql":
-        new_id = connection.exec_driver_sql(_INSERT_POSTGRESQL, values).scalar()
+        row = connection.execute(boards.store_with_upkeep(), values).first()
+        new_id = None if row is None else row[0]
+        if row is not None and row[1]:
+            boards.challenge_entries_changed(connection, values["player"], row[1])
     else:
         new_id = connection.execute(_INSERT_CORE, values).scalar()
+        if new_id is not None:
+            boards.record_stored(connection, new_id)
     if new_id is not None:
-        boards.record_stored(connection, new_id)
         claimed = claims(values["claimed_score"], values["claimed_moves"], values["claimed_won"])
         return {**values, "id": new_id, "history": [], "claimed": claimed}, True
     # the same game is stored (perhaps a moment ago, by a concurrent request): answer with that one
@@ -90,13 +93,17 @@ def store_record(session: Session, values: dict[str, Any]) -> tuple[dict[str, An
 @bp.post("/records")
 def submit_record() -> tuple[dict, int, dict[str, str]]:
     session = db.session()
+    if session.get_bind().dialect.name == "postgresql":
+        # one statement stores the record and keeps its boards: in autocommit that is one round trip
+        # (see store_record), and nothing is left to commit afterwards
+        session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
     key = authenticate(session, required=keys_required())  # before anything is read or replayed
     body = load(RECORD_REQUEST, json_body())
     verdict = replay(parse_code(body["code"]), body["moves"], body.get("claimed"))
     if not verdict.verified:
         raise rejected_log(verdict)
     stored, new = store_record(session, new_record(verdict, body, None if key is None else key.name))
-    session.commit()  # the record and its boards together
+    session.commit()  # elsewhere than PostgreSQL: the record and its boards together
     answer = RECORD.dump(stored)
     return answer, 201 if new else 200, {"Location": url_for("records.get_record", record_id=answer["id"])}
 
@@ -121,6 +128,10 @@ def set_status(record_id: int) -> dict:
     """Hide a record from the leaderboards or show it again (admin keys); each change is
     added to the record's history with the key's name, the time and the reason."""
     session = db.session()
+    if session.get_bind().dialect.name == "postgresql":
+        # one statement stores the record and keeps its boards: in autocommit that is one round trip
+        # (see store_record), and nothing is left to commit afterwards
+        session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
     key = authenticate(session, required=True, admin=True)
     assert key is not None
     body = load(STATUS_REQUEST, json_body())

@@ -138,3 +138,24 @@ def test_boards_answer_with_an_etag_and_304_while_it_holds(client, records):
     records.create(player="bob", score=20)
     changed = client.get(f"{API}/leaderboard?variant=yukon-classic", headers={"If-None-Match": etag})
     assert changed.status_code == 200 and changed.headers["ETag"] != etag
+
+
+def test_rebuilding_everything_gives_the_boards_kept_on_write(app, records):
+    from sqlalchemy import select
+
+    from api import boards
+    from api.models import Standing
+
+    for n in range(12):
+        records.create(player=f"p{n % 4}", score=n * 7 % 50, won=n % 5 == 0, moves=n, takebacks=n % 2,
+                       game_code=("YU1-C-AAAAAAB", "YU1-C-AAAAAAC", "FT1-N-AAAAAAB")[n % 3])
+
+    def snapshot():
+        with app.extensions["api.db"].sessions() as session:
+            return [sorted(tuple(row) for row in session.execute(select(*table.__table__.columns)).all())
+                    for table in (BoardEntry, PlayerStats, Standing)]
+
+    kept = snapshot()
+    with app.extensions["api.db"].engine.begin() as connection:
+        boards.rebuild_all(connection)
+    assert snapshot() == kept and kept[0] and kept[1]

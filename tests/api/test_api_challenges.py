@@ -228,3 +228,21 @@ def test_player_stats(client, app, records):
     assert client.get(f"{API}/players/nobody/stats").status_code == 404
     assert client.get(f"{API}/players/ann/stats?variant=x").status_code == 422
     assert client.get(f"{API}/players/{'x' * 40}/stats").status_code == 422
+
+
+def test_a_submitted_record_reaches_todays_challenge_board_standings_and_stats(client, app, legal_log):
+    with app.extensions["api.db"].sessions() as session:
+        challenge_id = make_challenge(session, "forty-thieves", "daily", datetime.now(UTC).date(), "FT1-N-AAAAAAB").id
+    for player, length in (("ann", 3), ("bob", 5), ("ann", 7)):
+        response = client.post(f"{API}/records", json={"code": "FT1-N-AAAAAAB", "player": player,
+                                                        "moves": legal_log("FT1-N-AAAAAAB", length)})
+        assert response.status_code == 201, response.get_data(as_text=True)
+    body = client.get(f"{API}/challenges/{challenge_id}/board").get_json()
+    deal = client.get(f"{API}/leaderboard?variant=forty-thieves&code=FT1-N-AAAAAAB").get_json()
+    assert len(body["entries"]) == 2 and body["entries"] == deal["entries"]  # every record is inside the window
+    standings = client.get(f"{API}/standings?variant=forty-thieves&player=bob").get_json()
+    assert sorted((e["rank"], e["player"], e["points"], e["challenges_played"]) for e in standings["entries"]) == [
+        (1, "ann", 1, 1), (1, "bob", 1, 1)]
+    assert standings["player"]["rank"] == 1  # equal points share the rank
+    stats = client.get(f"{API}/players/ann/stats").get_json()["variants"][0]
+    assert (stats["games"], stats["wins"], stats["current_streak"]) == (2, 0, 0)
