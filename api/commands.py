@@ -35,6 +35,17 @@ db_cli = AppGroup("db", help="The records database schema (Alembic migrations in
 keys_cli = AppGroup("keys", help="API keys: create (the key is shown once), revoke, list.")
 records_cli = AppGroup("records", help="Stored records: export, import, re-verify.")
 challenges_cli = AppGroup("challenges", help="Daily and weekly challenges, and the pool of winnable deals.")
+boards_cli = AppGroup("boards", help="The boards, standings and player totals kept on write.")
+
+
+@boards_cli.command("rebuild")
+def rebuild_boards() -> None:
+    """Build every board, standing and player total again from the records (one transaction)."""
+    from .boards import rebuild_all
+
+    with get_db().engine.begin() as connection:
+        rebuild_all(connection)
+    click.echo("boards, standings and player totals rebuilt from the records")
 
 
 def _state(revisions: frozenset[str], heads: frozenset[str]) -> str:
@@ -237,6 +248,7 @@ def refill_pool_command(variant: tuple[str, ...], searches: int) -> None:
 
 
 def init_app(app: Flask) -> None:
+    app.cli.add_command(boards_cli)
     app.cli.add_command(challenges_cli)
     app.cli.add_command(db_cli)
     app.cli.add_command(keys_cli)

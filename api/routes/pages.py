@@ -13,7 +13,7 @@ The language is the ``lang`` query parameter, else ``Accept-Language``
 
 from __future__ import annotations
 
-from datetime import timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from babel.dates import format_datetime
@@ -24,11 +24,12 @@ from engine import Card, Game, GameCode, IllegalActionError, InvalidActionError,
 from engine.actions import item_text, log_items, parse_item
 from engine.cards import SUIT_CHARS, SUIT_SYMBOLS
 
-from .. import db
+from .. import boards, challenges, db
 from ..i18n import LANGUAGE_NAMES, N_, card_name, card_names, gettext, page_language, rule_sentence
 from ..models import Record
 from ..problems import Problem
 from . import PREFIX, json_body
+from .leaderboard import with_records
 
 bp = Blueprint("pages", __name__, static_folder="../static", static_url_path="/static")
 
@@ -302,6 +303,30 @@ def log_frames() -> dict[str, Any]:
     except InvalidActionError as exc:  # an item that is neither text nor an action object
         raise Problem(422, f"moves: {exc.message}", "validation-error",
                       errors=[{"field": "moves", "message": exc.message}]) from None
+
+
+@bp.get("/challenges/<variant>")
+def challenge_page(variant: str) -> Any:
+    """A variant's challenges: today's and this week's deal, its board and the time to the next
+    one, and the past daily challenges with their winners (all read from the kept tables)."""
+    if variant not in VARIANT_TITLES:
+        return error_page(404, _("No such game"), _("There is no game {variant}.", variant=variant))
+    session, moment = db.session(), datetime.now(timezone.utc)
+    current = []
+    for kind in challenges.KINDS:
+        challenge = challenges.current(session, variant, kind, moment)
+        item: dict[str, Any] = {"kind": kind, "challenge": challenge}
+        if challenge is not None:
+            left = max(0, int((challenge.ends_at - moment).total_seconds()))
+            top = boards.page(session.connection(), boards.entry_board(f"challenge:{challenge.id}"), 10, None)
+            item.update(hours=left // 3600, minutes=left % 3600 // 60, entries=with_records(top["ranked"]))
+        current.append(item)
+    past = []
+    for challenge in challenges.past(session, variant, "daily", moment - timedelta(days=1), 7, None):
+        top = boards.page(session.connection(), boards.entry_board(f"challenge:{challenge.id}"), 1, None)
+        past.append({"challenge": challenge, "winner": (with_records(top["ranked"]) or [None])[0]})
+    return render("challenge.html", title=_("Challenges: {variant}", variant=_(VARIANT_TITLES[variant])),
+                  variant=variant, current=current, past=past)
 
 
 @bp.get("/check")
