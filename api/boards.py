@@ -404,14 +404,17 @@ def _page_of(board: Board, ranked: list[tuple[int, Any]], more: bool, start: int
     return {"ranked": ranked, "has_more": more, "next_cursor": next_cursor}
 
 
+def _count_where(condition: ColumnElement[bool]) -> Any:
+    return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
+
+
 def _position(connection: Connection, board: Board, row: Any) -> tuple[int, int]:
-    """The rank and 1-based position of ``row`` on ``board`` (counts the rows before it)."""
+    """The rank and 1-based position of ``row`` on ``board`` (one index scan of the rows before it)."""
     key = getattr(row, board.key.key)
-    better = connection.execute(select(func.count()).select_from(board.table)
-                                .where(board.where, board.key < key)).scalar_one()
-    ahead = connection.execute(select(func.count()).select_from(board.table).where(
-        board.where, board._ordered() < tuple_(*(literal(getattr(row, c.key), c.type) for c in board.order)))
-    ).scalar_one()
+    here = tuple_(*(literal(getattr(row, c.key), c.type) for c in board.order))
+    better, ahead = connection.execute(
+        select(_count_where(board.key < key), func.count()).select_from(board.table)
+        .where(board.where, board._ordered() < here)).one()
     return better + 1, ahead + 1
 
 
@@ -427,11 +430,9 @@ def standing(connection: Connection, board: Board, player: str) -> dict[str, Any
     if row is None:
         return None
     key = getattr(row, board.key.key)
-    size = connection.execute(select(func.count()).select_from(board.table).where(board.where)).scalar_one()
-    better = connection.execute(select(func.count()).select_from(board.table)
-                                .where(board.where, board.key < key)).scalar_one()
-    worse = connection.execute(select(func.count()).select_from(board.table)
-                               .where(board.where, board.key > key)).scalar_one()
+    size, better, worse = connection.execute(   # one index-only scan of the board
+        select(func.count(), _count_where(board.key < key), _count_where(board.key > key))
+        .select_from(board.table).where(board.where)).one()
     rank = better + 1
     return {"player": player, "rank": rank, "entries": size, "top_percent": math.ceil(100 * rank / size),
             "percentile": round(100 * worse / size, 1)}

@@ -20,7 +20,6 @@ import argparse
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import text

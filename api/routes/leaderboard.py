@@ -89,7 +89,8 @@ def leaderboard() -> Response:
             raise invalid_field("code", f"{code} is a {code.variant} deal, not {variant}")
     name = ("deal" if code else "variant") + ("-nt" if args["no_takebacks"] else "") + f":{code or variant}"
     found = read_board(boards.entry_board(name), args)
-    filters = {"code": None if code is None else str(code), "no_takebacks": args["no_takebacks"], "limit": args["limit"]}
+    filters = {"code": None if code is None else str(code), "no_takebacks": args["no_takebacks"],
+               "limit": args["limit"]}
     return conditional(LEADERBOARD.dump({"variant": variant, "filters": filters, **board_body(found, with_records)}))
 
 

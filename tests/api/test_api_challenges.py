@@ -32,7 +32,8 @@ def test_candidate_vectors(variant, kind, first_day, index, code):
 
 
 @pytest.mark.parametrize("moment, kind, start, end", [
-    (datetime(2026, 12, 1, 0, 0, tzinfo=UTC), "daily", datetime(2026, 12, 1, tzinfo=UTC), datetime(2026, 12, 2, tzinfo=UTC)),
+    (datetime(2026, 12, 1, 0, 0, tzinfo=UTC), "daily", datetime(2026, 12, 1, tzinfo=UTC),
+     datetime(2026, 12, 2, tzinfo=UTC)),
     (datetime(2026, 12, 1, 23, 59, 59, 999999, tzinfo=UTC), "daily", datetime(2026, 12, 1, tzinfo=UTC),
      datetime(2026, 12, 2, tzinfo=UTC)),
     (datetime(2026, 12, 2, 1, 0, tzinfo=timezone(timedelta(hours=3))), "daily", datetime(2026, 12, 1, tzinfo=UTC),
@@ -132,7 +133,8 @@ def test_a_challenge_board_counts_records_received_inside_its_window(client, app
         challenge_id = challenge.id
     records.create(player="inside", game_code="FT1-N-AAAAAAB", won=True, score=1040, moves=300,
                    received_at=start + timedelta(hours=23, minutes=59))
-    records.create(player="late", game_code="FT1-N-AAAAAAB", won=True, score=1040, received_at=start + timedelta(days=1))
+    records.create(player="late", game_code="FT1-N-AAAAAAB", won=True, score=1040,
+                   received_at=start + timedelta(days=1))
     records.create(player="other-deal", game_code="FT1-N-AAAAAAC", score=30, received_at=start + timedelta(hours=1))
     body = client.get(f"{API}/challenges/{challenge_id}/board?player=inside").get_json()
     assert [(e["rank"], e["player"]) for e in body["entries"]] == [(1, "inside"), (2, "before-prep")]
