@@ -188,12 +188,14 @@ def rebuild_player(connection: Connection, player: str, variant: str) -> None:
     """Build a player's entries on every board of ``variant`` (and their totals and
     standing) again from their eligible records: after a record of theirs was hidden,
     shown or judged again. Reads only that player's records."""
-    challenges = select(Challenge.id).where(Challenge.variant == variant)
-    boards_of_variant = or_(BoardEntry.board.in_((f"variant:{variant}", f"variant-nt:{variant}")),
-                            BoardEntry.challenge_id.in_(challenges),
-                            BoardEntry.record_id.in_(select(Record.id).where(Record.player == player,
-                                                                              Record.variant == variant)))
-    connection.execute(delete(BoardEntry).where(BoardEntry.player == player, boards_of_variant))
+    codes = select(Record.code).where(Record.player == player, Record.variant == variant).distinct().subquery()
+    deal_boards = select(literal("deal:") + codes.c.code).union_all(select(literal("deal-nt:") + codes.c.code))
+    connection.execute(delete(BoardEntry).where(  # by primary key: (board, player)
+        BoardEntry.player == player,
+        or_(BoardEntry.board.in_((f"variant:{variant}", f"variant-nt:{variant}")), BoardEntry.board.in_(deal_boards))))
+    connection.execute(delete(BoardEntry).where(  # by the index of challenge entries
+        BoardEntry.player == player, BoardEntry.challenge_id.is_not(None),
+        BoardEntry.challenge_id.in_(select(Challenge.id).where(Challenge.variant == variant))))
     rows = board_rows(Record.player == player, Record.variant == variant).subquery()
     place = func.row_number().over(partition_by=(rows.c.board, rows.c.player),
                                    order_by=(rows.c.sort_key, rows.c.received_at, rows.c.record_id)).label("place")
@@ -252,7 +254,8 @@ def _standing_statement(dialect: str) -> Any:
     rows = (select(Challenge.variant, BoardEntry.player, points, won, played, -points,
                    func.max(BoardEntry.received_at))
             .join(Challenge, Challenge.id == BoardEntry.challenge_id)
-            .where(BoardEntry.player == bindparam("player"), Challenge.variant == variant)
+            .where(BoardEntry.player == bindparam("player"), BoardEntry.challenge_id.is_not(None),
+                   Challenge.variant == variant)
             .group_by(Challenge.variant, BoardEntry.player))
     insert = insert_of(Standing).from_select(
         ("variant", "player", "points", "challenges_won", "challenges_played", "sort_key", "updated_at"), rows)
@@ -267,7 +270,7 @@ def rebuild_standing(connection: Connection, variant: str, player: str) -> None:
     """A player's challenge points in ``variant``, from their challenge entries."""
     entries = connection.execute(
         select(BoardEntry.won, BoardEntry.received_at).join(Challenge, Challenge.id == BoardEntry.challenge_id)
-        .where(BoardEntry.player == player, Challenge.variant == variant)).all()
+        .where(BoardEntry.player == player, BoardEntry.challenge_id.is_not(None), Challenge.variant == variant)).all()
     connection.execute(delete(Standing).where(Standing.variant == variant, Standing.player == player))
     if not entries:
         return

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from sqlalchemy import (JSON, BigInteger, CheckConstraint, DateTime, Double, ForeignKey, Index, Integer, MetaData, String,
-                        Text, UniqueConstraint)
+                        Text, UniqueConstraint, text)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
@@ -209,12 +209,15 @@ class BoardEntry(Base):
     __tablename__ = "board_entries"
     __table_args__ = (
         Index("ix_board_entries_order", "board", "sort_key", "received_at", "record_id"),
-        Index("ix_board_entries_player", "player", "challenge_id"),
+        # a player's challenge entries (standings, streaks); other entries are found by (board, player)
+        Index("ix_board_entries_player", "player", "challenge_id",
+              postgresql_where=text("challenge_id IS NOT NULL"), sqlite_where=text("challenge_id IS NOT NULL")),
     )
 
     board: Mapped[str] = mapped_column(String(48), primary_key=True)
     player: Mapped[str] = mapped_column(String(64), primary_key=True)
-    record_id: Mapped[int] = mapped_column(Id, ForeignKey("records.id", ondelete="CASCADE"), index=True)
+    #: (no index: records are never deleted by the service, and each index costs every write)
+    record_id: Mapped[int] = mapped_column(Id, ForeignKey("records.id", ondelete="CASCADE"))
     challenge_id: Mapped[int | None] = mapped_column(Id, ForeignKey("challenges.id", ondelete="CASCADE"))
     sort_key: Mapped[int] = mapped_column(BigInteger)
     received_at: Mapped[datetime] = mapped_column(UTCDateTime)

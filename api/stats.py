@@ -43,7 +43,8 @@ def player_stats(session: Session, player: str, variant: str | None = None,
         () if variant is None else (PlayerStats.variant == variant,)))).all()
     won_days = session.execute(
         select(Challenge.variant, Challenge.starts_at).join(BoardEntry, BoardEntry.challenge_id == Challenge.id)
-        .where(BoardEntry.player == player, BoardEntry.won.is_(True), Challenge.kind == "daily",
+        .where(BoardEntry.player == player, BoardEntry.challenge_id.is_not(None), BoardEntry.won.is_(True),
+               Challenge.kind == "daily",
                *(() if variant is None else (Challenge.variant == variant,)))
         .order_by(Challenge.starts_at)).all()
     days: dict[str, list[date]] = {}

@@ -24,6 +24,7 @@ depends_on: str | Sequence[str] | None = None
 Id = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 VISIBLE = sa.text("status = 'visible'")
 WINNABLE = sa.text("status = 'winnable' AND verified")
+CHALLENGE_ENTRY = sa.text("challenge_id IS NOT NULL")
 #: the same packing as api.boards.SORT_KEY: won, then the higher score, then fewer moves; lower is better
 SORT_KEY = ("(CASE WHEN won THEN 0 ELSE 1 END) * 2305843009213693952 + (1073741823 - score) * 2147483648 + moves")
 #: a record's boards, one row each (as api.boards.board_rows builds them)
@@ -80,8 +81,8 @@ def upgrade() -> None:
                                 name=op.f("fk_board_entries_challenge_id_challenges"), ondelete="CASCADE"),
     )
     op.create_index("ix_board_entries_order", "board_entries", ["board", "sort_key", "received_at", "record_id"])
-    op.create_index("ix_board_entries_player", "board_entries", ["player", "challenge_id"])
-    op.create_index(op.f("ix_board_entries_record_id"), "board_entries", ["record_id"])
+    op.create_index("ix_board_entries_player", "board_entries", ["player", "challenge_id"],
+                    postgresql_where=CHALLENGE_ENTRY, sqlite_where=CHALLENGE_ENTRY)
 
     op.create_table(
         "standings",
@@ -125,7 +126,6 @@ def downgrade() -> None:
     op.drop_table("player_stats")
     op.drop_index("ix_standings_order", table_name="standings")
     op.drop_table("standings")
-    op.drop_index(op.f("ix_board_entries_record_id"), table_name="board_entries")
     op.drop_index("ix_board_entries_player", table_name="board_entries")
     op.drop_index("ix_board_entries_order", table_name="board_entries")
     op.drop_table("board_entries")
