@@ -17,9 +17,11 @@ first, then ``--repeat`` times.
 from __future__ import annotations
 
 import argparse
+import pickle
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import text
@@ -147,11 +149,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=40)
     parser.add_argument("--posts", type=int, default=300, help="submissions per throughput round (4 rounds)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--logs-cache", type=Path,
+                        help="keep the built logs in this file and read them from it next time")
     args = parser.parse_args(argv)
 
     say = lambda line: print(line, flush=True)  # noqa: E731
-    say(f"building logs for {args.deals} deals …")
-    logs = build_logs(args.deals, 8, args.seed, say)
+    if args.logs_cache and args.logs_cache.exists():
+        logs = pickle.loads(args.logs_cache.read_bytes())
+    else:
+        say(f"building logs for {args.deals} deals …")
+        logs = build_logs(args.deals, 8, args.seed, say)
+        if args.logs_cache:
+            args.logs_cache.write_bytes(pickle.dumps(logs))
     results: dict[int, dict[str, tuple[float, float]]] = {}
     rates: dict[str, list[float]] = {}
     for size in args.records:
