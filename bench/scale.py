@@ -17,6 +17,7 @@ first, then ``--repeat`` times.
 from __future__ import annotations
 
 import argparse
+import os
 import pickle
 import statistics
 import sys
@@ -87,8 +88,26 @@ def variant_of(code: str) -> str:
     return {"YU1-C": "yukon-classic", "YU1-R": "yukon-relaxed", "FT1-N": "forty-thieves"}[code[:5]]
 
 
-def timed(client: Any, paths: list[str], repeat: int) -> tuple[float, float]:
-    """Median and p95, in ms, of making all ``paths`` requests once."""
+def backend_cpu(app: Any) -> float:
+    """CPU seconds (user + system) the database's server processes for this app's database have
+    used so far (from /proc: on a busy machine, CPU time holds where wall time does not)."""
+    with app.extensions["api.db"].engine.connect() as c:
+        pids = [row[0] for row in c.execute(text(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"))]
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def timed(client: Any, app: Any, paths: list[str], repeat: int) -> tuple[float, float, float]:
+    """Median and p95 wall time, in ms, of making all ``paths`` requests once, and the mean CPU
+    time (this process plus the database server's) in ms."""
     def once() -> float:
         began = time.perf_counter()
         for path in paths:
@@ -98,8 +117,11 @@ def timed(client: Any, paths: list[str], repeat: int) -> tuple[float, float]:
 
     for _ in range(WARMUP):
         once()
+    cpu = time.process_time() + backend_cpu(app)
     samples = sorted(once() for _ in range(repeat))
-    return statistics.median(samples), samples[min(len(samples) - 1, int(round(0.95 * (len(samples) - 1))))]
+    cpu = (time.process_time() + backend_cpu(app) - cpu) * 1000 / repeat
+    return (statistics.median(samples), samples[min(len(samples) - 1, int(round(0.95 * (len(samples) - 1))))],
+            cpu)
 
 
 def plain_insert() -> Any:
@@ -117,12 +139,15 @@ def plain_insert() -> Any:
             .returning(table.c.id, literal(None)))
 
 
-def throughput(client: Any, bodies: list[dict[str, Any]]) -> float:
+def throughput(client: Any, app: Any, bodies: list[dict[str, Any]]) -> tuple[float, float]:
+    """Records stored a second (wall time), and CPU ms a record (this process plus the database's)."""
+    cpu = time.process_time() + backend_cpu(app)
     began = time.perf_counter()
     for body in bodies:
         response = client.post(f"{API}/records", json=body)
         assert response.status_code == 201, response.get_data(as_text=True)[:300]
-    return len(bodies) / (time.perf_counter() - began)
+    rate = len(bodies) / (time.perf_counter() - began)
+    return rate, (time.process_time() + backend_cpu(app) - cpu) * 1000 / len(bodies)
 
 
 def posts(app: Any, logs: dict[str, Any], count: int, tag: str) -> list[dict[str, Any]]:
@@ -173,9 +198,9 @@ def main(argv: list[str] | None = None) -> None:
             found = targets(app)
             results[size] = {}
             for name, paths in reads(found):
-                results[size][name] = timed(client, paths, args.repeat)
-                median, p95 = results[size][name]
-                say(f"  {name:40} median {median:7.1f} ms   p95 {p95:7.1f} ms")
+                results[size][name] = timed(client, app, paths, args.repeat)
+                median, p95, cpu = results[size][name]
+                say(f"  {name:40} median {median:7.1f} ms   p95 {p95:7.1f} ms   CPU {cpu:6.1f} ms")
             if size == max(args.records):
                 real = boards.store_with_upkeep
                 for round_ in range(2):
@@ -183,24 +208,29 @@ def main(argv: list[str] | None = None) -> None:
                         boards.store_with_upkeep = real if upkeep else plain_insert
                         try:
                             tag = f"{round_}-{'with' if upkeep else 'without'}"
-                            rate = throughput(client, posts(app, logs, args.posts, tag))
+                            rate, cpu = throughput(client, app, posts(app, logs, args.posts, tag))
                         finally:
                             boards.store_with_upkeep = real
                         rates.setdefault("with" if upkeep else "without", []).append(rate)
-                        say(f"  POST /records {tag:>10}: {rate:6.1f} records/s")
+                        rates.setdefault("cpu with" if upkeep else "cpu without", []).append(cpu)
+                        say(f"  POST /records {tag:>10}: {rate:6.1f} records/s, CPU {cpu:5.2f} ms a record")
             app.extensions["api.db"].dispose()
 
     sizes = args.records
-    say("\nread (ms)".ljust(42) + "".join(f"{f'{s:,} median':>16}{'p95':>8}" for s in sizes)
-        + ("   ratio" if len(sizes) > 1 else ""))
+    say("\nread (ms)".ljust(42) + "".join(f"{f'{s:,} median':>16}{'p95':>8}{'CPU':>8}" for s in sizes)
+        + ("   ratio (median, CPU)" if len(sizes) > 1 else ""))
     for name in results[sizes[0]]:
-        cells = "".join(f"{results[s][name][0]:16.1f}{results[s][name][1]:8.1f}" for s in sizes)
-        ratio = f"{results[sizes[-1]][name][0] / results[sizes[0]][name][0]:8.2f}" if len(sizes) > 1 else ""
+        cells = "".join(f"{results[s][name][0]:16.1f}{results[s][name][1]:8.1f}{results[s][name][2]:8.1f}"
+                        for s in sizes)
+        first, last = results[sizes[0]][name], results[sizes[-1]][name]
+        ratio = f"{last[0] / first[0]:8.2f}{last[2] / max(first[2], 0.01):8.2f}" if len(sizes) > 1 else ""
         say(f"{name:41}{cells}{ratio}")
     if rates:
         with_, without = statistics.median(rates["with"]), statistics.median(rates["without"])
+        cpu_with, cpu_without = statistics.median(rates["cpu with"]), statistics.median(rates["cpu without"])
         say(f"\nPOST /records at {max(sizes):,}: {with_:.1f}/s with the board upkeep, {without:.1f}/s without "
-            f"({100 * with_ / without:.0f} %)")
+            f"({100 * with_ / without:.0f} %); CPU a record {cpu_with:.2f} ms with, {cpu_without:.2f} ms without "
+            f"(a CPU-bound rate of {100 * cpu_without / cpu_with:.0f} %)")
 
 
 if __name__ == "__main__":

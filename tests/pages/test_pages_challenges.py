@@ -8,7 +8,7 @@ from flask import render_template
 
 from api import boards
 from api.models import Challenge
-from api.stats import player_stats
+from api.stats import challenge_ranks, player_stats
 
 UTC = timezone.utc
 
@@ -44,15 +44,22 @@ def test_the_challenge_page_shows_todays_deal_its_board_the_countdown_and_past_c
     assert client.get("/challenges/poker").status_code == 404
 
 
-def test_the_player_statistics_partial_renders_the_stats(client, app, submit):
+def test_the_player_statistics_partial_renders_the_stats_and_the_rank_on_each_challenge(client, app, submit):
+    now = datetime.now(UTC)
+    add_challenge(app, "daily", datetime.combine(now.date(), datetime.min.time(), UTC))
+    submit("amy", "FT1-N-AAAAAAB", "S S")
     submit("bob", "FT1-N-AAAAAAB", "S")
     with app.extensions["api.db"].sessions() as session:
         stats = player_stats(session, "bob")
+        ranks = challenge_ranks(session, "bob")
+    assert [(r["code"], r["kind"], r["entries"]) for r in ranks] == [("FT1-N-AAAAAAB", "daily", 2)]
     with app.test_request_context("/?lang=ko"):
         from flask import g
 
         from api.routes import pages
 
         g.lang, g.explicit_lang = "ko", "ko"
-        html = render_template("_player_stats.html", stats=stats, **pages._template_helpers())
+        html = render_template("_player_stats.html", stats=stats, challenge_ranks=ranks,
+                               **pages._template_helpers())
     assert "통계" in html and "<td class=\"num\">1</td>" in html
+    assert "도전별 순위" in html and f"2명 중 {ranks[0]['rank']}위" in html
