@@ -93,7 +93,7 @@ def backend_cpu(app: Any) -> float:
     used so far (from /proc: on a busy machine, CPU time holds where wall time does not)."""
     with app.extensions["api.db"].engine.connect() as c:
         pids = [row[0] for row in c.execute(text(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"))]
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"))]
     ticks = os.sysconf("SC_CLK_TCK")
     total = 0.0
     for pid in pids:
