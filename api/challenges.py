@@ -38,7 +38,7 @@ from collections.abc import Iterator
 from datetime import date, datetime, time, timedelta, timezone
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, literal, select, tuple_, update
 from sqlalchemy.orm import Session
 
 import engine
@@ -229,8 +229,6 @@ def random_winnable(session: Session, variant: str, rng: random.Random | None = 
 def past(session: Session, variant: str, kind: str | None, moment: datetime, limit: int,
          after: tuple[datetime, int] | None) -> Iterator[Challenge]:
     """Challenges of ``variant`` that have started by ``moment``, newest first, a keyset page."""
-    from sqlalchemy import literal, tuple_
-
     statement = select(Challenge).where(Challenge.variant == variant, Challenge.starts_at <= moment)
     if kind is not None:
         statement = statement.where(Challenge.kind == kind)
