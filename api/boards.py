@@ -411,16 +411,6 @@ def _count_where(condition: ColumnElement[bool]) -> Any:
     return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
 
 
-def _position(connection: Connection, board: Board, row: Any) -> tuple[int, int]:
-    """The rank and 1-based position of ``row`` on ``board`` (one index scan of the rows before it)."""
-    key = getattr(row, board.key.key)
-    here = tuple_(*(literal(getattr(row, c.key), c.type) for c in board.order))
-    better, ahead = connection.execute(
-        select(_count_where(board.key < key), func.count()).select_from(board.table)
-        .where(board.where, board._ordered() < here)).one()
-    return better + 1, ahead + 1
-
-
 def find(connection: Connection, board: Board, player: str) -> Any:
     return connection.execute(select(board.table).where(board.where, board.player == player)).first()
 
@@ -436,6 +426,10 @@ def standing(connection: Connection, board: Board, player: str) -> dict[str, Any
     size, better, worse = connection.execute(   # one index-only scan of the board
         select(func.count(), _count_where(board.key < key), _count_where(board.key > key))
         .select_from(board.table).where(board.where)).one()
+    return _standing(player, better, worse, size)
+
+
+def _standing(player: str, better: int, worse: int, size: int) -> dict[str, Any]:
     rank = better + 1
     return {"player": player, "rank": rank, "entries": size, "top_percent": math.ceil(100 * rank / size),
             "percentile": round(100 * worse / size, 1)}
@@ -443,7 +437,9 @@ def standing(connection: Connection, board: Board, player: str) -> dict[str, Any
 
 def around(connection: Connection, board: Board, player: str, limit: int) -> dict[str, Any] | None:
     """A window of ``limit`` rows with ``player``'s row in the middle (fewer above it at the
-    top of the board, more below; the other way at the bottom). None: not on the board."""
+    top of the board, more below; the other way at the bottom), with the player's
+    :func:`standing`. None: not on the board. The ranks and the standing come from one
+    index-only scan of the board."""
     row = find(connection, board, player)
     if row is None:
         return None
@@ -454,11 +450,19 @@ def around(connection: Connection, board: Board, player: str, limit: int) -> dic
                                .order_by(*board.order).limit(limit)).all()
     want_above = min(len(above), max((limit - 1) // 2, limit - 1 - len(below)))
     window = [*reversed(above[:want_above]), row, *below[:limit - 1 - want_above]]
-    first = window[0]
-    rank, position = _position(connection, board, first)
-    ranked = [(rank, first)] + _ranked(window[1:], board, rank, position, getattr(first, board.key.key))
+    first, key = window[0], getattr(row, board.key.key)
+    first_key = getattr(first, board.key.key)
+    first_here = tuple_(*(literal(getattr(first, c.key), c.type) for c in board.order))
+    size, better, worse, first_better, first_ahead = connection.execute(
+        select(func.count(), _count_where(board.key < key), _count_where(board.key > key),
+               _count_where(board.key < first_key), _count_where(board._ordered() < first_here))
+        .select_from(board.table).where(board.where)).one()
+    rank, position = first_better + 1, first_ahead + 1
+    ranked = [(rank, first)] + _ranked(window[1:], board, rank, position, first_key)
     more = len(below) > limit - 1 - want_above
-    return _page_of(board, ranked, more, position - 1)
+    found = _page_of(board, ranked, more, position - 1)
+    found["player"] = _standing(player, better, worse, size)
+    return found
 
 
 # -- records written through the ORM (imports, admin changes, re-verification, test factories) --

@@ -57,7 +57,10 @@ def read_board(board: boards.Board, args: dict[str, Any]) -> dict[str, Any]:
         except boards.BadCursor as error:
             raise invalid_field("cursor", str(error)) from None
     who = args.get("player", args.get("around"))
-    found["player"] = None if who is None else boards.standing(connection, board, who)
+    if who is None:
+        found["player"] = None
+    elif who != args.get("around"):  # (around answers its player's standing itself)
+        found["player"] = boards.standing(connection, board, who)
     return found
 
 
