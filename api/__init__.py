@@ -16,7 +16,7 @@ from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
 from werkzeug.utils import cached_property
 from werkzeug.wsgi import LimitedStream, get_input_stream
 
-from . import commands, db, limits, logs, problems, routes, solving, tasks
+from . import boards, commands, db, limits, logs, problems, routes, solving, tasks  # noqa: F401 (boards: its ORM hooks)
 from .config import load_settings
 from .routes import pages
 

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from typing import IO, Any
 
 import click
@@ -43,6 +44,18 @@ keys_cli = AppGroup("keys", help="API keys: create (the key is shown once), revo
 records_cli = AppGroup("records", help="Stored records: export, import, re-verify.")
 review_cli = AppGroup("review", help="Records flagged for review: list them, decide.")
 players_cli = AppGroup("players", help="Players: hand out a token (names kept from before registration, lost tokens).")
+challenges_cli = AppGroup("challenges", help="Daily and weekly challenges, and the pool of winnable deals.")
+boards_cli = AppGroup("boards", help="The boards, standings and player totals kept on write.")
+
+
+@boards_cli.command("rebuild")
+def rebuild_boards() -> None:
+    """Build every board, standing and player total again from the records (one transaction)."""
+    from .boards import rebuild_all
+
+    with get_db().engine.begin() as connection:
+        rebuild_all(connection)
+    click.echo("boards, standings and player totals rebuilt from the records")
 
 
 def _state(revisions: frozenset[str], heads: frozenset[str]) -> str:
@@ -321,9 +334,53 @@ def _reverify_on_workers(celery_app: Any, first: int, last: int, chunk: int, upd
         if pending:
             time.sleep(0.2)
     return changes
+def _budget() -> Any:
+    from .challenges import SAFETY_SECONDS, Budget
+
+    return Budget(SAFETY_SECONDS, current_app.config["CHALLENGE_NODES"])
+
+
+@challenges_cli.command("prepare")
+@click.option("--day", type=click.DateTime(["%Y-%m-%d"]), default=None, help="the UTC date (default: today)")
+@click.option("--ahead", type=click.IntRange(0, 31), default=1, show_default=True,
+              help="also prepare this many days after it")
+def prepare_command(day: datetime | None, ahead: int) -> None:
+    """Prove and store every variant's daily and weekly challenge for DAY and the days ahead.
+    Exit status 1 if a window has no candidate proved winnable."""
+    from .challenges import prepare_challenges
+
+    first = (day.date() if day else datetime.now(timezone.utc).date())
+    with get_db().sessions() as session:
+        prepared = prepare_challenges(session, first, _budget(), current_app.config["CHALLENGE_CANDIDATES"], ahead)
+        for challenge in prepared:
+            if challenge is not None:
+                click.echo(f"{challenge.variant} {challenge.kind} {challenge.starts_at:%Y-%m-%d}: {challenge.code} "
+                           f"(candidate {challenge.candidate}, par {challenge.par})")
+    missing = sum(1 for challenge in prepared if challenge is None)
+    if missing:
+        click.echo(f"{missing} window(s) without a challenge: no candidate was proved winnable", err=True)
+        sys.exit(1)
+
+
+@challenges_cli.command("refill-pool")
+@click.option("--variant", type=click.Choice(list(engine.BY_VARIANT)), multiple=True,
+              help="the variants (default: all)")
+@click.option("--searches", type=click.IntRange(1), default=50, show_default=True,
+              help="most searches per variant in this run")
+def refill_pool_command(variant: tuple[str, ...], searches: int) -> None:
+    """Search random deals until each variant's pool holds WINNABLE_POOL_SIZE deals proved winnable."""
+    from .challenges import pool_size, refill_winnable_pool
+
+    target = current_app.config["WINNABLE_POOL_SIZE"]
+    with get_db().sessions() as session:
+        for name in variant or tuple(engine.BY_VARIANT):
+            ran = refill_winnable_pool(session, name, target, _budget(), searches)
+            click.echo(f"{name}: {ran} search(es), {pool_size(session, name, target)} of {target} in the pool")
 
 
 def init_app(app: Flask) -> None:
+    app.cli.add_command(boards_cli)
+    app.cli.add_command(challenges_cli)
     app.cli.add_command(db_cli)
     app.cli.add_command(keys_cli)
     app.cli.add_command(records_cli)

@@ -57,6 +57,11 @@ variable                   meaning                                         defau
 ``SOLVER_HINT_KEEP_SECONDS``   a hint's answer is kept this long           ``3600``
 ``SOLVER_WORKER_MAX_MEMORY_MB``  a worker process is replaced after a      ``1500``
                            task that left it larger than this
+``CHALLENGE_NODES``        positions a challenge candidate's search may    ``100000``
+                           examine (part of which deal is picked)
+``CHALLENGE_CANDIDATES``   candidates tried per challenge window           ``16``
+``WINNABLE_POOL_SIZE``     deals proved winnable kept per variant for      ``200``
+                           ``GET /deals/random?winnable=true``
 =========================  ==============================================  ===============================
 """
 
@@ -235,6 +240,9 @@ def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None
         "SOLVER_UNKNOWN_SECONDS": env.get("SOLVER_UNKNOWN_SECONDS", "86400"),
         "SOLVER_HINT_KEEP_SECONDS": env.get("SOLVER_HINT_KEEP_SECONDS", "3600"),
         "SOLVER_WORKER_MAX_MEMORY_MB": env.get("SOLVER_WORKER_MAX_MEMORY_MB", "1500"),
+        "CHALLENGE_NODES": env.get("CHALLENGE_NODES", "100000"),
+        "CHALLENGE_CANDIDATES": env.get("CHALLENGE_CANDIDATES", "16"),
+        "WINNABLE_POOL_SIZE": env.get("WINNABLE_POOL_SIZE", "200"),
     }
     raw.update(overrides or {})
     level = str(raw["LOG_LEVEL"]).strip().upper()
@@ -304,4 +312,7 @@ def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None
         "SOLVER_HINT_KEEP_SECONDS": parse_seconds("SOLVER_HINT_KEEP_SECONDS", raw["SOLVER_HINT_KEEP_SECONDS"]),
         "SOLVER_WORKER_MAX_MEMORY_MB": parse_positive_int("SOLVER_WORKER_MAX_MEMORY_MB",
                                                           raw["SOLVER_WORKER_MAX_MEMORY_MB"]),
+        "CHALLENGE_NODES": parse_positive_int("CHALLENGE_NODES", raw["CHALLENGE_NODES"]),
+        "CHALLENGE_CANDIDATES": parse_positive_int("CHALLENGE_CANDIDATES", raw["CHALLENGE_CANDIDATES"]),
+        "WINNABLE_POOL_SIZE": parse_positive_int("WINNABLE_POOL_SIZE", raw["WINNABLE_POOL_SIZE"]),
     }

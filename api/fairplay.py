@@ -26,7 +26,7 @@ import statistics
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, literal, select
+from sqlalchemy import and_, func, literal, select
 from sqlalchemy.orm import Session
 
 from .auth import authenticate, bearer_token, unauthorized
@@ -46,11 +46,6 @@ ELAPSED_SLACK_MS = 60_000
 REVIEW_FLAGS = frozenset({"solver-like", "timing"})
 #: most records listed per review page
 REVIEW_PAGE = 100
-
-
-def counts_for_boards() -> ColumnElement[bool]:
-    """The one rule for what leaderboards count: visible and ranked."""
-    return and_(Record.status == "visible", Record.ranked.is_(True))
 
 
 def flag(name: str, reason: str, **evidence: Any) -> dict[str, Any]:

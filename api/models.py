@@ -81,7 +81,7 @@ class Record(Base):
     id: Mapped[int] = mapped_column(Id, primary_key=True)
     player: Mapped[str] = mapped_column(String(64))
     code: Mapped[str] = mapped_column(String(16), index=True)       # canonical game code
-    variant: Mapped[str] = mapped_column(String(16), index=True)    # yukon-classic, yukon-relaxed, forty-thieves
+    variant: Mapped[str] = mapped_column(String(16))                # yukon-classic, yukon-relaxed, forty-thieves
     number: Mapped[int] = mapped_column(BigInteger)                 # the deal number, 0 … 2^35 − 1
     canonical: Mapped[str] = mapped_column(Text)                    # the canonical log, text form
     log_hash: Mapped[str] = mapped_column(String(64))               # SHA-256 of ``canonical``, hex
@@ -296,3 +296,100 @@ class HintAnswer(Base):
 
     def __repr__(self) -> str:
         return f"<HintAnswer {self.id} {self.code} {self.status}>"
+
+
+# -- boards, challenges and player statistics (maintained on write: reads stay flat) --
+
+#: the records list's partial indexes: visible records by player, by deal and by time, newest first
+#: (read backwards); the records list and the board upkeep of one player use them
+Index("ix_records_visible_player", Record.player, Record.received_at, Record.id,
+      postgresql_where=Record.status == "visible", sqlite_where=Record.status == "visible")
+Index("ix_records_visible_code", Record.code, Record.received_at, Record.id,
+      postgresql_where=Record.status == "visible", sqlite_where=Record.status == "visible")
+Index("ix_records_visible_received_at", Record.received_at, Record.id,
+      postgresql_where=Record.status == "visible", sqlite_where=Record.status == "visible")
+
+
+class BoardEntry(Base):
+    """One player's best eligible record on one board, kept up to date on every write
+    (``api/boards.py``). A board is named ``deal:<code>``, ``deal-nt:<code>`` (no
+    take-backs), ``variant:<variant>``, ``variant-nt:<variant>`` or ``challenge:<id>``.
+    ``sort_key`` packs won, score and moves so that one ascending index column orders
+    the board (lower is better) and equal keys share a rank."""
+
+    __tablename__ = "board_entries"
+    __table_args__ = (
+        Index("ix_board_entries_order", "board", "sort_key", "received_at", "record_id"),
+        # a player's challenge entries (standings, streaks); other entries are found by (board, player)
+        Index("ix_board_entries_player", "player", "challenge_id",
+              postgresql_where=text("challenge_id IS NOT NULL"), sqlite_where=text("challenge_id IS NOT NULL")),
+    )
+
+    board: Mapped[str] = mapped_column(String(48), primary_key=True)
+    player: Mapped[str] = mapped_column(String(64), primary_key=True)
+    #: (no index: records are never deleted by the service, and each index costs every write)
+    record_id: Mapped[int] = mapped_column(Id, ForeignKey("records.id", ondelete="CASCADE"))
+    challenge_id: Mapped[int | None] = mapped_column(Id, ForeignKey("challenges.id", ondelete="CASCADE"))
+    sort_key: Mapped[int] = mapped_column(BigInteger)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    won: Mapped[bool]
+    score: Mapped[int]
+    moves: Mapped[int]
+    takebacks: Mapped[int]
+
+
+class Challenge(Base):
+    """A daily or weekly challenge of a variant: the deal picked for its window (the
+    first candidate proved winnable, ``api/challenges.py``) and its par."""
+
+    __tablename__ = "challenges"
+    __table_args__ = (
+        UniqueConstraint("variant", "kind", "starts_at"),
+        CheckConstraint("kind IN ('daily', 'weekly')", name="kind"),
+        Index("ix_challenges_code", "code", "starts_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    variant: Mapped[str] = mapped_column(String(16))
+    kind: Mapped[str] = mapped_column(String(8))
+    starts_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    ends_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    code: Mapped[str] = mapped_column(String(16))
+    candidate: Mapped[int]                                   # which of the window's candidates (0-based) it is
+    par: Mapped[int]                                         # moves of the solver's shortened winning line
+    par_line: Mapped[str] = mapped_column(Text)              # that line, canonical text
+    prepared_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class Standing(Base):
+    """A player's challenge points in a variant: the like-for-like variant board."""
+
+    __tablename__ = "standings"
+    __table_args__ = (Index("ix_standings_order", "variant", "sort_key", "updated_at", "player"),)
+
+    variant: Mapped[str] = mapped_column(String(16), primary_key=True)
+    player: Mapped[str] = mapped_column(String(64), primary_key=True)
+    points: Mapped[int]
+    challenges_won: Mapped[int]
+    challenges_played: Mapped[int]
+    sort_key: Mapped[int] = mapped_column(BigInteger)      # −points: lower is better
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class PlayerStats(Base):
+    """Running totals of a player's eligible records in a variant, kept on write."""
+
+    __tablename__ = "player_stats"
+
+    player: Mapped[str] = mapped_column(String(64), primary_key=True)
+    variant: Mapped[str] = mapped_column(String(16), primary_key=True)
+    games: Mapped[int]
+    wins: Mapped[int]
+    best_score: Mapped[int]
+    won_moves: Mapped[int] = mapped_column(BigInteger)      # the moves of all won games, summed
+    takebacks: Mapped[int] = mapped_column(BigInteger)
+
+
+Index("ix_solvability_winnable", Solvability.variant, Solvability.id,
+      postgresql_where=(Solvability.status == "winnable") & Solvability.verified,
+      sqlite_where=(Solvability.status == "winnable") & Solvability.verified)

@@ -193,7 +193,10 @@ class RecordQuerySchema(Schema):
     won = QueryBoolean()
     #: ``visible`` (the default), ``hidden`` or ``all``
     status = fields.String(load_default="visible", validate=validate.OneOf((*STATUSES, "all")))
-    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_SAFE_INT))
+    #: only the first page is asked for by number; the next ones by ``cursor`` (no OFFSET)
+    page = fields.Integer(validate=validate.Equal(1, error="Only page 1 is served by number: go on with cursor "
+                                                          "(next_cursor of the page before)."))
+    cursor = fields.String(validate=validate.Length(min=1, max=500))
     page_size = fields.Integer(load_default=lambda: min(20, current_app.config["MAX_PAGE_SIZE"]),
                                validate=_page_size)
 
@@ -205,11 +208,56 @@ class ReviewQuerySchema(Schema):
     limit = fields.Integer(load_default=lambda: min(20, current_app.config["MAX_PAGE_SIZE"]), validate=_page_size)
 
 
-class LeaderboardQuerySchema(Schema):
+class BoardPagingSchema(Schema):
+    """Any board: a page (``limit`` rows, after ``cursor``) or the window ``around`` a player;
+    ``player`` adds that player's rank and percentile."""
+
+    limit = fields.Integer(load_default=lambda: min(10, current_app.config["MAX_PAGE_SIZE"]), validate=_page_size)
+    cursor = fields.String(validate=validate.Length(min=1, max=500))
+    around = Name(_setting("MAX_PLAYER_LENGTH"))
+    player = Name(_setting("MAX_PLAYER_LENGTH"))
+
+
+class LeaderboardQuerySchema(BoardPagingSchema):
     variant = fields.String(required=True, validate=validate.OneOf(VARIANTS))
     code = fields.String()
     no_takebacks = QueryBoolean(load_default=False)
+
+
+class BoardQuerySchema(BoardPagingSchema):
+    """A variant's board (``/standings``)."""
+
+    variant = fields.String(required=True, validate=validate.OneOf(VARIANTS))
+
+
+class NoQuerySchema(Schema):
+    """An endpoint that takes no query parameters (unknown ones are refused)."""
+
+
+class ChallengeQuerySchema(Schema):
+    variant = fields.String(required=True, validate=validate.OneOf(VARIANTS))
+
+
+class ChallengeListQuerySchema(Schema):
+    variant = fields.String(required=True, validate=validate.OneOf(VARIANTS))
+    kind = fields.String(validate=validate.OneOf(("daily", "weekly")))
     limit = fields.Integer(load_default=lambda: min(10, current_app.config["MAX_PAGE_SIZE"]), validate=_page_size)
+    cursor = fields.String(validate=validate.Length(min=1, max=500))
+
+
+class RandomDealQuerySchema(Schema):
+    variant = fields.String(required=True, validate=validate.OneOf(VARIANTS))
+    winnable = QueryBoolean(load_default=False)
+
+
+class PlayerPathSchema(Schema):
+    name = Name(_setting("MAX_PLAYER_LENGTH"), required=True)
+
+
+class StatsQuerySchema(Schema):
+    """``GET /players/{name}/stats`` takes no parameters but an optional variant."""
+
+    variant = fields.String(validate=validate.OneOf(VARIANTS))
 
 
 # -- response bodies -----------------------------------------------------
@@ -265,9 +313,9 @@ class RecordSchema(Schema):
 
 class RecordPageSchema(Schema):
     items = fields.List(fields.Nested(RecordSchema))
-    page = fields.Integer()
     page_size = fields.Integer()
-    total = fields.Integer()
+    has_more = fields.Boolean()
+    next_cursor = fields.String(allow_none=True)
 
 
 class ReviewPageSchema(Schema):
@@ -315,10 +363,41 @@ class LeaderboardEntrySchema(Schema):
     received_at = fields.AwareDateTime()
 
 
+class PlayerStandingSchema(Schema):
+    """A player's place on a board (``api.boards.standing``)."""
+
+    player = fields.String()
+    rank = fields.Integer()
+    entries = fields.Integer()
+    top_percent = fields.Integer()
+    percentile = fields.Float()
+
+
 class LeaderboardSchema(Schema):
     variant = fields.String()
     filters = fields.Nested(LeaderboardFiltersSchema)
     entries = fields.List(fields.Nested(LeaderboardEntrySchema))
+    has_more = fields.Boolean()
+    next_cursor = fields.String(allow_none=True)
+    player = fields.Nested(PlayerStandingSchema, allow_none=True)
+
+
+class StandingEntrySchema(Schema):
+    rank = fields.Integer()
+    player = fields.String()
+    points = fields.Integer()
+    challenges_won = fields.Integer()
+    challenges_played = fields.Integer()
+    updated_at = fields.AwareDateTime()
+
+
+class StandingsSchema(Schema):
+    variant = fields.String()
+    limit = fields.Integer()
+    entries = fields.List(fields.Nested(StandingEntrySchema))
+    has_more = fields.Boolean()
+    next_cursor = fields.String(allow_none=True)
+    player = fields.Nested(PlayerStandingSchema, allow_none=True)
 
 
 class SolvabilitySchema(Schema):
@@ -368,3 +447,50 @@ class ProblemSchema(Schema):
     errors = fields.List(fields.Nested(FieldErrorSchema))
     verdict = fields.Raw()  # Verdict.to_json(), as the verifier built it
     player = fields.String()  # name-taken: the existing player's name
+
+
+class ChallengeSchema(Schema):
+    id = fields.Integer()
+    variant = fields.String()
+    kind = fields.String()
+    code = fields.String()
+    starts_at = fields.AwareDateTime()
+    ends_at = fields.AwareDateTime()
+    next_reset = fields.AwareDateTime()
+    par = fields.Integer()
+    candidate = fields.Integer()
+    final = fields.Boolean()
+    podium = fields.List(fields.Nested(LeaderboardEntrySchema))
+
+
+class ChallengeListSchema(Schema):
+    variant = fields.String()
+    items = fields.List(fields.Nested(ChallengeSchema))
+    has_more = fields.Boolean()
+    next_cursor = fields.String(allow_none=True)
+
+
+class ChallengeBoardSchema(Schema):
+    challenge = fields.Nested(ChallengeSchema)
+    limit = fields.Integer()
+    entries = fields.List(fields.Nested(LeaderboardEntrySchema))
+    has_more = fields.Boolean()
+    next_cursor = fields.String(allow_none=True)
+    player = fields.Nested(PlayerStandingSchema, allow_none=True)
+
+
+class VariantStatsSchema(Schema):
+    variant = fields.String()
+    games = fields.Integer()
+    wins = fields.Integer()
+    win_rate = fields.Float(allow_none=True)
+    best_score = fields.Integer(allow_none=True)
+    average_moves_to_win = fields.Float(allow_none=True)
+    takebacks = fields.Integer()
+    current_streak = fields.Integer()
+    best_streak = fields.Integer()
+
+
+class PlayerStatsSchema(Schema):
+    player = fields.String()
+    variants = fields.List(fields.Nested(VariantStatsSchema))

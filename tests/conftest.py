@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from api.db import scratch_postgres_database
+from api.models import Base
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_PATH = ROOT / "openapi.yaml"
@@ -167,7 +168,8 @@ def make_app(database_url: str) -> Iterator[Callable[..., Any]]:
 
 
 #: every table, children first
-TABLES = ("record_status", "hints", "records", "players", "api_keys", "solvability", "solver_jobs", "hint_answers")
+#: every table of the models, those that refer to others first
+TABLES = tuple(table.name for table in reversed(Base.metadata.sorted_tables))
 
 
 def empty_tables(app: Any) -> None:

@@ -88,7 +88,8 @@ def parse_code(text: str, field: str = "code") -> GameCode:
 
 
 def init_app(app: Flask) -> None:
-    from . import deals, health, leaderboard, openapi, players, records, review, solver, verify
+    from . import challenges, deals, health, leaderboard, openapi, player_stats, players, records, review, solver, verify
 
-    for module in (deals, verify, records, leaderboard, solver, health, openapi, players, review):
+    for module in (deals, verify, records, leaderboard, challenges, player_stats, solver, health, openapi, players,
+                   review):
         app.register_blueprint(module.bp, url_prefix=PREFIX)

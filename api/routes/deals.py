@@ -1,18 +1,43 @@
-"""``GET /deals/{code}``: the deal, exactly as ``verifier deal --json`` prints it."""
+"""``GET /deals/{code}``: the deal, exactly as ``verifier deal --json`` prints it;
+``GET /deals/random``: a deal picked at random, or one proved winnable."""
 
 from __future__ import annotations
 
+import random
+
 from flask import Blueprint
 
+from engine import BY_VARIANT, GameCode
 from verifier import deal_json
 
-from ..schemas import DealQuerySchema
+from .. import challenges, db
+from ..problems import Problem
+from ..schemas import DealQuerySchema, RandomDealQuerySchema
 from . import parse_code, query
 
 bp = Blueprint("deals", __name__)
+#: seconds to wait before asking again while the winnable pool is empty
+POOL_RETRY_AFTER = 60
 
 
 @bp.get("/deals/<code>")
 def get_deal(code: str) -> dict:
     args = query(DealQuerySchema())
     return deal_json(parse_code(code), reveal=args["reveal"])
+
+
+@bp.get("/deals/random")
+def random_deal() -> dict:
+    """Any deal of the variant; with ``winnable=true`` one from the pool of deals the worker
+    tier proved winnable (503 with Retry-After while that pool is empty)."""
+    args = query(RandomDealQuerySchema())
+    variant = args["variant"]
+    if not args["winnable"]:
+        rules = BY_VARIANT[variant]
+        code = GameCode(rules.game, rules.letter, random.SystemRandom().randrange(challenges.DEAL_NUMBERS))
+        return {"code": str(code), "variant": variant, "winnable": None}
+    picked = challenges.random_winnable(db.session(), variant)
+    if picked is None:
+        raise Problem(503, f"no {variant} deal is proved winnable yet: the pool is being filled; ask again in "
+                           f"{POOL_RETRY_AFTER} s", headers={"Retry-After": str(POOL_RETRY_AFTER)})
+    return {"code": picked, "variant": variant, "winnable": True}

@@ -1,56 +1,111 @@
-"""``GET /leaderboard``: each player's best record for a variant, ranked.
+"""``GET /leaderboard`` and ``GET /standings``: boards read from the tables that
+``api/boards.py`` keeps up to date on every write, a page at a time.
 
-Best means: won first, then the higher score, then the lower move counter, then
-the earlier submission. Records equal in won, score and moves share a rank
-(1, 2, 2, 4). Window functions do both steps on SQLite (3.25+) and PostgreSQL.
-Only records that count for boards take part (``api.fairplay.counts_for_boards``:
-visible and ranked).
+``/leaderboard`` ranks each player's best record, on one deal (``code``) or across
+a variant (raw score, deals unlike each other). Best means: won first, then the
+higher score, then the lower move counter, then the earlier submission. Records
+equal in won, score and moves share a rank (1, 2, 2, 4). ``/standings`` is the
+like-for-like variant board: challenge points. Records that are not eligible
+(``api.boards.eligible``: visible and ranked) take no part.
+
+Every board answers with an ``ETag`` and ``304`` to a matching ``If-None-Match``;
+pages go on with ``cursor`` (keyset: no page counts the rows before it);
+``around=<player>`` answers the window of ranks around that player, and
+``player=<name>`` adds that player's rank and percentile.
 """
 
 from __future__ import annotations
 
-from flask import Blueprint
-from sqlalchemy import func, select
+from collections.abc import Callable
+from typing import Any
 
-from .. import db
-from ..fairplay import counts_for_boards
+from flask import Blueprint, Response, jsonify, request
+from sqlalchemy import select
+
+from .. import boards, db
 from ..models import Record
-from ..problems import invalid_field
-from ..schemas import LeaderboardQuerySchema, LeaderboardSchema
+from ..problems import Problem, invalid_field
+from ..schemas import BoardQuerySchema, LeaderboardQuerySchema, LeaderboardSchema, StandingsSchema
 from . import parse_code, query
 
 bp = Blueprint("leaderboard", __name__)
+LEADERBOARD, STANDINGS = LeaderboardSchema(), StandingsSchema()
 
-#: what makes a record better, and what ties share a rank
-RANKING = (Record.won.desc(), Record.score.desc(), Record.moves.asc())
-#: … then the earlier submission, then the lower id, so that the order is total
-BEST_FIRST = (*RANKING, Record.received_at.asc(), Record.id.asc())
-#: the columns an entry shows
-ENTRY_COLUMNS = (Record.id, Record.player, Record.code, Record.won, Record.score, Record.moves, Record.takebacks,
-                 Record.undos, Record.elapsed_ms, Record.received_at)
+
+def conditional(body: dict[str, Any]) -> Response:
+    """``body`` as JSON with a strong ETag (a hash of the body); ``304`` when the client has it."""
+    response = jsonify(body)
+    response.add_etag()
+    response.headers["Cache-Control"] = "no-cache"  # cache, but ask each time (a 304 is cheap to send)
+    return response.make_conditional(request)
+
+
+def read_board(board: boards.Board, args: dict[str, Any]) -> dict[str, Any]:
+    """The page a board query asks for: from the top, after ``cursor``, or ``around`` a player;
+    with ``player``'s (or the ``around`` player's) rank and percentile."""
+    connection = db.session().connection()
+    limit = args["limit"]
+    if "around" in args:
+        if "cursor" in args:
+            raise invalid_field("around", "give either around or cursor, not both")
+        found = boards.around(connection, board, args["around"], limit)
+        if found is None:
+            raise Problem(404, f"{args['around']} has no entry on this board")
+    else:
+        try:
+            found = boards.page(connection, board, limit, args.get("cursor"))
+        except boards.BadCursor as error:
+            raise invalid_field("cursor", str(error)) from None
+    who = args.get("player", args.get("around"))
+    if who is None:
+        found["player"] = None
+    elif who != args.get("around"):  # (around answers its player's standing itself)
+        found["player"] = boards.standing(connection, board, who)
+    return found
+
+
+def with_records(ranked: list[tuple[int, Any]]) -> list[dict[str, Any]]:
+    """Board entries with the columns of their records that the board does not keep."""
+    ids = [row.record_id for _, row in ranked]
+    extra = {row.id: row for row in db.session().execute(
+        select(Record.id, Record.code, Record.undos, Record.elapsed_ms).where(Record.id.in_(ids)))} if ids else {}
+    return [{"rank": rank, "id": row.record_id, "player": row.player, "code": extra[row.record_id].code,
+             "won": row.won, "score": row.score, "moves": row.moves, "takebacks": row.takebacks,
+             "undos": extra[row.record_id].undos, "elapsed_ms": extra[row.record_id].elapsed_ms,
+             "received_at": row.received_at} for rank, row in ranked]
+
+
+def board_body(found: dict[str, Any], entries: Callable[[list[tuple[int, Any]]], list[dict[str, Any]]]
+               ) -> dict[str, Any]:
+    return {"entries": entries(found["ranked"]), "has_more": found["has_more"], "next_cursor": found["next_cursor"],
+            "player": found["player"]}
 
 
 @bp.get("/leaderboard")
-def leaderboard() -> dict:
+def leaderboard() -> Response:
     args = query(LeaderboardQuerySchema())
     variant = args["variant"]
-    filters = [Record.variant == variant, counts_for_boards()]  # hidden, in review or unranked: never on a board
     code = None
     if "code" in args:
         code = parse_code(args["code"])
         if code.variant != variant:
             raise invalid_field("code", f"{code} is a {code.variant} deal, not {variant}")
-        filters.append(Record.code == str(code))
-    if args["no_takebacks"]:
-        filters.append(Record.takebacks == 0)
+    name = ("deal" if code else "variant") + ("-nt" if args["no_takebacks"] else "") + f":{code or variant}"
+    found = read_board(boards.entry_board(name), args)
+    filters = {"code": None if code is None else str(code), "no_takebacks": args["no_takebacks"],
+               "limit": args["limit"]}
+    return conditional(LEADERBOARD.dump({"variant": variant, "filters": filters, **board_body(found, with_records)}))
 
-    per_player = (select(Record.id, func.row_number().over(partition_by=Record.player, order_by=BEST_FIRST)
-                         .label("place"))
-                  .where(*filters).subquery())
-    rank = func.rank().over(order_by=RANKING).label("rank")
-    entries = db.session().execute(
-        select(rank, *ENTRY_COLUMNS).join(per_player, per_player.c.id == Record.id).where(per_player.c.place == 1)
-        .order_by(*BEST_FIRST).limit(args["limit"])).all()
-    filters_applied = {"code": None if code is None else str(code), "no_takebacks": args["no_takebacks"],
-                       "limit": args["limit"]}
-    return LeaderboardSchema().dump({"variant": variant, "filters": filters_applied, "entries": entries})
+
+def standing_entries(ranked: list[tuple[int, Any]]) -> list[dict[str, Any]]:
+    return [{"rank": rank, "player": row.player, "points": row.points, "challenges_won": row.challenges_won,
+             "challenges_played": row.challenges_played, "updated_at": row.updated_at} for rank, row in ranked]
+
+
+@bp.get("/standings")
+def standings() -> Response:
+    args = query(BoardQuerySchema())
+    variant = args["variant"]
+    found = read_board(boards.standings_board(variant), args)
+    return conditional(STANDINGS.dump({"variant": variant, "limit": args["limit"],
+                                       **board_body(found, standing_entries)}))

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import gzip
 from collections import deque
-from datetime import timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from babel.dates import format_datetime
 from flask import Blueprint, Flask, current_app, g, redirect, render_template, request, url_for
 from flask.wrappers import Response
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from engine import Card, Game, GameCode, IllegalActionError, InvalidActionError, InvalidCodeError, Position
 from engine.actions import Draw, Move, Undo, item_text, log_items, parse_action, parse_item
@@ -32,14 +32,14 @@ from engine.cards import SUIT_CHARS, SUIT_SYMBOLS
 from engine.rules import UNDO_DEPTH
 from verifier import replay
 
-from .. import assets, db
+from .. import assets, boards, challenges, db, stats
 from ..framecache import FrameCache, accepts_gzip, pack
 from ..i18n import LANGUAGE_NAMES, N_, card_name, card_names, gettext, page_language, rule_sentence
 from ..models import Record
 from ..players import find_player
 from ..problems import Problem
 from . import PREFIX, json_body
-from .leaderboard import BEST_FIRST, ENTRY_COLUMNS, RANKING
+from .leaderboard import with_records
 
 bp = Blueprint("pages", __name__)
 
@@ -385,18 +385,10 @@ def action_error(error: Any) -> dict[str, str]:
 # -- the pages ------------------------------------------------------------------
 
 def leaderboard_entries(variant: str, code: str | None = None, limit: int = LEADERBOARD_ROWS) -> list[Any]:
-    """Each player's best visible record of ``variant`` (of one deal with ``code``), ranked as
-    ``GET /api/v1/leaderboard`` ranks them (its ordering, columns and filters)."""
-    filters = [Record.variant == variant, Record.status == "visible"]
-    if code is not None:
-        filters.append(Record.code == code)
-    per_player = (select(Record.id, func.row_number().over(partition_by=Record.player, order_by=BEST_FIRST)
-                         .label("place"))
-                  .where(*filters).subquery())
-    rank = func.rank().over(order_by=RANKING).label("rank")
-    return list(db.session().execute(
-        select(rank, *ENTRY_COLUMNS).join(per_player, per_player.c.id == Record.id).where(per_player.c.place == 1)
-        .order_by(*BEST_FIRST).limit(limit)).all())
+    """The top of a board, as ``GET /api/v1/leaderboard`` answers it: each player's best
+    eligible record of ``variant`` (of one deal with ``code``), read from the kept board."""
+    board = boards.entry_board(f"deal:{code}" if code is not None else f"variant:{variant}")
+    return with_records(boards.page(db.session().connection(), board, limit, None)["ranked"])
 
 
 @bp.get("/")
@@ -515,10 +507,12 @@ def player(name: str) -> Any:
     found = find_player(db.session(), name) if len(name) <= 256 else None
     if found is None:
         return error_page(404, _("No such player"), _("There is no player {name}.", name=name))
-    stored = db.session().scalars(select(Record).where(Record.player_id == found.id)
-                                  .order_by(Record.id.desc()).limit(PLAYER_RECORDS)).all()
+    session = db.session()
+    stored = session.scalars(select(Record).where(Record.player_id == found.id)
+                             .order_by(Record.id.desc()).limit(PLAYER_RECORDS)).all()
     return render("player.html", title=_("Player {name}", name=found.name), player=found,
-                  records=[(record, flag_texts(record)) for record in stored])
+                  records=[(record, flag_texts(record)) for record in stored],
+                  stats=stats.player_stats(session, found.name), challenge_ranks=stats.challenge_ranks(session, found.name))
 
 
 @bp.get("/records/<int:record_id>/frames.json")
@@ -574,6 +568,30 @@ def log_frames() -> dict[str, Any]:
     except InvalidActionError as exc:  # an item that is neither text nor an action object
         raise Problem(422, f"moves: {exc.message}", "validation-error",
                       errors=[{"field": "moves", "message": exc.message}]) from None
+
+
+@bp.get("/challenges/<variant>")
+def challenge_page(variant: str) -> Any:
+    """A variant's challenges: today's and this week's deal, its board and the time to the next
+    one, and the past daily challenges with their winners (all read from the kept tables)."""
+    if variant not in VARIANT_TITLES:
+        return error_page(404, _("No such game"), _("There is no game {variant}.", variant=variant))
+    session, moment = db.session(), datetime.now(timezone.utc)
+    current = []
+    for kind in challenges.KINDS:
+        challenge = challenges.current(session, variant, kind, moment)
+        item: dict[str, Any] = {"kind": kind, "challenge": challenge}
+        if challenge is not None:
+            left = max(0, int((challenge.ends_at - moment).total_seconds()))
+            top = boards.page(session.connection(), boards.entry_board(f"challenge:{challenge.id}"), 10, None)
+            item.update(hours=left // 3600, minutes=left % 3600 // 60, entries=with_records(top["ranked"]))
+        current.append(item)
+    past = []
+    for challenge in challenges.past(session, variant, "daily", moment - timedelta(days=1), 7, None):
+        top = boards.page(session.connection(), boards.entry_board(f"challenge:{challenge.id}"), 1, None)
+        past.append({"challenge": challenge, "winner": (with_records(top["ranked"]) or [None])[0]})
+    return render("challenge.html", title=_("Challenges: {variant}", variant=_(VARIANT_TITLES[variant])),
+                  variant=variant, current=current, past=past)
 
 
 class _FieldError(Exception):

@@ -5,24 +5,23 @@ show it again, or settle a review."""
 from __future__ import annotations
 
 import hashlib
-import json
 from datetime import datetime, timezone
 from typing import Any
 
 from flask import Blueprint, url_for
-from sqlalchemy import func, select
+from sqlalchemy import literal, select, tuple_
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.orm import Session
 
 import engine
 from verifier import Verdict, replay
 
-from .. import db
+from .. import boards, db
 from ..auth import authenticate
 from ..fairplay import check_times, decide, evidence
 from ..models import ApiKey, Record, claims
 from ..players import credentials, submitter
-from ..problems import Problem, rejected_log
+from ..problems import Problem, invalid_field, rejected_log
 from ..schemas import RecordPageSchema, RecordQuerySchema, RecordRequestSchema, RecordSchema, StatusRequestSchema
 from . import json_body, load, parse_code, query
 
@@ -57,33 +56,36 @@ def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None 
 
 #: the ones of a record's columns that make it the same game (its unique constraint)
 _SAME_GAME = ("player", "code", "log_hash")
-_COLUMNS = tuple(column.name for column in Record.__table__.columns if not column.primary_key)
-#: the insert, on PostgreSQL written for the driver (psycopg prepares it on a connection after a few uses),
-#: elsewhere through SQLAlchemy Core; both skip a stored game instead of failing, and return the new id
-_INSERT_POSTGRESQL = (f"INSERT INTO records ({', '.join(_COLUMNS)}) VALUES ({', '.join(f'%({c})s' for c in _COLUMNS)}) "
-                      f"ON CONFLICT ({', '.join(_SAME_GAME)}) DO NOTHING RETURNING id")
+#: elsewhere than PostgreSQL: the insert through SQLAlchemy Core, skipping a stored game and returning the new id
 _INSERT_CORE = (sqlite.insert(Record.__table__).on_conflict_do_nothing(index_elements=list(_SAME_GAME))
                 .returning(Record.__table__.c.id))
 
 
 def store_record(session: Session, values: dict[str, Any]) -> tuple[dict[str, Any] | Record, bool]:
-    """Insert a record with the column ``values`` on the session's connection (in a
-    transaction the caller commits, or in autocommit, where the record is stored when
-    this returns), unless the same player's same canonical log of the deal is
-    stored already. Return the record to answer with, and whether it is new: a new
-    one as a dict (``values`` with its id and an empty history), a stored one as
-    its :class:`Record`.
+    """Insert a record with the column ``values`` on the session's connection, with the
+    upkeep of its boards and the player's totals, unless the same player's same
+    canonical log of the deal is stored already. Return the record to answer with, and
+    whether it is new: a new one as a dict (``values`` with its id and an empty
+    history), a stored one as its :class:`Record`.
 
-    This is the costly half of ``POST /records``, so a new record skips the ORM:
-    building a mapped object and flushing it through the unit of work costs
-    several times the CPU of the driver's prepared statement (docs/performance.md).
+    On PostgreSQL the record and its upkeep are one statement (one round trip, atomic
+    in autocommit); a record that improves a challenge entry then updates the player's
+    standing in a second one (standings are rebuilt from the entries, so a standing
+    missed in a crash between the two is put right by the player's next challenge
+    record, or ``flask --app api boards rebuild``). Elsewhere the insert and the upkeep
+    are statements of the caller's transaction. A new record skips the ORM: building a
+    mapped object and flushing it costs several times the CPU of the statement.
     """
     connection = session.connection()
     if connection.dialect.name == "postgresql":
-        flags = json.dumps(values["flags"])  # the driver is given the JSON text for the json column
-        new_id = connection.exec_driver_sql(_INSERT_POSTGRESQL, {**values, "flags": flags}).scalar()
+        row = connection.execute(boards.store_with_upkeep(), values).first()
+        new_id = None if row is None else row[0]
+        if row is not None and row[1]:
+            boards.challenge_entries_changed(connection, values["player"], row[1])
     else:
         new_id = connection.execute(_INSERT_CORE, values).scalar()
+        if new_id is not None:
+            boards.record_stored(connection, new_id)
     if new_id is not None:
         claimed = claims(values["claimed_score"], values["claimed_moves"], values["claimed_won"])
         return {**values, "id": new_id, "history": [], "claimed": claimed}, True
@@ -95,11 +97,12 @@ def store_record(session: Session, values: dict[str, Any]) -> tuple[dict[str, An
 @bp.post("/records")
 def submit_record() -> tuple[dict, int, dict[str, str]]:
     session = db.session()
-    # every statement of this request stands alone (the writes are single INSERTs: the record, and a
-    # tokenless player on a name's first use), so none needs a transaction around it: in autocommit each
-    # is one round trip, and nothing is left to commit afterwards. The fair-play reads (the player, a hint
-    # on the deal, a copy of the log, a stored solver line) are one indexed lookup each
-    session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+    if session.get_bind().dialect.name == "postgresql":
+        # every statement of this request stands alone (the record and its boards are one statement, a
+        # tokenless player on a name's first use another), so none needs a transaction around it: in
+        # autocommit each is one round trip, and nothing is left to commit afterwards. The fair-play reads
+        # (the player, a hint on the deal, a copy of the log, a stored solver line) are one indexed lookup each
+        session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
     sender = credentials(session)  # a player token or an API key, before anything is read or replayed
     body = load(RECORD_REQUEST, json_body())
     if not body["moves"]:
@@ -114,6 +117,7 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
                   **evidence(session, player, values["code"], values["log_hash"], values["canonical"],
                              body.get("times"), body.get("elapsed_ms"), values["received_at"]))
     stored, new = store_record(session, values)
+    session.commit()  # elsewhere than PostgreSQL: the record and its boards together
     answer = RECORD.dump(stored)
     return answer, 201 if new else 200, {"Location": url_for("records.get_record", record_id=answer["id"])}
 
@@ -138,6 +142,10 @@ def set_status(record_id: int) -> dict:
     """Hide a record from the leaderboards or show it again (admin keys); each change is
     added to the record's history with the key's name, the time and the reason."""
     session = db.session()
+    if session.get_bind().dialect.name == "postgresql":
+        # one statement stores the record and keeps its boards: in autocommit that is one round trip
+        # (see store_record), and nothing is left to commit afterwards
+        session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
     key = authenticate(session, required=True, admin=True)
     assert key is not None
     body = load(STATUS_REQUEST, json_body())
@@ -149,6 +157,8 @@ def set_status(record_id: int) -> dict:
 
 @bp.get("/records")
 def list_records() -> dict:
+    """Newest first, a page at a time with a keyset cursor: no page counts or skips the rows
+    before it (the partial indexes on visible records by player, deal and time serve it)."""
     args = query(RECORD_QUERY)
     filters = []
     if "code" in args:
@@ -159,9 +169,17 @@ def list_records() -> dict:
         filters.append(Record.won == args["won"])
     if args["status"] != "all":
         filters.append(Record.status == args["status"])
-    page, size = args["page"], args["page_size"]
-    session = db.session()
-    total = session.scalar(select(func.count()).select_from(Record).where(*filters))
-    items = session.scalars(select(Record).where(*filters).order_by(Record.received_at.desc(), Record.id.desc())
-                            .limit(size).offset((page - 1) * size)).all()
-    return RECORD_PAGE.dump({"items": items, "page": page, "page_size": size, "total": total})
+    if "cursor" in args:
+        try:
+            at, last_id = boards.decode_cursor(args["cursor"], (datetime, int))
+        except boards.BadCursor as error:
+            raise invalid_field("cursor", str(error)) from None
+        filters.append(tuple_(Record.received_at, Record.id) < tuple_(literal(at, Record.received_at.type),
+                                                                      literal(last_id, Record.id.type)))
+    size = args["page_size"]
+    items = db.session().scalars(select(Record).where(*filters).order_by(Record.received_at.desc(), Record.id.desc())
+                                 .limit(size + 1)).all()
+    more = len(items) > size
+    items = items[:size]
+    next_cursor = boards.encode_cursor((items[-1].received_at, items[-1].id)) if more else None
+    return RECORD_PAGE.dump({"items": items, "page_size": size, "has_more": more, "next_cursor": next_cursor})

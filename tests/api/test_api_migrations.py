@@ -33,7 +33,8 @@ def test_an_empty_database_upgrades_to_head_and_matches_the_models(empty_databas
         with database.engine.connect() as connection:
             assert set(inspect(connection).get_table_names()) == {"alembic_version", "records", "record_status",
                                                                   "api_keys", "solvability", "solver_jobs",
-                                                                  "hint_answers", "players", "hints"}
+                                                                  "hint_answers", "players", "hints", "board_entries",
+                                                                  "challenges", "standings", "player_stats"}
             diff = compare_metadata(MigrationContext.configure(connection, opts={"compare_type": True}),
                                     Base.metadata)
         assert diff == []
@@ -96,7 +97,7 @@ def test_db_commands(make_app, empty_database_url):
     assert [line["message"].split(" (")[0] for line in lines] == [
         "database schema upgraded: empty -> 0001", "database schema upgraded: 0001 -> 0002",
         "database schema upgraded: 0002 -> 0003", "database schema upgraded: 0003 -> 0004",
-        "database schema upgraded: 0004 -> 0005"]
+        "database schema upgraded: 0004 -> 0005", "database schema upgraded: 0005 -> 0006"]
     assert runner.invoke(args=["db", "current"]).stdout.strip() == f"{head} (head)"
 
 
@@ -262,5 +263,38 @@ def test_0005_down_again_keeps_every_record(empty_database_url):
             after = _old_rows(connection)
             assert "players" not in inspect(connection).get_table_names()
         assert after == [row if row[1] != "bot" else (*row[:-1], "hidden") for row in before]
+
+
+@BOTH
+def test_0006_builds_the_boards_and_totals_from_the_stored_records(empty_database_url):
+    database = Database(empty_database_url)
+    insert = text(
+        "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, actions, undos, "
+        "takebacks, foundation_cards, engine_version, rules_version, received_at, verified_at, status) VALUES "
+        "(:player, 'FT1-N-AAAAAAB', 'forty-thieves', 1, :log, :hash, :won, :score, :moves, 1, 0, :takebacks, 0, "
+        "'0.9.0', 1, :at, :at, :status)")
+    rows = [("ann", False, 40, 9, 0, "visible"), ("ann", True, 900, 120, 2, "visible"),
+            ("ann", True, 950, 100, 0, "hidden"), ("bob", False, 60, 12, 0, "visible")]
+    try:
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), "0003")
+            for n, (player, won, score, moves, takebacks, status) in enumerate(rows):
+                connection.execute(insert, {"player": player, "log": f"log{n}", "hash": f"hash{n}", "won": won, "score": score,
+                                            "moves": moves, "takebacks": takebacks, "status": status,
+                                            "at": f"2025-03-0{n + 1} 12:00:00+00:00"})
+        database.upgrade()
+        with database.engine.connect() as connection:
+            kept = connection.execute(text("SELECT count(*) FROM records")).scalar_one()
+            entries = connection.execute(text(
+                "SELECT board, player, score FROM board_entries ORDER BY board, sort_key")).all()
+            totals = connection.execute(text(
+                "SELECT player, games, wins, best_score, won_moves, takebacks FROM player_stats ORDER BY player")).all()
+        assert kept == 4
+        assert [tuple(e) for e in entries] == [
+            ("deal-nt:FT1-N-AAAAAAB", "bob", 60), ("deal-nt:FT1-N-AAAAAAB", "ann", 40),
+            ("deal:FT1-N-AAAAAAB", "ann", 900), ("deal:FT1-N-AAAAAAB", "bob", 60),
+            ("variant-nt:forty-thieves", "bob", 60), ("variant-nt:forty-thieves", "ann", 40),
+            ("variant:forty-thieves", "ann", 900), ("variant:forty-thieves", "bob", 60)]
+        assert [tuple(t) for t in totals] == [("ann", 2, 1, 900, 120, 2), ("bob", 1, 0, 60, 0, 0)]
     finally:
         database.dispose()

@@ -40,7 +40,32 @@ def production_app(make_empty_app):
     app = make_empty_app(API_KEYS_REQUIRED=True)
     with app.extensions["api.db"].sessions() as session:
         token = create_key(session, "fuzzer", admin=True)[1]
+        prepared(session)
     return app, token
+
+
+def prepared(session):
+    """What the worker tier keeps ready in production: the current challenges and a deal proved
+    winnable per variant (without them those endpoints answer 503, as documented)."""
+    from datetime import datetime, timezone
+
+    import engine
+    from api.challenges import KINDS, window
+    from api.models import Challenge, Solvability
+    from engine import BY_VARIANT, GameCode
+
+    now = datetime.now(timezone.utc)
+    for variant, rules in BY_VARIANT.items():
+        code = str(GameCode(rules.game, rules.letter, 1))
+        for kind in KINDS:
+            start, end = window(kind, now)
+            session.add(Challenge(variant=variant, kind=kind, starts_at=start, ends_at=end, code=code, candidate=0,
+                                  par=1, par_line="", prepared_at=now))
+        session.add(Solvability(code=code, variant=variant, budget="1s", budget_seconds=1.0, budget_nodes=None,
+                                engine_version=engine.__version__, rules_version=engine.RULES_VERSION,
+                                status="winnable", reason="fixture", solution="", solution_actions=0, verified=True,
+                                attempts=1, requested_at=now, solved_at=now))
+    session.commit()
 
 
 #: how invalid input may be refused: schemathesis' default list (4xx refusals; a 5xx fails

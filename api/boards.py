@@ -1,0 +1,484 @@
+"""Boards: each player's best eligible record per board, kept in ``board_entries``
+on every write, and read a page at a time with keyset cursors.
+
+Boards of a record (``BoardEntry.board``):
+
+- ``deal:<code>`` and ``deal-nt:<code>`` (only records without take-backs);
+- ``variant:<variant>`` and ``variant-nt:<variant>`` (raw best across deals:
+  ``GET /leaderboard`` without a code);
+- ``challenge:<id>`` for each challenge whose deal it is and whose window it
+  was received in.
+
+The order of a board: won first, then the higher score, then fewer moves (the
+*rank key*: equal keys share a rank, 1-2-2-4), then the earlier submission, then
+the lower record id, so that the order is total. :func:`sort_key_of` packs the rank
+key into one integer, lower is better, so that one ascending index
+``(board, sort_key, received_at, record_id)`` serves every page, cursor and
+rank count. A record replaces a player's entry only if it is better
+(:func:`record_stored`); hiding, showing or re-judging a record rebuilds that
+player's entries from their records (:func:`rebuild_player`).
+
+The like-for-like variant board is ``standings``: challenge points (3 for each
+challenge won, 1 for each one played and not won), rebuilt for a player whenever
+one of their challenge entries changes.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import (BigInteger, ColumnElement, Connection, String, and_, bindparam, case, cast, delete, event, func,
+                        inspect, literal, or_, select, tuple_, union_all)
+from sqlalchemy.dialects import postgresql, sqlite
+
+from .models import BoardEntry, Challenge, PlayerStats, Record, Standing, UTCDateTime
+
+#: rank key packing: won in bit 61, then 2^30 − 1 − score (scores are 0 … 2^30 − 1), then moves (< 2^31)
+WON_UNIT, SCORE_UNIT, SCORE_CEILING = 2 ** 61, 2 ** 31, 2 ** 30 - 1
+#: challenge points
+POINTS_WON, POINTS_PLAYED = 3, 1
+
+
+def eligible(records: Any = None) -> ColumnElement[bool]:
+    """The one test of whether a record takes part in boards, challenges and statistics
+    (``records``: the columns of the records table, or of rows shaped like it)."""
+    columns = Record.__table__.c if records is None else records
+    return and_(columns.status == "visible", columns.ranked.is_(True))  # hidden, in review or unranked: none
+
+
+def sort_key(won: bool, score: int, moves: int) -> int:
+    """:func:`sort_key_of` in Python (lower is better)."""
+    return (0 if won else 1) * WON_UNIT + (SCORE_CEILING - score) * SCORE_UNIT + moves
+
+
+def sort_key_of(records: Any) -> ColumnElement[int]:
+    """The rank key packed into one integer, lower is better (see the module's docstring)."""
+    return (case((records.won, 0), else_=1) * literal(WON_UNIT, BigInteger)
+            + (literal(SCORE_CEILING, BigInteger) - records.score) * literal(SCORE_UNIT, BigInteger) + records.moves)
+
+
+_ENTRY_COLUMNS = ("board", "player", "record_id", "challenge_id", "sort_key", "received_at", "won", "score", "moves",
+                  "takebacks")
+
+
+def board_rows(*where: ColumnElement[bool], source: Any = None) -> Any:
+    """One row per board of each eligible record matching ``where`` (all boards of a record),
+    read from the records table or from ``source``, rows shaped like it."""
+    table = Record.__table__ if source is None else source
+    c = table.c
+
+    def rows(board: ColumnElement[str], extra: Sequence[ColumnElement[bool]] = (), challenge: Any = None,
+             joined: Any = None) -> Any:
+        statement = select(board.label("board"), c.player, c.id.label("record_id"),
+                           (challenge if challenge is not None else literal(None, BigInteger)).label("challenge_id"),
+                           sort_key_of(c).label("sort_key"), c.received_at, c.won, c.score, c.moves, c.takebacks)
+        return statement.select_from(joined if joined is not None else table).where(eligible(c), *where, *extra)
+
+    no_takebacks = (c.takebacks == 0,)
+    in_window = and_(Challenge.code == c.code, Challenge.starts_at <= c.received_at, c.received_at < Challenge.ends_at)
+    return union_all(
+        rows(literal("deal:") + c.code),
+        rows(literal("deal-nt:") + c.code, no_takebacks),
+        rows(literal("variant:") + c.variant),
+        rows(literal("variant-nt:") + c.variant, no_takebacks),
+        rows(literal("challenge:") + cast(Challenge.id, String), (), Challenge.id,
+             table.join(Challenge.__table__, in_window)),
+    )
+
+
+def _insert(connection: Connection) -> Any:
+    return (postgresql.insert if connection.dialect.name == "postgresql" else sqlite.insert)
+
+
+def _upkeep_statements(dialect: str) -> tuple[Any, Any]:
+    """The two statements of :func:`record_stored` for a dialect, built once (building them is
+    most of their cost): the boards' upsert and the totals' upsert, for ``:record_id``."""
+    if dialect in _UPKEEP:
+        return _UPKEEP[dialect]
+    insert_of = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    entries = _entries_upsert(insert_of, board_rows(Record.id == bindparam("record_id")).subquery()).returning(
+        BoardEntry.challenge_id, BoardEntry.player)
+    totals = _totals_upsert(insert_of, Record.__table__, Record.id == bindparam("record_id"))
+    if dialect == "postgresql":  # one round trip: the totals' upsert rides along as a data-modifying CTE
+        entries, totals = entries.add_cte(totals.returning(PlayerStats.player).cte("totals")), None
+    _UPKEEP[dialect] = entries, totals
+    return entries, totals
+
+
+_UPKEEP: dict[Any, Any] = {}
+
+
+def _entries_upsert(insert_of: Any, rows: Any) -> Any:
+    """Upsert ``rows`` (shaped like board entries) so that an entry is only replaced by a better one."""
+    insert = insert_of(BoardEntry).from_select(
+        _ENTRY_COLUMNS, select(*(rows.c[name] for name in _ENTRY_COLUMNS)).where(literal(True)))
+    new, old = insert.excluded, BoardEntry
+    better = tuple_(new.sort_key, new.received_at, new.record_id) < tuple_(old.sort_key, old.received_at,
+                                                                           old.record_id)
+    return insert.on_conflict_do_update(
+        index_elements=["board", "player"], where=better,
+        set_={name: new[name] for name in _ENTRY_COLUMNS if name not in ("board", "player")})
+
+
+def _totals_upsert(insert_of: Any, records: Any, *where: ColumnElement[bool]) -> Any:
+    """Add the eligible records of ``records`` matching ``where`` (one per player and variant) to the totals."""
+    c = records.c
+    stats = insert_of(PlayerStats).from_select(
+        ("player", "variant", "games", "wins", "best_score", "won_moves", "takebacks"),
+        select(c.player, c.variant, literal(1), case((c.won, 1), else_=0), c.score,
+               case((c.won, c.moves), else_=0), c.takebacks).where(eligible(c), *where))
+    return stats.on_conflict_do_update(index_elements=["player", "variant"], set_={
+        "games": PlayerStats.games + 1, "wins": PlayerStats.wins + stats.excluded.wins,
+        "best_score": case((stats.excluded.best_score > PlayerStats.best_score, stats.excluded.best_score),
+                           else_=PlayerStats.best_score),
+        "won_moves": PlayerStats.won_moves + stats.excluded.won_moves,
+        "takebacks": PlayerStats.takebacks + stats.excluded.takebacks})
+
+
+def store_with_upkeep() -> Any:
+    """PostgreSQL: one statement that stores a record (the columns as bind parameters; nothing
+    if the same game is stored) and keeps its boards and the player's totals, in one round
+    trip. It returns the new id and the ids of the challenges whose entry changed (then
+    :func:`challenge_entries_changed` follows). Built once."""
+    if "store" in _UPKEEP:
+        return _UPKEEP["store"]
+    table = Record.__table__
+    columns = [column.name for column in table.columns if not column.primary_key]
+    stored = (postgresql.insert(table).values({name: bindparam(name, type_=table.c[name].type) for name in columns})
+              .on_conflict_do_nothing(index_elements=["player", "code", "log_hash"])
+              .returning(*table.c).cte("stored"))
+    entries = _entries_upsert(postgresql.insert, board_rows(source=stored).subquery()).returning(
+        BoardEntry.challenge_id).cte("entries")
+    totals = _totals_upsert(postgresql.insert, stored).returning(PlayerStats.player).cte("totals")
+    changed = select(func.array_agg(entries.c.challenge_id)).where(
+        entries.c.challenge_id.is_not(None)).scalar_subquery()
+    statement = select(stored.c.id, changed).add_cte(entries, totals)
+    _UPKEEP["store"] = statement
+    return statement
+
+
+def challenge_entries_changed(connection: Connection, player: str, challenge_ids: Iterable[int]) -> None:
+    """The player's standing in the variant of each challenge whose entry of theirs changed."""
+    for challenge_id in challenge_ids:
+        connection.execute(_standing_statement(connection.dialect.name),
+                           {"challenge_id": challenge_id, "player": player})
+
+
+def record_stored(connection: Connection, record_id: int) -> None:
+    """Upkeep after a new record is stored: it replaces the player's entry on each of its
+    boards where it is better (an upsert whose update only happens then), and it is
+    added to the player's totals; a changed challenge entry changes the player's
+    standing. Runs in the caller's transaction; an ineligible record changes nothing."""
+    entries, totals = _upkeep_statements(connection.dialect.name)
+    changed = connection.execute(entries, {"record_id": record_id}).all()
+    if totals is not None:
+        connection.execute(totals, {"record_id": record_id})
+    for challenge_id, player in changed:
+        if challenge_id is not None:
+            challenge_entries_changed(connection, player, [challenge_id])
+
+
+def rebuild_player(connection: Connection, player: str, variant: str) -> None:
+    """Build a player's entries on every board of ``variant`` (and their totals and
+    standing) again from their eligible records: after a record of theirs was hidden,
+    shown or judged again. Reads only that player's records."""
+    codes = select(Record.code).where(Record.player == player, Record.variant == variant).distinct().subquery()
+    deal_boards = select(literal("deal:") + codes.c.code).union_all(select(literal("deal-nt:") + codes.c.code))
+    connection.execute(delete(BoardEntry).where(  # by primary key: (board, player)
+        BoardEntry.player == player,
+        or_(BoardEntry.board.in_((f"variant:{variant}", f"variant-nt:{variant}")), BoardEntry.board.in_(deal_boards))))
+    connection.execute(delete(BoardEntry).where(  # by the index of challenge entries
+        BoardEntry.player == player, BoardEntry.challenge_id.is_not(None),
+        BoardEntry.challenge_id.in_(select(Challenge.id).where(Challenge.variant == variant))))
+    rows = board_rows(Record.player == player, Record.variant == variant).subquery()
+    place = func.row_number().over(partition_by=(rows.c.board, rows.c.player),
+                                   order_by=(rows.c.sort_key, rows.c.received_at, rows.c.record_id)).label("place")
+    ranked = select(*(rows.c[name] for name in _ENTRY_COLUMNS), place).subquery()
+    connection.execute(_insert(connection)(BoardEntry).from_select(
+        _ENTRY_COLUMNS, select(*(ranked.c[name] for name in _ENTRY_COLUMNS)).where(ranked.c.place == 1)))
+    rebuild_standing(connection, variant, player)
+    connection.execute(delete(PlayerStats).where(PlayerStats.player == player, PlayerStats.variant == variant))
+    totals = (select(Record.player, Record.variant, func.count(), func.sum(case((Record.won, 1), else_=0)),
+                     func.max(Record.score), func.sum(case((Record.won, Record.moves), else_=0)),
+                     func.sum(Record.takebacks))
+              .where(Record.player == player, Record.variant == variant, eligible())
+              .group_by(Record.player, Record.variant))
+    connection.execute(_insert(connection)(PlayerStats).from_select(
+        ("player", "variant", "games", "wins", "best_score", "won_moves", "takebacks"), totals))
+
+
+def rebuild_all(connection: Connection) -> None:
+    """Every board, standing and total again from all the records (a bulk load, a repair):
+    one pass of set-based statements, not a row at a time."""
+    for table in (Standing, BoardEntry, PlayerStats):
+        connection.execute(delete(table))
+    rows = board_rows().subquery()
+    place = func.row_number().over(partition_by=(rows.c.board, rows.c.player),
+                                   order_by=(rows.c.sort_key, rows.c.received_at, rows.c.record_id)).label("place")
+    ranked = select(*(rows.c[name] for name in _ENTRY_COLUMNS), place).subquery()
+    connection.execute(_insert(connection)(BoardEntry).from_select(
+        _ENTRY_COLUMNS, select(*(ranked.c[name] for name in _ENTRY_COLUMNS)).where(ranked.c.place == 1)))
+    totals = (select(Record.player, Record.variant, func.count(), func.sum(case((Record.won, 1), else_=0)),
+                     func.max(Record.score), func.sum(case((Record.won, Record.moves), else_=0)),
+                     func.sum(Record.takebacks))
+              .where(eligible()).group_by(Record.player, Record.variant))
+    connection.execute(_insert(connection)(PlayerStats).from_select(
+        ("player", "variant", "games", "wins", "best_score", "won_moves", "takebacks"), totals))
+    won = func.sum(case((BoardEntry.won, 1), else_=0))
+    played = func.count()
+    points = POINTS_WON * won + POINTS_PLAYED * (played - won)
+    standings = (select(Challenge.variant, BoardEntry.player, points, won, played, -points,
+                        func.max(BoardEntry.received_at))
+                 .join(Challenge, Challenge.id == BoardEntry.challenge_id)
+                 .group_by(Challenge.variant, BoardEntry.player))
+    connection.execute(_insert(connection)(Standing).from_select(
+        ("variant", "player", "points", "challenges_won", "challenges_played", "sort_key", "updated_at"), standings))
+
+
+def _standing_statement(dialect: str) -> Any:
+    """One statement: the standing of ``:player`` in the variant of challenge ``:challenge_id``,
+    from their challenge entries of that variant (after one of them got better)."""
+    if ("standing", dialect) in _UPKEEP:
+        return _UPKEEP[("standing", dialect)]
+    insert_of = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    variant = select(Challenge.variant).where(Challenge.id == bindparam("challenge_id")).scalar_subquery()
+    won = func.sum(case((BoardEntry.won, 1), else_=0))
+    played = func.count()
+    points = POINTS_WON * won + POINTS_PLAYED * (played - won)
+    rows = (select(Challenge.variant, BoardEntry.player, points, won, played, -points,
+                   func.max(BoardEntry.received_at))
+            .join(Challenge, Challenge.id == BoardEntry.challenge_id)
+            .where(BoardEntry.player == bindparam("player"), BoardEntry.challenge_id.is_not(None),
+                   Challenge.variant == variant)
+            .group_by(Challenge.variant, BoardEntry.player))
+    insert = insert_of(Standing).from_select(
+        ("variant", "player", "points", "challenges_won", "challenges_played", "sort_key", "updated_at"), rows)
+    statement = insert.on_conflict_do_update(index_elements=["variant", "player"], set_={
+        name: insert.excluded[name] for name in ("points", "challenges_won", "challenges_played", "sort_key",
+                                                 "updated_at")})
+    _UPKEEP[("standing", dialect)] = statement
+    return statement
+
+
+def rebuild_standing(connection: Connection, variant: str, player: str) -> None:
+    """A player's challenge points in ``variant``, from their challenge entries."""
+    entries = connection.execute(
+        select(BoardEntry.won, BoardEntry.received_at).join(Challenge, Challenge.id == BoardEntry.challenge_id)
+        .where(BoardEntry.player == player, BoardEntry.challenge_id.is_not(None), Challenge.variant == variant)).all()
+    connection.execute(delete(Standing).where(Standing.variant == variant, Standing.player == player))
+    if not entries:
+        return
+    won = sum(1 for entry in entries if entry.won)
+    points = POINTS_WON * won + POINTS_PLAYED * (len(entries) - won)
+    connection.execute(_insert(connection)(Standing).values(
+        variant=variant, player=player, points=points, challenges_won=won, challenges_played=len(entries),
+        sort_key=-points, updated_at=max(entry.received_at for entry in entries)))
+
+
+def fill_challenge(connection: Connection, challenge_id: int) -> None:
+    """A new challenge's board from the records already received in its window on its deal
+    (normally none: a challenge is prepared before its window opens)."""
+    challenge = connection.execute(select(Challenge).where(Challenge.id == challenge_id)).one()
+    rows = board_rows(Record.code == challenge.code, Record.received_at >= challenge.starts_at,
+                      Record.received_at < challenge.ends_at).subquery()
+    place = func.row_number().over(partition_by=(rows.c.board, rows.c.player),
+                                   order_by=(rows.c.sort_key, rows.c.received_at, rows.c.record_id)).label("place")
+    ranked = select(*(rows.c[name] for name in _ENTRY_COLUMNS), place).where(
+        rows.c.challenge_id == challenge_id).subquery()
+    players = connection.execute(_insert(connection)(BoardEntry).from_select(
+        _ENTRY_COLUMNS, select(*(ranked.c[name] for name in _ENTRY_COLUMNS)).where(ranked.c.place == 1))
+        .returning(BoardEntry.player)).scalars().all()
+    for player in players:
+        rebuild_standing(connection, challenge.variant, player)
+
+
+# -- reading a board ------------------------------------------------------
+
+@dataclass(frozen=True)
+class Board:
+    """Where a board's rows live: the table, the rows of this board, and its order
+    (the rank key first; the other columns break ties)."""
+
+    table: Any
+    where: ColumnElement[bool]
+    order: tuple[Any, ...]
+    player: Any
+
+    @property
+    def key(self) -> Any:
+        return self.order[0]
+
+    def _ordered(self) -> Any:
+        return tuple_(*self.order)
+
+
+def entry_board(name: str) -> Board:
+    return Board(BoardEntry, BoardEntry.board == name,
+                 (BoardEntry.sort_key, BoardEntry.received_at, BoardEntry.record_id), BoardEntry.player)
+
+
+def standings_board(variant: str) -> Board:
+    return Board(Standing, Standing.variant == variant, (Standing.sort_key, Standing.updated_at, Standing.player),
+                 Standing.player)
+
+
+class BadCursor(ValueError):
+    """A cursor this server did not hand out (or for another board)."""
+
+
+def encode_cursor(values: Iterable[Any]) -> str:
+    plain = [v.isoformat() if isinstance(v, datetime) else v for v in values]
+    return base64.urlsafe_b64encode(json.dumps(plain, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def decode_cursor(text: str, kinds: Sequence[type]) -> list[Any]:
+    """The values of a cursor, each checked against ``kinds`` (int, str or datetime)."""
+    try:
+        values = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+    except ValueError:
+        raise BadCursor("not a cursor this server handed out") from None
+    if not isinstance(values, list) or len(values) != len(kinds):
+        raise BadCursor("not a cursor this server handed out")
+    decoded = []
+    for value, kind in zip(values, kinds):
+        if kind is datetime:
+            try:
+                value = datetime.fromisoformat(value)
+            except (TypeError, ValueError):
+                raise BadCursor("not a cursor this server handed out") from None
+            if value.tzinfo is None:
+                raise BadCursor("not a cursor this server handed out")
+            value = value.astimezone(timezone.utc)
+        elif kind is int:
+            if isinstance(value, bool) or not isinstance(value, int) or abs(value) >= 2 ** 63:
+                raise BadCursor("not a cursor this server handed out")
+        elif not isinstance(value, kind):
+            raise BadCursor("not a cursor this server handed out")
+        decoded.append(value)
+    return decoded
+
+
+def _kinds(board: Board) -> tuple[type, ...]:
+    return tuple(datetime if isinstance(column.type, UTCDateTime) else column.type.python_type
+                 for column in board.order) + (int, int)
+
+
+def _ranked(rows: Sequence[Any], board: Board, rank: int, position: int, previous_key: int | None
+            ) -> list[tuple[int, Any]]:
+    """``rows`` in board order with their ranks; ``rank``/``position`` belong to the row before them."""
+    out = []
+    for row in rows:
+        position += 1
+        key = getattr(row, board.key.key)
+        if key != previous_key:
+            rank = position
+        previous_key = key
+        out.append((rank, row))
+    return out
+
+
+def page(connection: Connection, board: Board, limit: int, cursor: str | None) -> dict[str, Any]:
+    """A page of ``board`` after ``cursor`` (None: from the top). The cursor carries the
+    last row's order values, rank and position, so no page counts what lies before it."""
+    statement = select(board.table).where(board.where).order_by(*board.order).limit(limit + 1)
+    rank, position, previous = 0, 0, None
+    if cursor is not None:
+        *after, rank, position = decode_cursor(cursor, _kinds(board))
+        statement = statement.where(board._ordered() > tuple_(*(literal(v, c.type) for v, c in zip(after,
+                                                                                                   board.order))))
+        previous = after[0]
+    rows = connection.execute(statement).all()
+    return _page_of(board, _ranked(rows[:limit], board, rank, position, previous), len(rows) > limit, position)
+
+
+def _page_of(board: Board, ranked: list[tuple[int, Any]], more: bool, start: int) -> dict[str, Any]:
+    """The page's answer; ``start`` is the position of the row before its first row."""
+    next_cursor = None
+    if more and ranked:
+        rank, last = ranked[-1]
+        position = start + len(ranked)
+        next_cursor = encode_cursor([*(getattr(last, c.key) for c in board.order), rank, position])
+    return {"ranked": ranked, "has_more": more, "next_cursor": next_cursor}
+
+
+def _count_where(condition: ColumnElement[bool]) -> Any:
+    return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
+
+
+def find(connection: Connection, board: Board, player: str) -> Any:
+    return connection.execute(select(board.table).where(board.where, board.player == player)).first()
+
+
+def standing(connection: Connection, board: Board, player: str) -> dict[str, Any] | None:
+    """A player's rank on a board and where that puts them: ``top_percent`` is the smallest
+    whole percentage of the board's entries that includes their rank (rank 7 of 100:
+    top 7 %), ``percentile`` the share of entries ranked strictly below them."""
+    row = find(connection, board, player)
+    if row is None:
+        return None
+    key = getattr(row, board.key.key)
+    size, better, worse = connection.execute(   # one index-only scan of the board
+        select(func.count(), _count_where(board.key < key), _count_where(board.key > key))
+        .select_from(board.table).where(board.where)).one()
+    return _standing(player, better, worse, size)
+
+
+def _standing(player: str, better: int, worse: int, size: int) -> dict[str, Any]:
+    rank = better + 1
+    return {"player": player, "rank": rank, "entries": size, "top_percent": math.ceil(100 * rank / size),
+            "percentile": round(100 * worse / size, 1)}
+
+
+def around(connection: Connection, board: Board, player: str, limit: int) -> dict[str, Any] | None:
+    """A window of ``limit`` rows with ``player``'s row in the middle (fewer above it at the
+    top of the board, more below; the other way at the bottom), with the player's
+    :func:`standing`. None: not on the board. The ranks and the standing come from one
+    index-only scan of the board."""
+    row = find(connection, board, player)
+    if row is None:
+        return None
+    here = tuple_(*(literal(getattr(row, c.key), c.type) for c in board.order))
+    above = connection.execute(select(board.table).where(board.where, board._ordered() < here)
+                               .order_by(*(c.desc() for c in board.order)).limit(limit - 1)).all()
+    below = connection.execute(select(board.table).where(board.where, board._ordered() > here)
+                               .order_by(*board.order).limit(limit)).all()
+    want_above = min(len(above), max((limit - 1) // 2, limit - 1 - len(below)))
+    window = [*reversed(above[:want_above]), row, *below[:limit - 1 - want_above]]
+    first, key = window[0], getattr(row, board.key.key)
+    first_key = getattr(first, board.key.key)
+    first_here = tuple_(*(literal(getattr(first, c.key), c.type) for c in board.order))
+    size, better, worse, first_better, first_ahead = connection.execute(
+        select(func.count(), _count_where(board.key < key), _count_where(board.key > key),
+               _count_where(board.key < first_key), _count_where(board._ordered() < first_here))
+        .select_from(board.table).where(board.where)).one()
+    rank, position = first_better + 1, first_ahead + 1
+    ranked = [(rank, first)] + _ranked(window[1:], board, rank, position, first_key)
+    more = len(below) > limit - 1 - want_above
+    found = _page_of(board, ranked, more, position - 1)
+    found["player"] = _standing(player, better, worse, size)
+    return found
+
+
+# -- records written through the ORM (imports, admin changes, re-verification, test factories) --
+
+_JUDGED = ("status", "ranked", "won", "score", "moves", "takebacks")
+
+
+def _after_insert(_mapper: Any, connection: Connection, target: Record) -> None:
+    record_stored(connection, target.id)
+
+
+def _after_update(_mapper: Any, connection: Connection, target: Record) -> None:
+    state = inspect(target)
+    if any(state.attrs[name].history.has_changes() for name in _JUDGED):
+        rebuild_player(connection, target.player, target.variant)
+
+
+event.listen(Record, "after_insert", _after_insert)
+event.listen(Record, "after_update", _after_update)

@@ -1,0 +1,238 @@
+"""Daily and weekly challenges, and the pool of deals proved winnable.
+
+**Windows.** A daily challenge runs from 00:00 UTC of its date to 00:00 UTC of
+the next date; a weekly one from Monday 00:00 UTC (ISO weeks) to the next
+Monday. ``next_reset`` is the window's end.
+
+**Candidates.** The window's candidate deals, in order, are for i = 0, 1, 2, …::
+
+    number_i = int.from_bytes(SHA-256("<variant>/<kind>/<YYYY-MM-DD>/<i>")[:8], "big") mod 2^35
+
+with the window's first date, so the code of candidate ``i`` is
+``GameCode(game, rules, number_i)`` (``candidates`` lists them; the tests
+pin vectors). **The challenge is the first candidate that the solver proved
+winnable** within the preparation budget (``CHALLENGE_NODES`` positions,
+a node budget so that the answer does not depend on the machine's speed); a
+candidate proved unwinnable, or undecided within the budget, is passed over. If
+none of the first ``CHALLENGE_CANDIDATES`` is proved, the window has no
+challenge (the endpoints answer 503) and the operator is told.
+
+**Par.** The solver's winning line, shortened: pairs of adjacent actions, then
+single actions, are dropped while the rest still replays as a won game (pairs of
+moves that cancel go first); the par is the move counter of that line.
+
+The searches are the work of the worker tier, never of a request:
+:func:`prepare_challenges` (``flask --app api challenges prepare``) proves the
+day's and the next day's challenges ahead of ``next_reset``, and
+:func:`refill_winnable_pool` keeps the pool behind
+``GET /deals/random?winnable=true`` filled. Both store each search's answer in
+the ``solvability`` table, as ``api/solving.py`` does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+from collections.abc import Iterator
+from datetime import date, datetime, time, timedelta, timezone
+from typing import Any
+
+from sqlalchemy import func, literal, select, tuple_, update
+from sqlalchemy.orm import Session
+
+import engine
+from engine import BY_VARIANT, GameCode
+from verifier import replay
+from verifier.solving import solve_code
+
+from . import boards
+from .models import Challenge, Solvability
+from .solving import PENDING, UNKNOWN, WINNABLE, Budget, now
+
+log = logging.getLogger(__name__)
+
+KINDS = ("daily", "weekly")
+DEAL_NUMBERS = 2 ** 35
+#: the seconds a preparation search may take at most, besides its node budget (a safety net only)
+SAFETY_SECONDS = 600.0
+
+
+def window(kind: str, moment: datetime) -> tuple[datetime, datetime]:
+    """The window of the ``kind`` challenge running at ``moment``: (start, end), UTC."""
+    day = moment.astimezone(timezone.utc).date()
+    if kind == "weekly":
+        day -= timedelta(days=day.weekday())
+    start = datetime.combine(day, time(0), timezone.utc)
+    return start, start + timedelta(days=1 if kind == "daily" else 7)
+
+
+def candidate(variant: str, kind: str, first_day: date, index: int) -> GameCode:
+    """Candidate ``index`` of the window starting on ``first_day`` (see the module's formula)."""
+    rules = BY_VARIANT[variant]
+    digest = hashlib.sha256(f"{variant}/{kind}/{first_day.isoformat()}/{index}".encode()).digest()
+    return GameCode(rules.game, rules.letter, int.from_bytes(digest[:8], "big") % DEAL_NUMBERS)
+
+
+def candidates(variant: str, kind: str, first_day: date, count: int) -> list[GameCode]:
+    return [candidate(variant, kind, first_day, index) for index in range(count)]
+
+
+def shorten(code: GameCode | str, line: list[str]) -> list[str]:
+    """A winning ``line`` with pairs of adjacent actions, then single actions, dropped while what
+    is left still replays as a won game (a few passes; each drop is checked by the verifier)."""
+    line = list(line)
+    for _ in range(3):
+        dropped = False
+        for width in (2, 1):
+            index = 0
+            while index + width <= len(line):
+                trial = line[:index] + line[index + width:]
+                verdict = replay(code, trial)
+                if verdict.legal and verdict.won:
+                    line, dropped = trial, True
+                else:
+                    index += 1
+        if not dropped:
+            break
+    return line
+
+
+# -- the solvability table ------------------------------------------------------
+
+def proved_winnable(session: Session, code: GameCode) -> Solvability | None:
+    """A stored, verified winning line for ``code`` by this engine (any budget)."""
+    return session.scalars(select(Solvability).where(
+        Solvability.code == str(code), Solvability.status == WINNABLE, Solvability.verified.is_(True),
+        Solvability.engine_version == engine.__version__, Solvability.rules_version == engine.RULES_VERSION)
+        .limit(1)).first()
+
+
+def search(session: Session, code: GameCode, budget: Budget) -> Solvability:
+    """``code``'s answer within ``budget``: the stored one, or a search run here (in the
+    worker tier) and stored like the solver's own answers. Commits."""
+    found = proved_winnable(session, code)
+    if found is not None:
+        return found
+    row = session.scalars(select(Solvability).where(
+        Solvability.code == str(code), Solvability.budget == budget.key,
+        Solvability.engine_version == engine.__version__, Solvability.rules_version == engine.RULES_VERSION)).first()
+    if row is not None and row.status != PENDING:
+        return row
+    answer = solve_code(code, budget_seconds=budget.seconds, max_nodes=budget.nodes).to_json()
+    status = answer["status"] if answer["status"] != WINNABLE or answer["verified"] else UNKNOWN
+    values: dict[str, Any] = {
+        "status": status, "reason": answer["reason"], "verified": status == WINNABLE,
+        "solution": answer["solution"] if status == WINNABLE else None,
+        "solution_actions": answer["solution_actions"] if status == WINNABLE else None,
+        "statistics": answer["search"], "coverage": answer["coverage"], "solved_at": now()}
+    if row is None:
+        row = Solvability(code=str(code), variant=code.variant, budget=budget.key, budget_seconds=budget.seconds,
+                          budget_nodes=budget.nodes, engine_version=engine.__version__,
+                          rules_version=engine.RULES_VERSION, attempts=1, requested_at=now(), queued_at=None,
+                          **values)
+        session.add(row)
+    else:  # a web request's pending row for the same budget: answer it
+        session.execute(update(Solvability).where(Solvability.id == row.id, Solvability.status == PENDING)
+                        .values(**values))
+    session.commit()
+    session.refresh(row)
+    return row
+
+
+# -- challenges -----------------------------------------------------------------
+
+def prepare(session: Session, variant: str, kind: str, moment: datetime, budget: Budget, count: int
+            ) -> Challenge | None:
+    """The ``kind`` challenge of ``variant`` for the window at ``moment``: the stored one, or
+    the first of ``count`` candidates proved winnable, stored with its par. None if none is."""
+    start, end = window(kind, moment)
+    found = current(session, variant, kind, start)
+    if found is not None:
+        return found
+    for index, code in enumerate(candidates(variant, kind, start.date(), count)):
+        answer = search(session, code, budget)
+        if answer.status != WINNABLE:
+            continue
+        line = shorten(code, answer.solution.split())
+        challenge = Challenge(variant=variant, kind=kind, starts_at=start, ends_at=end, code=str(code),
+                              candidate=index, par=replay(code, line).moves, par_line=" ".join(line),
+                              prepared_at=now())
+        session.add(challenge)
+        session.flush()
+        boards.fill_challenge(session.connection(), challenge.id)
+        session.commit()
+        log.info("challenge %s %s from %s: %s (candidate %d, par %d)", variant, kind, start.date(), code, index,
+                 challenge.par)
+        return challenge
+    log.error("challenge %s %s from %s: none of the first %d candidates was proved winnable", variant, kind,
+              start.date(), count)
+    return None
+
+
+def prepare_challenges(session: Session, day: date, budget: Budget, count: int, ahead: int = 1
+                       ) -> list[Challenge | None]:
+    """Every variant's daily and weekly challenge for ``day`` and the ``ahead`` days after it
+    (the worker tier runs this before ``next_reset``, so the next deal is ready in time)."""
+    prepared = []
+    for offset in range(ahead + 1):
+        moment = datetime.combine(day + timedelta(days=offset), time(12), timezone.utc)
+        for variant in BY_VARIANT:
+            for kind in KINDS:
+                prepared.append(prepare(session, variant, kind, moment, budget, count))
+    return prepared
+
+
+def current(session: Session, variant: str, kind: str, moment: datetime) -> Challenge | None:
+    """The stored challenge whose window holds ``moment`` (None: not prepared)."""
+    start, _ = window(kind, moment)
+    return session.scalars(select(Challenge).where(Challenge.variant == variant, Challenge.kind == kind,
+                                                   Challenge.starts_at == start)).first()
+
+
+# -- the winnable pool -----------------------------------------------------------
+
+def pool_size(session: Session, variant: str, most: int) -> int:
+    """How many deals of ``variant`` are proved winnable, counted up to ``most`` (a bounded count)."""
+    rows = select(Solvability.id).where(Solvability.variant == variant, Solvability.status == WINNABLE,
+                                        Solvability.verified.is_(True)).limit(most).subquery()
+    return session.scalar(select(func.count()).select_from(rows)) or 0
+
+
+def refill_winnable_pool(session: Session, variant: str, target: int, budget: Budget, searches: int,
+                         rng: random.Random | None = None) -> int:
+    """Search random deals of ``variant`` until ``target`` are proved winnable or ``searches``
+    searches have run; returns the searches run."""
+    rng = rng or random.SystemRandom()
+    rules = BY_VARIANT[variant]
+    ran = 0
+    while ran < searches and pool_size(session, variant, target) < target:
+        search(session, GameCode(rules.game, rules.letter, rng.randrange(DEAL_NUMBERS)), budget)
+        ran += 1
+    return ran
+
+
+def random_winnable(session: Session, variant: str, rng: random.Random | None = None) -> str | None:
+    """A deal of the pool, picked at random (an index probe at a random id, not a count): None
+    while the pool is empty."""
+    rng = rng or random.SystemRandom()
+    proved = (Solvability.variant == variant, Solvability.status == WINNABLE, Solvability.verified.is_(True))
+    lowest, highest = session.execute(select(func.min(Solvability.id), func.max(Solvability.id))
+                                      .where(*proved)).one()
+    if lowest is None:
+        return None
+    probe = rng.randint(lowest, highest)
+    return session.scalar(select(Solvability.code).where(*proved, Solvability.id >= probe)
+                          .order_by(Solvability.id).limit(1))
+
+
+def past(session: Session, variant: str, kind: str | None, moment: datetime, limit: int,
+         after: tuple[datetime, int] | None) -> Iterator[Challenge]:
+    """Challenges of ``variant`` that have started by ``moment``, newest first, a keyset page."""
+    statement = select(Challenge).where(Challenge.variant == variant, Challenge.starts_at <= moment)
+    if kind is not None:
+        statement = statement.where(Challenge.kind == kind)
+    if after is not None:
+        statement = statement.where(tuple_(Challenge.starts_at, Challenge.id) < tuple_(
+            literal(after[0], Challenge.starts_at.type), literal(after[1], Challenge.id.type)))
+    yield from session.scalars(statement.order_by(Challenge.starts_at.desc(), Challenge.id.desc()).limit(limit))

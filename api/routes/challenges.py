@@ -1,0 +1,91 @@
+"""``/challenges``: the daily and weekly challenge of a variant, the archive of past
+ones with their final boards, and each challenge's board. Nothing here searches: a
+window whose challenge the worker tier has not proved yet is answered 503."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from flask import Blueprint, Response
+from sqlalchemy import select
+
+from .. import boards, challenges, db
+from ..models import Challenge
+from ..problems import Problem, invalid_field
+from ..schemas import (BoardPagingSchema, ChallengeBoardSchema, ChallengeListQuerySchema, ChallengeListSchema,
+                       ChallengeQuerySchema, ChallengeSchema, NoQuerySchema)
+from . import query
+from .leaderboard import board_body, conditional, read_board, with_records
+
+bp = Blueprint("challenges", __name__)
+CHALLENGE, CHALLENGE_LIST, CHALLENGE_BOARD = ChallengeSchema(), ChallengeListSchema(), ChallengeBoardSchema()
+#: seconds a client should wait before asking again for a challenge not prepared yet
+RETRY_AFTER = 60
+#: entries of each past challenge's final board shown in the archive
+PODIUM = 3
+
+
+def _json(challenge: Challenge, moment: datetime, podium: bool = False) -> dict[str, Any]:
+    body = {"id": challenge.id, "variant": challenge.variant, "kind": challenge.kind, "code": challenge.code,
+            "starts_at": challenge.starts_at, "ends_at": challenge.ends_at, "next_reset": challenge.ends_at,
+            "par": challenge.par, "candidate": challenge.candidate, "final": challenge.ends_at <= moment}
+    if podium:
+        top = boards.page(db.session().connection(), boards.entry_board(f"challenge:{challenge.id}"), PODIUM, None)
+        body["podium"] = with_records(top["ranked"])
+    return body
+
+
+@bp.get("/challenges/daily", defaults={"kind": "daily"})
+@bp.get("/challenges/weekly", defaults={"kind": "weekly"})
+def current_challenge(kind: str) -> Response:
+    variant = query(ChallengeQuerySchema())["variant"]
+    moment = datetime.now(timezone.utc)
+    challenge = challenges.current(db.session(), variant, kind, moment)
+    if challenge is None:
+        raise Problem(503, f"the {kind} {variant} challenge of this window is not ready yet (its deal is still being "
+                           f"proved winnable); ask again in {RETRY_AFTER} s", headers={"Retry-After": str(RETRY_AFTER)})
+    return conditional(CHALLENGE.dump(_json(challenge, moment)))
+
+
+@bp.get("/challenges")
+def list_challenges() -> Response:
+    args = query(ChallengeListQuerySchema())
+    after = None
+    if "cursor" in args:
+        try:
+            after = tuple(boards.decode_cursor(args["cursor"], (datetime, int)))
+        except boards.BadCursor as error:
+            raise invalid_field("cursor", str(error)) from None
+    moment = datetime.now(timezone.utc)
+    limit = args["limit"]
+    found = list(challenges.past(db.session(), args["variant"], args.get("kind"), moment, limit + 1, after))
+    more = len(found) > limit
+    found = found[:limit]
+    next_cursor = boards.encode_cursor((found[-1].starts_at, found[-1].id)) if more else None
+    return conditional(CHALLENGE_LIST.dump({"variant": args["variant"], "items": [
+        _json(c, moment, podium=True) for c in found], "has_more": more, "next_cursor": next_cursor}))
+
+
+def find_challenge(challenge_id: int) -> Challenge:
+    found = db.session().scalar(select(Challenge).where(Challenge.id == challenge_id)) \
+        if 0 < challenge_id < 2 ** 63 else None
+    if found is None:
+        raise Problem(404, f"there is no challenge {challenge_id}")
+    return found
+
+
+@bp.get("/challenges/<int:challenge_id>")
+def get_challenge(challenge_id: int) -> Response:
+    query(NoQuerySchema())
+    return conditional(CHALLENGE.dump(_json(find_challenge(challenge_id), datetime.now(timezone.utc))))
+
+
+@bp.get("/challenges/<int:challenge_id>/board")
+def challenge_board(challenge_id: int) -> Response:
+    args = query(BoardPagingSchema())
+    challenge = find_challenge(challenge_id)
+    found = read_board(boards.entry_board(f"challenge:{challenge.id}"), args)
+    return conditional(CHALLENGE_BOARD.dump({
+        "challenge": _json(challenge, datetime.now(timezone.utc)), "limit": args["limit"],
+        **board_body(found, with_records)}))

@@ -1,0 +1,161 @@
+"""Boards kept on write: keyset cursors, ``around=``, ranks and percentiles, upkeep when
+a record is hidden and shown again, ``ETag``/304."""
+
+from __future__ import annotations
+
+import pytest
+
+from api.models import BoardEntry, PlayerStats
+
+API = "/api/v1"
+
+
+@pytest.fixture
+def admin_key(make_key):
+    return {"Authorization": f"Bearer {make_key('admin', admin=True)}"}
+
+
+def board(client, query, status=200):
+    response = client.get(f"{API}/leaderboard?{query}")
+    assert response.status_code == status, response.get_data(as_text=True)
+    return response.get_json()
+
+
+def walk(client, query, limit):
+    """Every page of a board, following next_cursor: (rank, player) of each entry."""
+    seen, cursor = [], None
+    while True:
+        body = board(client, f"{query}&limit={limit}" + (f"&cursor={cursor}" if cursor else ""))
+        seen += [(e["rank"], e["player"]) for e in body["entries"]]
+        if not body["has_more"]:
+            assert body["next_cursor"] is None
+            return seen
+        cursor = body["next_cursor"]
+
+
+def test_ties_share_a_rank_and_the_next_rank_skips_on_a_deal_board(client, records):
+    for player, score in (("a", 50), ("b", 40), ("c", 40), ("d", 40), ("e", 10)):
+        records.create(player=player, score=score, game_code="FT1-N-AAAAAAB")
+    body = board(client, "variant=forty-thieves&code=FT1-N-AAAAAAB")
+    assert [(e["rank"], e["player"]) for e in body["entries"]] == [(1, "a"), (2, "b"), (2, "c"), (2, "d"), (5, "e")]
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 4])
+def test_cursors_neither_skip_nor_repeat_when_ties_straddle_a_page(client, records, limit):
+    for player, score in (("a", 50), ("b", 40), ("c", 40), ("d", 40), ("e", 40), ("f", 10), ("g", 10)):
+        records.create(player=player, score=score)
+    assert walk(client, "variant=yukon-classic", limit) == [
+        (1, "a"), (2, "b"), (2, "c"), (2, "d"), (2, "e"), (6, "f"), (6, "g")]
+
+
+def test_a_cursor_not_handed_out_is_422(client, records):
+    records.create(player="a")
+    body = board(client, "variant=yukon-classic&cursor=WzEsMl0", status=422)
+    assert [e["field"] for e in body["errors"]] == ["cursor"]
+    body = board(client, "variant=yukon-classic&cursor=WzEsMl0&around=a", status=422)
+    assert [e["field"] for e in body["errors"]] == ["around"]
+
+
+@pytest.fixture
+def ten(records):
+    """Players p0 … p9 on yukon-classic, p0 best; p4 and p5 tie."""
+    scores = [100, 90, 80, 70, 60, 60, 40, 30, 20, 10]
+    for n, score in enumerate(scores):
+        records.create(player=f"p{n}", score=score)
+    return scores
+
+
+def around(client, player, limit=5):
+    body = board(client, f"variant=yukon-classic&around={player}&limit={limit}")
+    return [(e["rank"], e["player"]) for e in body["entries"]], body
+
+
+def test_around_at_the_top_middle_and_bottom(client, ten):
+    top, _ = around(client, "p0")
+    assert top == [(1, "p0"), (2, "p1"), (3, "p2"), (4, "p3"), (5, "p4")]
+    middle, body = around(client, "p5")
+    assert middle == [(4, "p3"), (5, "p4"), (5, "p5"), (7, "p6"), (8, "p7")]
+    assert body["has_more"] is True
+    rest = board(client, f"variant=yukon-classic&limit=5&cursor={body['next_cursor']}")
+    assert [(e["rank"], e["player"]) for e in rest["entries"]] == [(9, "p8"), (10, "p9")]
+    bottom, body = around(client, "p9")
+    assert bottom == [(5, "p5"), (7, "p6"), (8, "p7"), (9, "p8"), (10, "p9")]
+    assert (body["has_more"], body["next_cursor"]) == (False, None)
+    even, _ = around(client, "p1", limit=4)
+    assert even == [(1, "p0"), (2, "p1"), (3, "p2"), (4, "p3")]
+    assert board(client, "variant=yukon-classic&around=nobody", status=404)["status"] == 404
+
+
+def test_rank_and_percentile(client, ten):
+    assert around(client, "p0")[1]["player"] == {"player": "p0", "rank": 1, "entries": 10, "top_percent": 10,
+                                                 "percentile": 90.0}
+    body = board(client, "variant=yukon-classic&player=p5&limit=1")
+    assert body["player"] == {"player": "p5", "rank": 5, "entries": 10, "top_percent": 50, "percentile": 40.0}
+    assert board(client, "variant=yukon-classic&player=p9")["player"]["percentile"] == 0.0
+    assert board(client, "variant=yukon-classic&player=nobody")["player"] is None
+
+
+def test_hiding_a_record_rebuilds_the_players_entries_and_showing_it_restores_them(client, records, app,
+                                                                                  admin_key):
+    best = records.create(player="ann", score=90, won=True, moves=80)
+    records.create(player="ann", score=40)
+    records.create(player="bob", score=60)
+
+    def summary():
+        return [(e["player"], e["score"]) for e in board(client, "variant=yukon-classic")["entries"]]
+
+    def stats():
+        with app.extensions["api.db"].sessions() as session:
+            row = session.get(PlayerStats, ("ann", "yukon-classic"))
+            return row.games, row.wins, row.best_score, row.won_moves
+
+    assert summary() == [("ann", 90), ("bob", 60)] and stats() == (2, 1, 90, 80)
+    hide = client.post(f"{API}/records/{best.id}/status", json={"status": "hidden", "reason": "cheat"},
+                       headers=admin_key)
+    assert hide.status_code == 200, hide.get_data(as_text=True)
+    assert summary() == [("bob", 60), ("ann", 40)] and stats() == (1, 0, 40, 0)
+    assert [(e["player"], e["score"]) for e in
+            board(client, "variant=yukon-classic&code=YU1-C-AAAAAAB")["entries"]] == [("bob", 60), ("ann", 40)]
+    client.post(f"{API}/records/{best.id}/status", json={"status": "visible", "reason": "cleared"}, headers=admin_key)
+    assert summary() == [("ann", 90), ("bob", 60)] and stats() == (2, 1, 90, 80)
+    with app.extensions["api.db"].sessions() as session:
+        assert session.query(BoardEntry).filter_by(player="ann").count() == 4  # deal, deal-nt, variant, variant-nt
+
+
+def test_a_worse_record_does_not_replace_a_better_one(client, records):
+    records.create(player="ann", score=90)
+    records.create(player="ann", score=30)
+    records.create(player="ann", score=90, moves=5)
+    assert [(e["score"], e["moves"]) for e in board(client, "variant=yukon-classic")["entries"]] == [(90, 5)]
+
+
+def test_boards_answer_with_an_etag_and_304_while_it_holds(client, records):
+    records.create(player="ann", score=10)
+    first = client.get(f"{API}/leaderboard?variant=yukon-classic")
+    etag = first.headers["ETag"]
+    again = client.get(f"{API}/leaderboard?variant=yukon-classic", headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.get_data() == b""
+    records.create(player="bob", score=20)
+    changed = client.get(f"{API}/leaderboard?variant=yukon-classic", headers={"If-None-Match": etag})
+    assert changed.status_code == 200 and changed.headers["ETag"] != etag
+
+
+def test_rebuilding_everything_gives_the_boards_kept_on_write(app, records):
+    from sqlalchemy import select
+
+    from api import boards
+    from api.models import Standing
+
+    for n in range(12):
+        records.create(player=f"p{n % 4}", score=n * 7 % 50, won=n % 5 == 0, moves=n, takebacks=n % 2,
+                       game_code=("YU1-C-AAAAAAB", "YU1-C-AAAAAAC", "FT1-N-AAAAAAB")[n % 3])
+
+    def snapshot():
+        with app.extensions["api.db"].sessions() as session:
+            return [sorted(tuple(row) for row in session.execute(select(*table.__table__.columns)).all())
+                    for table in (BoardEntry, PlayerStats, Standing)]
+
+    kept = snapshot()
+    with app.extensions["api.db"].engine.begin() as connection:
+        boards.rebuild_all(connection)
+    assert snapshot() == kept and kept[0] and kept[1]

@@ -1,0 +1,65 @@
+"""The challenge page of a variant, and the player statistics partial."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from flask import render_template
+
+from api import boards
+from api.models import Challenge
+from api.stats import challenge_ranks, player_stats
+
+UTC = timezone.utc
+
+
+def add_challenge(app, kind, start, code="FT1-N-AAAAAAB"):
+    with app.extensions["api.db"].sessions() as session:
+        challenge = Challenge(variant="forty-thieves", kind=kind, starts_at=start,
+                              ends_at=start + timedelta(days=1 if kind == "daily" else 7), code=code, candidate=0,
+                              par=123, par_line="S", prepared_at=start)
+        session.add(challenge)
+        session.flush()
+        boards.fill_challenge(session.connection(), challenge.id)
+        session.commit()
+
+
+def test_the_challenge_page_shows_todays_deal_its_board_the_countdown_and_past_challenges(client, app, submit):
+    now = datetime.now(UTC)
+    today = datetime.combine(now.date(), datetime.min.time(), UTC)
+    add_challenge(app, "daily", today)
+    add_challenge(app, "daily", today - timedelta(days=1), "FT1-N-AAAAAAC")
+    submit("ann", "FT1-N-AAAAAAB", "S")
+    page = client.get("/challenges/forty-thieves")
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert "Daily challenge" in html and "Par: 123 moves" in html and "/deals/FT1-N-AAAAAAB" in html
+    left = (today + timedelta(days=1)) - now
+    assert f"Next challenge in {int(left.total_seconds()) // 3600} h" in html
+    assert "ann" in html  # on today's board
+    assert "Weekly challenge" in html and "is being prepared" in html  # no weekly one prepared
+    assert "Past challenges" in html and "FT1-N-AAAAAAC" in html
+    finnish = client.get("/challenges/forty-thieves?lang=fi").get_data(as_text=True)
+    assert "Päivän haaste" in finnish and "Ihannetulos: 123 siirtoa" in finnish
+    assert client.get("/challenges/poker").status_code == 404
+
+
+def test_the_player_statistics_partial_renders_the_stats_and_the_rank_on_each_challenge(client, app, submit):
+    now = datetime.now(UTC)
+    add_challenge(app, "daily", datetime.combine(now.date(), datetime.min.time(), UTC))
+    submit("amy", "FT1-N-AAAAAAB", "S S")
+    submit("bob", "FT1-N-AAAAAAB", "S")
+    with app.extensions["api.db"].sessions() as session:
+        stats = player_stats(session, "bob")
+        ranks = challenge_ranks(session, "bob")
+    assert [(r["code"], r["kind"], r["entries"]) for r in ranks] == [("FT1-N-AAAAAAB", "daily", 2)]
+    with app.test_request_context("/?lang=ko"):
+        from flask import g
+
+        from api.routes import pages
+
+        g.lang, g.explicit_lang = "ko", "ko"
+        html = render_template("_player_stats.html", stats=stats, challenge_ranks=ranks,
+                               **pages._template_helpers())
+    assert "통계" in html and "<td class=\"num\">1</td>" in html
+    assert "도전별 순위" in html and f"2명 중 {ranks[0]['rank']}위" in html
