@@ -263,6 +263,8 @@ def test_0005_down_again_keeps_every_record(empty_database_url):
             after = _old_rows(connection)
             assert "players" not in inspect(connection).get_table_names()
         assert after == [row if row[1] != "bot" else (*row[:-1], "hidden") for row in before]
+    finally:
+        database.dispose()
 
 
 @BOTH
