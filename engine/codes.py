@@ -15,18 +15,17 @@ from functools import lru_cache
 
 from .cards import ascii_upper
 from .errors import InvalidCodeError
+from .rules.registry import GAMES, rule_letters, rule_set
 
 BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 DEAL_LENGTH = 7
 MAX_DEAL = 32 ** DEAL_LENGTH - 1  # 34359738367
 VERSION = 1
 
-#: the rule letters each game accepts, and their names
-RULES: dict[str, dict[str, str]] = {
-    "YU": {"C": "classic", "R": "relaxed"},
-    "FT": {"N": "normal"},
-}
-GAME_NAMES = {"YU": "yukon", "FT": "forty-thieves"}
+#: the rule letters each game accepts, and their names (from the registry)
+RULES: dict[str, dict[str, str]] = {letters: rule_letters(letters) for letters in GAMES}
+GAME_NAMES = {letters: game.name for letters, game in GAMES.items()}
+_EXPECTED_GAMES = " or ".join(GAMES)
 
 _GAME_PART = re.compile(r"([A-Z]*)(.*)\Z", re.S)
 
@@ -44,7 +43,7 @@ class GameCode:
 
     def __post_init__(self) -> None:
         if self.game not in RULES:
-            raise InvalidCodeError(f"unknown game {self.game!r}: expected YU or FT", part="game")
+            raise InvalidCodeError(f"unknown game {self.game!r}: expected {_EXPECTED_GAMES}", part="game")
         if self.rules not in RULES[self.game]:
             raise InvalidCodeError(
                 f"rule letter {self.rules} is not valid for {self.game}: expected "
@@ -83,9 +82,11 @@ class GameCode:
                 f"a game code has three parts separated by '-' (GAME+VERSION-RULES-DEAL, e.g. YU1-C-AAAAAAB), "
                 f"found {len(parts)}", part="format")
         head, rules, deal = parts
-        game, version = _GAME_PART.match(head).groups()  # type: ignore[union-attr]
+        matched = _GAME_PART.match(head)
+        assert matched is not None  # the pattern matches every string
+        game, version = matched.groups()
         if game not in RULES:
-            raise InvalidCodeError(f"unknown game {game!r} at position 1: expected YU or FT",
+            raise InvalidCodeError(f"unknown game {game!r} at position 1: expected {_EXPECTED_GAMES}",
                                    part="game", position=1)
         if not version:
             raise InvalidCodeError(f"missing version after {game} at position {len(game) + 1}: expected 1",
@@ -141,7 +142,7 @@ class GameCode:
     @property
     def variant(self) -> str:
         """``yukon-classic``, ``yukon-relaxed`` or ``forty-thieves``."""
-        return "forty-thieves" if self.game == "FT" else f"yukon-{self.rules_name}"
+        return rule_set(self.game, self.rules).variant
 
 
 _parse_code = lru_cache(maxsize=4096)(GameCode._parse)

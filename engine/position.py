@@ -16,7 +16,7 @@ Text form, eight fields separated by one space::
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .cards import DECK, RANK_CHARS, Card
 from .errors import InvalidCardError, InvalidPositionError
@@ -35,6 +35,14 @@ class Position:
     """
 
     __slots__ = ("rules", "columns", "down", "foundations", "stock", "waste", "score", "moves", "takebacks")
+
+    #: the rule sets a text form may name, by tag (``YU1-C``): filled by
+    #: :mod:`engine.rules.registry`, which imports this module, so the lookup needs no import
+    known_rules: ClassVar[dict[str, Rules]] = {}
+
+    @classmethod
+    def register_rules(cls, rules: Rules) -> None:
+        cls.known_rules[rules.tag] = rules
 
     def __init__(self, rules: "Rules", columns: list[list[Card]], down: list[int],
                  foundations: list[list[Card]], stock: list[Card], waste: list[Card],
@@ -96,8 +104,6 @@ class Position:
     @classmethod
     def from_text(cls, text: str) -> "Position":
         """Read a position back; raise :class:`InvalidPositionError` if it is not one."""
-        from .rules import rules_for_tag
-
         if not isinstance(text, str):
             raise InvalidPositionError("a position is text")
         fields = text.split()
@@ -106,10 +112,10 @@ class Position:
                 f"a position has 8 fields (rules columns foundations stock waste score moves takebacks), "
                 f"found {len(fields)}")
         tag, columns_text, foundations_text, stock_text, waste_text, *numbers = fields
-        try:
-            rules = rules_for_tag(tag)
-        except KeyError:
-            raise InvalidPositionError(f"unknown rules {tag!r}: expected YU1-C, YU1-R or FT1-N") from None
+        rules = cls.known_rules.get(tag)
+        if rules is None:
+            known = list(cls.known_rules)
+            raise InvalidPositionError(f"unknown rules {tag!r}: expected {', '.join(known[:-1])} or {known[-1]}")
         column_texts = columns_text.split("/")
         if len(column_texts) != rules.n_columns:
             raise InvalidPositionError(f"{tag} has {rules.n_columns} columns, found {len(column_texts)}")

@@ -122,7 +122,7 @@ def coverage_for(game: str) -> dict[str, Any]:
 
 def state_for(position: Position) -> YukonState | FortyState:
     """The solver's own mutable copy of ``position``."""
-    return FortyState(position) if position.rules.game == "FT" else YukonState(position)
+    return position.rules.spec.solver_state(position)
 
 
 def table_entry_bytes(key_bytes: int, positions: int) -> int:

@@ -53,8 +53,8 @@ class YukonState:
     #: search (they find most wins of classic deals far sooner; docs/winnability.md)
     beam_widths = (10, 30, 100, 300, 1000)
 
-    def __init__(self, pos: Position) -> None:
-        self.relaxed = not pos.rules.alternate_colours  # type: ignore[attr-defined]
+    def __init__(self, pos: Position, *, relaxed: bool) -> None:
+        self.relaxed = relaxed
         self.cols = [[c.index for c in col] for col in pos.columns]
         self.down = list(pos.down)
         self.found = [len(f) for f in pos.foundations]

@@ -1,0 +1,66 @@
+"""Cold replay: ``verifier batch`` on a fresh corpus of varied deals, timed as a whole
+process from start to exit (interpreter start, imports, every action text new to the
+process). Prints its figure; no pass/fail.
+
+    python -m bench.cold_bench              # 1,500 games (500 per rule set), best of 3 processes
+    python -m bench.cold_bench --quick      # 150 games
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .corpus import VARIANTS, build_corpus
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def write_corpus(path: Path, games_per_variant: int, seed: int) -> int:
+    """Write the JSON Lines corpus; return its number of actions."""
+    actions = 0
+    with path.open("w", encoding="utf-8") as out:
+        for variant in VARIANTS:
+            for game in build_corpus(variant, games_per_variant, seed=seed):
+                actions += len(game.moves)
+                out.write(json.dumps({"code": game.code, "moves": " ".join(game.moves)}) + "\n")
+    return actions
+
+
+def time_process(corpus: Path, runs: int) -> float:
+    """Best wall time of ``runs`` fresh ``python -m verifier batch`` processes."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "verifier", "batch", str(corpus)], cwd=ROOT, env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="150 games, for a smoke run")
+    parser.add_argument("--games", type=int, default=None, help="games in all (default 1500, quick 150)")
+    parser.add_argument("--seed", type=int, default=1717, help="seed of the corpus (a different one from the warm corpus)")
+    args = parser.parse_args()
+    games = args.games or (150 if args.quick else 1500)
+    runs = 1 if args.quick else 3
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "cold.jsonl"
+        actions = write_corpus(corpus, games // len(VARIANTS), args.seed)
+        seconds = time_process(corpus, runs)
+    print(f"cold batch, whole process (verifier batch, {games} games of varied deals, {actions} actions, "
+          f"best of {runs} processes):")
+    print(f"  {actions / seconds:>12,.0f} actions/s  ({seconds:.3f} s start to exit)")
+
+
+if __name__ == "__main__":
+    main()
