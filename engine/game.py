@@ -99,6 +99,13 @@ class Game:
         self.undos += 1
         self.actions += 1
 
+    def count(self, done: int, undone: int) -> None:
+        """Count ``done`` actions just applied, ``undone`` of them undos."""
+        self.actions += done
+        self.undos += undone
+        self.in_effect += done - 2 * undone
+        self.position.moves += done - undone
+
     @property
     def can_undo(self) -> bool:
         return bool(self.stack)

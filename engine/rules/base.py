@@ -14,7 +14,7 @@ stock, scoring) comes from its :class:`~engine.rules.registry.RuleSet`.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import IntEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
@@ -69,11 +69,20 @@ class Op(NamedTuple):
     card: Card | None
     #: canonical text (for a foundation, see ``texts``)
     text: str
-    #: foundation slots that may take the card, left to right, and the canonical text for each
+    #: foundation slots that may take the card, left to right, and the canonical text for each slot
     slots: tuple[int, ...]
     texts: tuple[str, ...]
     #: the action, for error messages (None: parsed again from ``text`` when needed)
     action: Action | None
+
+
+#: an op as the interpreter keeps it: a plain tuple of an :class:`Op`'s fields (unpacked
+#: much faster than the NamedTuple itself)
+OpTuple = tuple[OpKind, int, int, Card | None, str, tuple[int, ...], tuple[str, ...], Action | None]
+
+def _plain(op: Op) -> OpTuple:
+    kind, source, target, card, text, slots, texts, action = op
+    return (kind, source, target, card, text, slots, texts, action)
 
 
 _UNDO_OP = Op(OpKind.UNDO, 0, 0, None, "U", (), (), UNDO)
@@ -111,6 +120,8 @@ def refuse_undo(in_effect: int) -> NoReturn:
 class Rules:
     """One rule set: its data from a :class:`RuleSet`, its rule logic from a subclass."""
 
+    #: a move from a column takes any face-up card with the cards on it (Yukon)
+    ANY_GROUP = False
     #: at most this many texts are remembered per rule set (logs repeat a few hundred actions)
     OPS_CAP = 8192
 
@@ -131,6 +142,9 @@ class Rules:
         self.has_stock = spec.stock is not None
         self.has_face_down = any(layout.face_down)
         self.max_group = spec.max_group
+        #: whether a column move takes any face-up card with everything on it (else the
+        #: game's :meth:`_pick` says which cards move together)
+        self.any_group = self.ANY_GROUP and self.max_group > 1
         scoring = spec.scoring
         self.score_foundation = scoring.foundation
         self.score_flip = scoring.flip
@@ -147,7 +161,7 @@ class Rules:
             tuple(slot for slot, s in enumerate(self.foundation_suits) if s == suit) for suit in range(4)
         )
         #: an action's text (or action object's key) → its op
-        self._ops: dict[object, Op] = {}
+        self._ops: dict[object, OpTuple] = {}
         #: canonical pile names → (pile letter, number), for compiling canonical texts without parsing
         self._sources = {f"T{n}": ("T", n) for n in range(1, self.n_columns + 1)}
         self._sources.update({f"F{n}": ("F", n) for n in range(1, self.n_foundations + 1)})
@@ -215,9 +229,11 @@ class Rules:
                                action.card, action.text, action)
         else:
             op = _UNDO_OP
-        return op if key is None else self._remember(key, op)
+        if key is not None:
+            self._remember(key, op)
+        return op
 
-    def compile_text(self, text: str) -> Op:
+    def compile_text(self, text: str) -> OpTuple:
         """The op of an action text seen for the first time: a canonical text is
         looked up piece by piece, anything else is parsed
         (:class:`~engine.errors.InvalidActionError` on bad syntax)."""
@@ -227,16 +243,16 @@ class Rules:
         dst = self._targets.get(target)
         card = self._cards.get(card_text)
         if src is None or dst is None or card is None:
-            return self.compile(text, parse_text(text))
+            return _plain(self.compile(text, parse_text(text)))
         op = self._move_op(src[0], src[1], dst[0], dst[1], card, text, None)
         return self._remember(text, op)
 
-    def _remember(self, key: object, op: Op) -> Op:
+    def _remember(self, key: object, op: Op) -> OpTuple:
         ops = self._ops
         if len(ops) >= self.OPS_CAP:
             ops.clear()  # texts no log repeats, or a flood of them: start again with those in use
-        ops[key] = op
-        return op
+        raw = ops[key] = _plain(op)
+        return raw
 
     def _move_op(self, source: str, number: int, target: str, target_number: int | None, card: Card | None,
                  text: str, action: Move | None) -> Op:
@@ -260,7 +276,7 @@ class Rules:
             if target_number is not None:
                 slots = tuple(slot for slot in slots if slot == target_number - 1)
             head = f"{source}{number}:" if source != "W" else "W:"
-            texts = tuple(f"{head}{card._text}>F{slot + 1}" for slot in slots)
+            texts = tuple(f"{head}{card._text}>F{slot + 1}" if slot in slots else "" for slot in range(self.n_foundations))
             kind = OpKind.COLUMN_UP if source == "T" else OpKind.WASTE_UP
             return Op(kind, index, -1, card, text, slots, texts, action)
         if target == "F" or not 0 < target_number <= self.n_columns:  # type: ignore[operator]
@@ -272,7 +288,7 @@ class Rules:
         kind = OpKind.COLUMN if source == "T" else OpKind.WASTE if source == "W" else OpKind.TAKEBACK
         return Op(kind, index, target_index, card, text, (), (), action)
 
-    def _object_op(self, item: Any) -> Op:
+    def _object_op(self, item: Any) -> OpTuple:
         """The op of a log item that is not text: an action object (a JSON log's) or an action."""
         if isinstance(item, (Move, Draw, Undo)):
             key: object = item
@@ -282,56 +298,44 @@ class Rules:
                 key = tuple(item.items())
                 op = self._ops.get(key)
             except (AttributeError, TypeError):  # not an object, or a value no key can hold
-                return self.compile(None, action_from_json(item))
+                return _plain(self.compile(None, action_from_json(item)))
             if op is not None:
                 return op
             action = action_from_json(item)
-        return self._ops.get(key) or self.compile(key, action)
+        return self._ops.get(key) or _plain(self.compile(key, action))
 
     # -- the interpreter ---------------------------------------------------
 
     def run(self, game: Game, items: Iterable[Any], canonical: list[str]) -> None:
-        """Check and apply each item of a log (an action text, action object or
-        action) in ``game``, appending each one's canonical text to ``canonical``.
-
-        Stops at the first item that is not an action (:class:`InvalidActionError`)
-        or breaks a rule (:class:`IllegalActionError`), with the game at the
-        position before it: that item's index is ``len(canonical)`` less its length
-        on entry.
-        """
-        ops_get, compile_text, object_op = self._ops.get, self.compile_text, self._object_op
-        pos = game.position
-        stack = game.stack
-        push = stack.append
-        columns, down, foundations, waste, stock = pos.columns, pos.down, pos.foundations, pos.waste, pos.stock
-        fits, fills_empty, max_group = self.fits, self.fills_empty, self.max_group
-        flip_gain, up_gain = self.score_flip, self.score_foundation
-        append = canonical.append
-        base = len(canonical)
-        undone = 0
-        won = game.won
+        """Check and apply each log item (action text, action object or action) in ``game``, appending its canonical
+        text to ``canonical``; stop at the first that does not parse or breaks a rule, changing nothing for it."""
+        ops_get, compile_text, object_op, push = self._ops.get, self.compile_text, self._object_op, game.stack.append
+        pos, stack, append, base, undone, rest = game.position, game.stack, canonical.append, len(canonical), 0, iter(items)
+        columns, down, foundations, waste = pos.columns, pos.down, pos.foundations, pos.waste
+        fits, fills_empty, max_group, any_group = self.fits, self.fills_empty, self.max_group, self.any_group
+        gains = self.score_flip, self.score_foundation, self.score_waste_to_column, self.score_takeback
         COLUMN, COLUMN_UP, WASTE, WASTE_UP, TAKEBACK, DRAW_, UNDO_, UNNAMED = list(OpKind)[:8]
         try:
-            for item in items:
+            for item in rest if not game.won else ():
                 op = (ops_get(item) or compile_text(item)) if type(item) is str else object_op(item)
-                if won:
-                    raise illegal("game.over", self._action(op))
-                kind = op[0]
-                if kind is UNNAMED:
+                if op[0] is UNNAMED:
                     op = self._name_card(pos, op)
-                    kind = op[0]
-                if kind is COLUMN:
-                    _, si, target, card, text, _, _, _ = op
-                    src = columns[si]
+                kind, si, target, card, text, slots, texts, _ = op
+                if kind is COLUMN or kind is TAKEBACK or kind is WASTE:  # onto a column
+                    src = columns[si] if kind is COLUMN else waste if kind is WASTE else foundations[si]
                     n = len(src)
                     if n and src[-1] is card:
                         start = n - 1
-                    else:
-                        start = self._group_start(pos, op)
-                    try:
-                        dst = columns[target]
-                    except IndexError:
-                        self._refuse_target(op)
+                    elif not any_group or kind is not COLUMN:
+                        start = self._start(pos, src, op)
+                    else:  # the named card and every card on it, if it is face up
+                        try:
+                            start = src.index(card, down[si])  # type: ignore[arg-type]
+                        except ValueError:
+                            start = self._start(pos, src, op)
+                        if n - start > max_group or target == BAD_TARGET:
+                            self._start(pos, src, op)
+                    dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
                     if not (card in fits[dst[-1]] if dst else card in fills_empty):
                         self._refuse_column(card, dst, op)
                     if start == n - 1:
@@ -339,92 +343,80 @@ class Rules:
                     else:
                         dst.extend(src[start:])
                         del src[start:]
-                    if start and start == down[si]:  # a face-down card turns up
+                    score, takebacks = pos.score, pos.takebacks
+                    flip = si if kind is COLUMN and start and start == down[si] else -1  # a face-down card turns up
+                    push((src, dst, n - start, flip, score, takebacks))
+                    if kind is not COLUMN:
+                        score += gains[2] if kind is WASTE else gains[3]
+                        pos.score = score if score > 0 else 0
+                        pos.takebacks = takebacks + (kind is TAKEBACK)
+                    elif flip >= 0:
                         down[si] = start - 1
-                        score = pos.score
-                        push((src, dst, n - start, si, score, pos.takebacks))
-                        pos.score = score + flip_gain
-                    else:
-                        push((src, dst, n - start, -1, pos.score, pos.takebacks))
+                        pos.score = score + gains[0]
                     append(text)
                 elif kind is COLUMN_UP or kind is WASTE_UP:
-                    _, si, _, card, _, slots, texts, _ = op
                     src = columns[si] if kind is COLUMN_UP else waste
                     n = len(src)
                     if not (n and src[-1] is card):
-                        self._refuse_up_source(pos, op)
+                        self._start(pos, src, op)
                     height = card.rank - 1  # type: ignore[union-attr]
-                    for at, slot in enumerate(slots):
+                    for slot in slots:
                         if len(foundations[slot]) == height:
                             break
                     else:
                         self._refuse_foundation(pos, op)
                     foundations[slot].append(src.pop())
-                    score = pos.score
-                    if kind is COLUMN_UP and n > 1 and n - 1 == down[si]:
+                    flip = si if kind is COLUMN_UP and n > 1 and n - 1 == down[si] else -1
+                    push((src, foundations[slot], 1, flip, pos.score, pos.takebacks))
+                    if flip >= 0:
                         down[si] = n - 2
-                        push((src, foundations[slot], 1, si, score, pos.takebacks))
-                        pos.score = score + up_gain + flip_gain
-                    else:
-                        push((src, foundations[slot], 1, -1, score, pos.takebacks))
-                        pos.score = score + up_gain
+                    pos.score += gains[1] + (gains[0] if flip >= 0 else 0)
+                    append(texts[slot])
                     if height == 12 and pos.is_won:  # the last card up is always a king
-                        won = True
-                    append(texts[at])
+                        game.won = True
+                        break
                 elif kind is DRAW_:
-                    if not stock:
-                        raise illegal("stock.empty", DRAW)
-                    push((stock, waste, 1, -1, pos.score, pos.takebacks))
-                    waste.append(stock.pop())
-                    append("S")
+                    append(self._draw(pos, push))
                 elif kind is UNDO_:
-                    if not stack:
-                        refuse_undo(game.in_effect + len(canonical) - base - 2 * undone)
-                    undo_record(pos, stack.pop())
+                    append(self._step_back(pos, stack, game.in_effect + len(canonical) - base - 2 * undone))
                     undone += 1
-                    append("U")
-                elif kind is WASTE or kind is TAKEBACK:
-                    self._apply_single(pos, stack, op)
-                    append(op[4])
                 else:  # REFUSED
                     self._refuse_source(op)
+            for item in rest:  # the game is won: the next item is refused, once it parses
+                self._game_over(item)
         finally:
-            done = len(canonical) - base
-            game.actions += done
-            game.undos += undone
-            game.in_effect += done - 2 * undone
-            pos.moves += done - undone
-            game.won = won
+            game.count(len(canonical) - base, undone)
 
-    def _apply_single(self, pos: Position, stack: UndoStack, op: Op) -> None:
-        """A waste card onto a column, or a take-back: the top card of the waste or a foundation."""
-        kind, si, target, card, _, _, _, _ = op
-        src = pos.waste if kind is OpKind.WASTE else pos.foundations[si]
-        if not (src and src[-1] is card):
-            self._refuse_top(src, op)
-        try:
-            dst = pos.columns[target]
-        except IndexError:
-            self._refuse_target(op)
-        if not (card in self.fits[dst[-1]] if dst else card in self.fills_empty):
-            self._refuse_column(card, dst, op)  # type: ignore[arg-type]
-        dst.append(src.pop())
-        score, takebacks = pos.score, pos.takebacks
-        stack.append((src, dst, 1, -1, score, takebacks))
-        if kind is OpKind.WASTE:
-            score += self.score_waste_to_column
-        else:
-            score += self.score_takeback
-            pos.takebacks = takebacks + 1
-        pos.score = score if score > 0 else 0
+    def _draw(self, pos: Position, push: Callable[[UndoRecord], None]) -> str:
+        """Turn the stock's next card onto the waste; its canonical text."""
+        if not pos.stock:
+            raise illegal("stock.empty", DRAW)
+        push((pos.stock, pos.waste, 1, -1, pos.score, pos.takebacks))
+        pos.waste.append(pos.stock.pop())
+        return "S"
+
+    @staticmethod
+    def _step_back(pos: Position, stack: UndoStack, in_effect: int) -> str:
+        """Undo the last action still on ``stack`` (``in_effect``: actions not undone, for the
+        refusal); its canonical text."""
+        if not stack:
+            refuse_undo(in_effect)
+        undo_record(pos, stack.pop())
+        return "U"
+
+    def _game_over(self, item: Any) -> NoReturn:
+        op = self._ops.get(item) or self.compile_text(item) if type(item) is str else self._object_op(item)
+        raise illegal("game.over", self._action(op))
 
     # -- refusals: each raises the rule a check found broken ---------------------
 
-    def _action(self, op: Op) -> Action:
+    def _action(self, raw: OpTuple) -> Action:
+        op = Op._make(raw)
         return op.action if op.action is not None else parse_text(op.text)
 
-    def _refuse_source(self, op: Op) -> NoReturn:
+    def _refuse_source(self, raw: OpTuple) -> NoReturn:
         """A pile the rule set does not have, as the source (or the stock)."""
+        op = Op._make(raw)
         action = self._action(op)
         if action is DRAW or (type(action) is Move and action.source == "W"):
             raise illegal("stock.none", action, game=self.name)
@@ -435,8 +427,9 @@ class Rules:
         raise illegal("pile.no-such-foundation", action, game=self.name, count=self.n_foundations,
                       number=action.source_index)
 
-    def _refuse_top(self, src: list[Card], op: Op) -> NoReturn:
+    def _refuse_top(self, src: list[Card], raw: OpTuple) -> NoReturn:
         """The waste or a foundation is empty, or its top card is not the one named."""
+        op = Op._make(raw)
         action = self._action(op)
         where, number = ("waste", 0) if op.kind in (OpKind.WASTE, OpKind.WASTE_UP) else ("foundation", op.source + 1)
         if not src:
@@ -445,33 +438,29 @@ class Rules:
             raise illegal("source.empty:foundation", action, number=number)
         raise illegal(f"card.mismatch:{where}", action, named=op.card, card=src[-1], number=number)
 
-    def _group_start(self, pos: Position, op: Op) -> int:
-        """Where the cards a column move takes start, when the named card is not the
-        top one: the game's pick rule, then the target and group-size rules."""
-        action = self._action(op)
+    def _start(self, pos: Position, src: list[Card], raw: OpTuple) -> int:
+        """Where the cards ``raw`` takes start in ``src`` when its named card is not the top
+        one: the game's pick rule, then (onto a column) the target's and the group size's
+        rules, or (onto a foundation) one card at a time; raise the first rule broken."""
+        op = Op._make(raw)
+        if op.kind not in (OpKind.COLUMN, OpKind.COLUMN_UP):
+            self._refuse_top(src, raw)
+        action = self._action(raw)
         assert type(action) is Move
-        src = pos.columns[op.source]
         if not src:
             raise illegal("source.empty:column", action, number=op.source + 1)
         start = self._pick(src, pos.down[op.source], op.source, action)
+        if op.kind is OpKind.COLUMN_UP:
+            raise illegal("foundation.one-card", action, card=op.card, above=len(src) - start - 1)
         if op.target == BAD_TARGET:
-            self._refuse_target(op)
+            self._refuse_target(raw)
         count = len(src) - start
         if count > self.max_group:
             raise illegal("group.max-20", action, limit=self.max_group, count=count)
         return start
 
-    def _refuse_up_source(self, pos: Position, op: Op) -> NoReturn:
-        """A move up whose named card is not the top card of its column or the waste."""
-        if op.kind is OpKind.WASTE_UP:
-            self._refuse_top(pos.waste, op)
-        src = pos.columns[op.source]
-        if not src:
-            raise illegal("source.empty:column", self._action(op), number=op.source + 1)
-        start = self._pick(src, pos.down[op.source], op.source, self._action(op))  # type: ignore[arg-type]
-        raise illegal("foundation.one-card", self._action(op), card=op.card, above=len(src) - start - 1)
-
-    def _refuse_target(self, op: Op) -> NoReturn:
+    def _refuse_target(self, raw: OpTuple) -> NoReturn:
+        op = Op._make(raw)
         action = self._action(op)
         assert type(action) is Move
         if action.target == "F":
@@ -481,14 +470,16 @@ class Rules:
         raise illegal("pile.no-such-column", action, game=self.name, count=self.n_columns,
                       number=action.target_index)
 
-    def _refuse_column(self, card: Card, dst: list[Card], op: Op) -> NoReturn:
+    def _refuse_column(self, card: Card, dst: list[Card], raw: OpTuple) -> NoReturn:
+        op = Op._make(raw)
         if dst:
             self._refuse_build(card, dst[-1], self._action(op))
         self._refuse_empty(card, self._action(op))
 
-    def _refuse_foundation(self, pos: Position, op: Op) -> NoReturn:
+    def _refuse_foundation(self, pos: Position, raw: OpTuple) -> NoReturn:
         """No slot the move allows takes its card: the rule each slot breaks, the
         named one's (``F3``) or the first of the card's suit (``F``)."""
+        op = Op._make(raw)
         action = self._action(op)
         assert type(action) is Move and op.card is not None
         card = op.card
@@ -510,8 +501,9 @@ class Rules:
         raise illegal("foundation.build:next", action, number=slot + 1, top=f[-1], next=Card(len(f) + 1, suit),
                       card=card)
 
-    def _name_card(self, pos: Position, op: Op) -> Op:
+    def _name_card(self, pos: Position, raw: OpTuple) -> OpTuple:
         """The op of a move that names no card, for this position: its source's top card named."""
+        op = Op._make(raw)
         action = self._action(op)
         assert type(action) is Move
         if action.source == "T":
@@ -525,8 +517,8 @@ class Rules:
                 raise illegal("source.empty:waste", action)
             raise illegal(f"source.empty:{where}", action, number=op.source + 1)
         named = Move(action.source, action.source_index, action.target, action.target_index, pile[-1])
-        return self._move_op(named.source, named.source_index, named.target, named.target_index, named.card,
-                             named.text, action)
+        return _plain(self._move_op(named.source, named.source_index, named.target, named.target_index,
+                                    named.card, named.text, action))
 
     # -- legal moves -----------------------------------------------------
 

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 class Yukon(Rules):
     """Classic (``alternate_colours``) and relaxed Yukon."""
 
+    ANY_GROUP = True
+
     def __init__(self, spec: RuleSet, *, alternate_colours: bool) -> None:
         #: does the tableau build ask for alternating colours?
         self.alternate_colours = alternate_colours
