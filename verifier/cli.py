@@ -1,7 +1,6 @@
 """The command line: ``python -m verifier deal|replay …``.
 
-Exit status: 0 success (a legal, verified log), 1 an illegal log or a claim
-that does not match, 2 unusable input (bad code, unreadable file, bad JSON).
+Exit statuses: :mod:`verifier.inputs`.
 """
 
 from __future__ import annotations
@@ -11,64 +10,16 @@ import json
 import sys
 from typing import Any, Sequence, TextIO
 
-from engine import EngineError, GameCode, InvalidCodeError
+from engine import EngineError, Game, GameCode, InvalidCodeError
 
-from .replay import log_and_claims, replay
+from .batch import run_batch
+from .inputs import EXIT_ILLEGAL, EXIT_OK, EXIT_UNUSABLE, UnusableInput, read_log_file
+from .replay import replay
+from .solving import register
 from .verdict import deal_json
-
-EXIT_OK, EXIT_ILLEGAL, EXIT_UNUSABLE = 0, 1, 2
-
-
-class UnusableInput(Exception):
-    """Input the command cannot work with at all (exit status 2)."""
-
 
 def _print_json(obj: Any, out: TextIO) -> None:
     out.write(json.dumps(obj, ensure_ascii=False) + "\n")
-
-
-def read_log_file(path: str, code: GameCode | None = None) -> tuple[Any, dict[str, Any] | None]:
-    """Read a log from ``path`` (``-``: standard input): text form, a JSON array,
-    or a JSON object ``{"moves": …, "claimed": {…}}``. Returns (log, claimed)."""
-    try:
-        if path == "-":
-            content = sys.stdin.read()
-        else:
-            with open(path, encoding="utf-8") as handle:
-                content = handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UnusableInput(f"cannot read {path}: {exc}") from None
-    return parse_log_document(content, path, code)
-
-
-def parse_log_document(content: str, name: str = "input", code: GameCode | None = None
-                       ) -> tuple[Any, dict[str, Any] | None]:
-    """A log document's content → (log, claimed). Text logs never start with ``[`` or ``{``.
-    A JSON object may repeat the game ``code``; it must then name the same deal as ``code``."""
-    stripped = content.lstrip("\ufeff").strip()
-    if not stripped.startswith(("[", "{")):
-        return stripped, None
-    try:
-        doc = json.loads(stripped)
-    except json.JSONDecodeError as exc:
-        raise UnusableInput(f"{name} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    if isinstance(doc, list):
-        return doc, None
-    unknown = set(doc) - {"moves", "claimed", "code"}
-    if unknown:
-        raise UnusableInput(f"{name}: unexpected key {sorted(unknown)[0]!r}; expected 'moves', and optionally "
-                            f"'claimed' and 'code'")
-    if "code" in doc and code is not None:
-        try:
-            same = GameCode.from_text(doc["code"]) == code
-        except (InvalidCodeError, AttributeError):
-            same = False
-        if not same:
-            raise UnusableInput(f"{name}: its 'code' {doc['code']!r} is not the game code given, {code}")
-    try:
-        return log_and_claims(doc)
-    except ValueError as exc:
-        raise UnusableInput(f"{name}: {exc}") from None
 
 
 def cmd_deal(args: argparse.Namespace, out: TextIO) -> int:
@@ -76,8 +27,6 @@ def cmd_deal(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         _print_json(deal, out)
         return EXIT_OK
-    from engine import Game
-
     game = Game.from_code(args.code)
     out.write(f"{deal['code']}  {deal['game']} ({deal['rules']} rules), deal number {deal['number']}\n")
     out.write(game.position.board(reveal=args.reveal) + "\n")
@@ -110,8 +59,6 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
-    from .batch import run_batch
-
     if args.workers < 1:
         raise UnusableInput("--workers must be at least 1")
     try:
@@ -147,8 +94,6 @@ def build_parser() -> argparse.ArgumentParser:
     bat.add_argument("file", help="JSON Lines file; - for stdin")
     bat.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     bat.set_defaults(func=cmd_batch)
-    from .solving import register
-
     register(sub)  # solve, hint
     return parser
 

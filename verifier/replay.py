@@ -8,20 +8,10 @@ from typing import Any, Iterable
 from engine import Game, GameCode, IllegalActionError, InvalidActionError
 from engine.actions import item_text, log_items
 
+from .inputs import log_and_claims
 from .verdict import ActionError, Verdict, compare_claims
 
-
-def log_and_claims(doc: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
-    """``moves`` and ``claimed`` of a log given as a JSON object (CLI files, batch
-    lines), checked for shape; :class:`ValueError` says what is wrong."""
-    if "moves" not in doc:
-        raise ValueError("missing 'moves': a JSON object log needs 'moves'")
-    moves, claimed = doc["moves"], doc.get("claimed")
-    if not isinstance(moves, (str, list)):
-        raise ValueError("'moves' must be a string or an array")
-    if claimed is not None and not isinstance(claimed, dict):
-        raise ValueError("'claimed' must be an object with score, moves and/or won")
-    return moves, claimed
+__all__ = ["log_and_claims", "replay"]
 
 
 def replay(code: GameCode | str, log: str | Iterable[Any], claimed: dict[str, Any] | None = None) -> Verdict:

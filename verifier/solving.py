@@ -5,9 +5,8 @@ module turns a code and a log into that position with :func:`verifier.replay`,
 and replays every line the solver finds before giving it out: an answer
 ``winnable`` always comes with a log the verifier judged legal and won.
 
-Exit status of the commands: 0 an answer (winnable or unwinnable; for
-``hint`` also "already won"), 1 an illegal log, 2 unusable input, 3 undecided
-within the budget.
+Exit statuses (:mod:`verifier.inputs`): 0 an answer (winnable or unwinnable;
+for ``hint`` also "already won"), 1 an illegal log, 2 unusable input, 3 undecided.
 """
 
 from __future__ import annotations
@@ -15,15 +14,18 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import dataclass, field
-from typing import Any, Sequence, TextIO
+from typing import Any, TextIO
 
 from engine import Game, GameCode
 from engine.solver import DEFAULT_SECONDS, UNKNOWN, UNWINNABLE, WINNABLE, solve
 
+from .inputs import EXIT_ILLEGAL, EXIT_OK, EXIT_UNDECIDED, EXIT_UNUSABLE, read_log_file
 from .replay import replay
 from .verdict import ActionError
 
-EXIT_OK, EXIT_ILLEGAL, EXIT_UNUSABLE, EXIT_UNDECIDED = 0, 1, 2, 3
+__all__ = ["EXIT_ILLEGAL", "EXIT_OK", "EXIT_UNDECIDED", "EXIT_UNUSABLE", "Hint", "IllegalLogError", "SolveAnswer",
+           "hint_code", "register", "solve_code"]
+
 
 UNDO_LEFT_OUT = ("undo back into the given log: undo can return to up to 100 earlier positions of the log, "
                  "which this answer does not examine (ask about a shorter log for those)")
@@ -183,8 +185,6 @@ def _positive_int(text: str) -> int:
 def _read_log(path: str | None) -> Any:
     if path is None:
         return None
-    from .cli import read_log_file
-
     log, _claimed = read_log_file(path)
     return log
 
@@ -260,23 +260,3 @@ def register(subparsers: Any) -> None:
     hint_parser.add_argument("file", help="the log so far (text form, JSON array or {\"moves\"}); - for stdin")
     _budget_options(hint_parser)
     hint_parser.set_defaults(func=cmd_hint)
-
-
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """Run ``solve``/``hint`` alone (for tests and until the main CLI wires them in)."""
-    import sys
-
-    from engine import EngineError, InvalidCodeError
-
-    from .cli import UnusableInput
-
-    parser = argparse.ArgumentParser(prog="verifier")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args, out or sys.stdout)
-    except InvalidCodeError as exc:
-        print(f"verifier: invalid game code: {exc}", file=sys.stderr)
-    except (UnusableInput, EngineError) as exc:
-        print(f"verifier: {exc}", file=sys.stderr)
-    return EXIT_UNUSABLE

@@ -11,7 +11,7 @@ import pytest
 import engine.solver
 from engine import Game, InvalidCodeError
 from verifier import replay
-from verifier import solving
+from verifier import cli, solving
 from verifier.solving import (EXIT_ILLEGAL, EXIT_OK, EXIT_UNDECIDED, EXIT_UNUSABLE, IllegalLogError, hint_code,
                               register, solve_code)
 
@@ -20,7 +20,7 @@ NODES = 200_000
 
 def run(argv: list[str]) -> tuple[int, str]:
     out = io.StringIO()
-    return solving.main(argv, out), out.getvalue()
+    return cli.main(argv, out), out.getvalue()
 
 
 def test_solve_code_from_the_start_is_replayed_as_won():
