@@ -19,8 +19,10 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable
 
 from ..position import Position
+from ..solver.forty import SETTINGS as FORTY_SETTINGS
 from ..solver.forty import FortyState
-from ..solver.yukon import YukonState
+from ..solver.state import SearchSettings
+from ..solver.yukon import CLASSIC_SETTINGS, RELAXED_SETTINGS, YukonState
 from .base import Rules
 from .forty_thieves import FortyThieves
 from .yukon import Yukon
@@ -86,8 +88,9 @@ class RuleSet:
     max_group: int
     #: makes the rule logic (a :class:`Rules` subclass) for this set
     rules_factory: Callable[[RuleSet], Rules]
-    #: the solver's own mutable copy of a position
+    #: the solver's own mutable copy of a position, and how the solver searches it
     solver_state: Callable[[Position], SolverState]
+    search: SearchSettings
     rules: Rules = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -108,12 +111,12 @@ _YUKON_SCORING = Scoring(flip=5)
 #: every rule set, in the order the API and the pages list them
 RULE_SETS: tuple[RuleSet, ...] = (
     RuleSet(YUKON, "C", "classic", "yukon-classic", "Yukon, classic rules", _YUKON_LAYOUT, None, _YUKON_SCORING,
-            20, partial(Yukon, alternate_colours=True), partial(YukonState, relaxed=False)),
+            20, partial(Yukon, alternate_colours=True), partial(YukonState, relaxed=False), CLASSIC_SETTINGS),
     RuleSet(YUKON, "R", "relaxed", "yukon-relaxed", "Yukon, relaxed rules", _YUKON_LAYOUT, None, _YUKON_SCORING,
-            20, partial(Yukon, alternate_colours=False), partial(YukonState, relaxed=True)),
+            20, partial(Yukon, alternate_colours=False), partial(YukonState, relaxed=True), RELAXED_SETTINGS),
     RuleSet(FORTY_THIEVES, "N", "normal", "forty-thieves", "Forty Thieves",
             Layout(2, (4,) * 10, (0,) * 10, (0, 1, 2, 3, 0, 1, 2, 3)), StockPolicy(passes=1, per_draw=1),
-            Scoring(waste_to_column=5, takeback=-15), 1, FortyThieves, FortyState),
+            Scoring(waste_to_column=5, takeback=-15), 1, FortyThieves, FortyState, FORTY_SETTINGS),
 )
 
 #: every game, by its code letters

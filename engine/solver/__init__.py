@@ -27,14 +27,14 @@ try beam searches, which find many wins early but prove nothing (see
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from ..position import Position
-from .forty import FortyState
-from .search import (EXHAUSTED, NODES, TABLE, TIME, WON, Outcome, beam, best_first, depth_first,
-                     stage_beam)
-from .yukon import YukonState
+from .search import EXHAUSTED, NODES, TABLE, TIME, WON, Outcome, beam, best_first, depth_first, stage_beam
+from .state import SearchSettings, SolverState, StagedState
 
 WINNABLE, UNWINNABLE, UNKNOWN = "winnable", "unwinnable", "unknown"
 
@@ -120,9 +120,14 @@ def coverage_for(game: str) -> dict[str, Any]:
     }
 
 
-def state_for(position: Position) -> YukonState | FortyState:
+def state_for(position: Position) -> SolverState:
     """The solver's own mutable copy of ``position``."""
     return position.rules.spec.solver_state(position)
+
+
+def settings_for(position: Position) -> SearchSettings:
+    """How the solver searches positions of ``position``'s rule set."""
+    return position.rules.spec.search
 
 
 def table_entry_bytes(key_bytes: int, positions: int) -> int:
@@ -131,47 +136,49 @@ def table_entry_bytes(key_bytes: int, positions: int) -> int:
     return key_bytes + positions * (33 + 32)
 
 
-def _beams(state: YukonState | FortyState, max_nodes: int, budget_seconds: float | None,
+def _beams(state: SolverState, settings: SearchSettings, max_nodes: int, budget_seconds: float | None,
            max_table: int) -> Outcome | None:
-    """Beam searches of growing width (``state.beam_widths``) within ``state.beam_share``
-    (else ``BEAM_SHARE``) of the budgets: they find many wins far sooner than a complete search, but
-    prove nothing. Several sequences of beams take turns, because each wins
-    deals the others miss: one per estimate style (``state.styles``: pairs of
-    weights, which the state reads from ``state.weights``, and a part of the
-    share; without it one sequence with the state's own weights), and, for a
-    state with stages, beams by stage (part 1). The sequence that has spent the
-    fewest nodes for its part so far runs its next beam, so each gets about its
-    part of the share. The state's weights are the first style's again
-    afterwards. The outcome of the last beam (with the nodes of all), or None."""
-    widths = getattr(state, "beam_widths", ())
+    """Beam searches of growing width (``settings.beam_widths``) within the beam share of
+    the budgets: they find many wins far sooner than a complete search, but prove
+    nothing. Several sequences of beams take turns, because each wins deals the
+    others miss: one per estimate style (``settings.styles``: weights and a part of
+    the share) and, for a state with stages, beams by stage (part 1). The sequence
+    that has spent the fewest nodes for its part so far runs its next beam. The
+    outcome of the last beam (with the nodes of all), or None without beams."""
+    widths = settings.beam_widths
     if not widths:
         return None
-    fraction = getattr(state, "beam_share", None) or BEAM_SHARE
+    fraction = settings.beam_share or BEAM_SHARE
     share = int(max_nodes * fraction)
     deadline = None if budget_seconds is None else time.monotonic() + budget_seconds * fraction
-    styles = getattr(state, "styles", ((None, 1),))
-    # per sequence: [nodes spent, search, index of its next width, estimate weights (None: the state's), part]
-    runs = [[0, beam, 0, style, part] for style, part in styles]
-    if hasattr(state, "stage"):
-        runs.append([0, stage_beam, 0, None, 1])
+    runs: list[_Run] = [_Run(partial(beam, state, settings=replace(settings, weights=style)), part)
+                        for style, part in settings.styles]
+    if isinstance(state, StagedState):
+        runs.append(_Run(partial(stage_beam, state, settings=settings), 1))
     spent = 0
     out = None
     while runs:
-        run = min(runs, key=lambda r: r[0] / r[4])
-        if run[3] is not None:
-            state.weights = run[3]
-        out = run[1](state, width=widths[run[2]], max_nodes=share - spent, deadline=deadline, max_table=max_table)
+        run = min(runs, key=lambda r: r.spent / r.part)
+        out = run.search(width=widths[run.next], max_nodes=share - spent, deadline=deadline, max_table=max_table)
         spent += out.nodes
-        run[0] += out.nodes
-        run[2] += 1
+        run.spent += out.nodes
+        run.next += 1
         out.nodes = spent
         if out.end != EXHAUSTED:
             break
-        if run[2] == len(widths):
+        if run.next == len(widths):
             runs.remove(run)
-    if styles[0][0] is not None:
-        state.weights = styles[0][0]
     return out
+
+
+@dataclass
+class _Run:
+    """One sequence of beams in :func:`_beams`: its search, part of the share, nodes spent, next width."""
+
+    search: Callable[..., Outcome]
+    part: int
+    spent: int = 0
+    next: int = 0
 
 
 def solve(position: Position, *, budget_seconds: float | None = DEFAULT_SECONDS,
@@ -198,17 +205,18 @@ def solve(position: Position, *, budget_seconds: float | None = DEFAULT_SECONDS,
     coverage = coverage_for(position.rules.game)
     if position.is_won:
         return SolveResult(WINNABLE, (), "the position is already won", coverage=coverage)
-    state = state_for(position)
+    state, settings = state_for(position), settings_for(position)
     started = time.monotonic()
     nodes = max_nodes or DEFAULT_NODES
     table = max_table or DEFAULT_TABLE
-    out = _beams(state, nodes, budget_seconds, table) if method == "best" else None
+    out = _beams(state, settings, nodes, budget_seconds, table) if method == "best" else None
     if out is None or out.end != WON:
         spent = 0 if out is None else out.nodes
         deadline = None if budget_seconds is None else started + budget_seconds
-        depth = method == "depth" or getattr(state, "complete_search", "best") == "depth"
-        search = depth_first if depth else best_first
-        out = search(state, max_nodes=nodes - spent, deadline=deadline, max_table=table)
+        if method == "depth" or settings.complete_search == "depth":
+            out = depth_first(state, max_nodes=nodes - spent, deadline=deadline, max_table=table)
+        else:
+            out = best_first(state, max_nodes=nodes - spent, deadline=deadline, max_table=table, settings=settings)
         out.nodes += spent
     out.seconds = time.monotonic() - started
     common = dict(nodes=out.nodes, positions=out.positions, max_depth=out.max_depth, seconds=out.seconds,
@@ -227,5 +235,5 @@ def solve(position: Position, *, budget_seconds: float | None = DEFAULT_SECONDS,
     return SolveResult(UNKNOWN, (), f"{reason} after {out.nodes} positions, undecided", **common)
 
 
-__all__ = ["DEFAULT_NODES", "DEFAULT_SECONDS", "DEFAULT_TABLE", "UNKNOWN", "UNWINNABLE", "WINNABLE", "SolveResult",
-           "coverage_for", "solve", "state_for"]
+__all__ = ["DEFAULT_NODES", "DEFAULT_SECONDS", "DEFAULT_TABLE", "UNKNOWN", "UNWINNABLE", "WINNABLE", "SearchSettings",
+           "SolveResult", "SolverState", "coverage_for", "settings_for", "solve", "state_for"]

@@ -17,10 +17,14 @@ from __future__ import annotations
 
 from ..cards import RANK_CHARS, SUIT_CHARS
 from ..position import Position
+from .state import CardValue, Places, SearchSettings, SolverMove, Weights
 
 COL_COL, COL_UP, WASTE_COL, WASTE_UP, BACK, DRAW = range(6)
 WASTE, STOCK, SLOT = 50, 60, 100  # place numbers beside columns 0 … 9
 MEMO_CAP = 1 << 18  # piles whose estimate counts are remembered (some 40 MB at most), then forgotten
+#: beam searches before the complete one; best-first ties: the newest position first, a dive
+#: toward a win (measured: more wins)
+SETTINGS = SearchSettings(beam_widths=(10, 30, 100, 300, 1000, 3000), newest_first=True)
 UNBUILT_WEIGHT = 1  # of a card not on its successor in suit, in the stage beams' estimate (measured: 1, 2)
 
 
@@ -34,8 +38,6 @@ class FortyState:
     __slots__ = ("cols", "stock", "waste", "found", "colkey", "placed", "_deck_stock", "_memo")
 
     n_cards = 104
-    beam_widths = (10, 30, 100, 300, 1000, 3000)  # beam searches before the complete one (engine.solver.solve)
-    newest_first = True  # best-first ties: the newest position first, a dive toward a win (measured: more wins)
 
     def __init__(self, pos: Position) -> None:
         self.cols = [[c.index for c in col] for col in pos.columns]
@@ -85,7 +87,7 @@ class FortyState:
         self.colkey = colkey
         self.placed = sum(self.found)
 
-    def estimate(self) -> int:
+    def estimate(self, weights: Weights | None = None) -> int:
         """Lower is closer to a win: cards not yet up, plus, for every card of a
         column or the waste, one if a lower card lies beneath it (it must move
         before that card can go up) and one more if that lower card is of its own

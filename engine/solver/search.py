@@ -17,9 +17,16 @@ a search visits the same nodes in the same order, so its answer is the same.
 from __future__ import annotations
 
 import heapq
+from functools import partial
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .state import Places, SearchSettings, SolverMove, SolverState, StagedState
+
+#: settings of a search called without any: the state's own estimate, oldest first
+DEFAULT = SearchSettings()
 
 WON, EXHAUSTED, NODES, TIME, TABLE = "won", "exhausted", "nodes", "time", "table"
 
@@ -30,7 +37,7 @@ class Outcome:
     position the reduced move set reaches was examined) or a cap that struck."""
 
     end: str
-    moves: list[Any] = field(default_factory=list)
+    moves: list[SolverMove] = field(default_factory=list)
     nodes: int = 0
     positions: int = 0
     max_depth: int = 0
@@ -38,7 +45,7 @@ class Outcome:
     key_bytes: int = 0
 
 
-def depth_first(state: Any, *, max_nodes: int, deadline: float | None, max_table: int,
+def depth_first(state: SolverState, *, max_nodes: int, deadline: float | None, max_table: int,
                 clock: Callable[[], float] = time.monotonic) -> Outcome:
     """Search from ``state`` (changed in place, and changed back unless won)."""
     started = clock()
@@ -127,7 +134,7 @@ def depth_first(state: Any, *, max_nodes: int, deadline: float | None, max_table
     return outcome(EXHAUSTED)
 
 
-def _unwound(result: Outcome, state: Any, path: list[tuple[Any, bool]]) -> Outcome:
+def _unwound(result: Outcome, state: SolverState, path: list[tuple[SolverMove, bool]]) -> Outcome:
     while path:
         m, flip = path.pop()
         state.undo(m, flip)
@@ -139,7 +146,7 @@ class _Frontier:
     parent key and the moves from it, which give the winning line back), the
     node count and caps, and the expansion of one position into its children."""
 
-    def __init__(self, state: Any, max_nodes: int, deadline: float | None, clock: Callable[[], float]) -> None:
+    def __init__(self, state: SolverState, max_nodes: int, deadline: float | None, clock: Callable[[], float]) -> None:
         self.state = state
         self.max_nodes, self.deadline, self.clock = max_nodes, deadline, clock
         self.started = clock()
@@ -213,13 +220,15 @@ class _Frontier:
                        self.clock() - self.started, self.key_bytes)
 
 
-def best_first(state: Any, *, max_nodes: int, deadline: float | None, max_table: int,
-               clock: Callable[[], float] = time.monotonic) -> Outcome:
-    """Expand the position with the lowest ``state.estimate()`` first (ties: the
-    oldest, or the newest if ``state.newest_first``); every position is stored
-    once (key → parent), so the table cap bounds memory."""
+def best_first(state: SolverState, *, max_nodes: int, deadline: float | None, max_table: int,
+               settings: SearchSettings = DEFAULT, clock: Callable[[], float] = time.monotonic) -> Outcome:
+    """Expand the position with the lowest estimate first (ties: the oldest, or
+    the newest with ``settings.newest_first``); every position is stored once
+    (key → parent), so the table cap bounds memory."""
     tree = _Frontier(state, max_nodes, deadline, clock)
-    parents, estimate, encode, dead = tree.parents, state.estimate, state.encode, state.dead
+    parents, encode, dead, weights = tree.parents, state.encode, state.dead, settings.weights
+    estimate = partial(state.estimate, weights)
+
     root = tree.start()
     if root is None:
         return tree.outcome(WON)
@@ -227,7 +236,7 @@ def best_first(state: Any, *, max_nodes: int, deadline: float | None, max_table:
     if not dead():
         heap.append((estimate(), 0, encode(), root, None))
     seq = 0
-    order = -1 if getattr(state, "newest_first", False) else 1
+    order = -1 if settings.newest_first else 1
     while heap:
         _, _, data, pk, prev = heapq.heappop(heap)
         for k, moves, child_prev in tree.children(data, pk, prev):
@@ -244,14 +253,16 @@ def best_first(state: Any, *, max_nodes: int, deadline: float | None, max_table:
     return tree.outcome(EXHAUSTED)
 
 
-def beam(state: Any, *, width: int, max_nodes: int, deadline: float | None, max_table: int,
-         clock: Callable[[], float] = time.monotonic) -> Outcome:
+def beam(state: SolverState, *, width: int, max_nodes: int, deadline: float | None, max_table: int,
+         settings: SearchSettings = DEFAULT, clock: Callable[[], float] = time.monotonic) -> Outcome:
     """Beam search, incomplete, for finding wins fast: of the new positions one
     move deeper than the current layer, keep the ``width`` of lowest estimate
     (ties: the newest) as the next layer. ``exhausted`` here only means the beam
     died out, never that the position is lost. Only kept positions are stored."""
     tree = _Frontier(state, max_nodes, deadline, clock)
-    parents, estimate, encode, dead = tree.parents, state.estimate, state.encode, state.dead
+    parents, encode, dead, weights = tree.parents, state.encode, state.dead, settings.weights
+    estimate = partial(state.estimate, weights)
+
     root = tree.start()
     if root is None:
         return tree.outcome(WON)
@@ -276,8 +287,8 @@ def beam(state: Any, *, width: int, max_nodes: int, deadline: float | None, max_
     return tree.outcome(EXHAUSTED)
 
 
-def stage_beam(state: Any, *, width: int, max_nodes: int, deadline: float | None, max_table: int,
-               clock: Callable[[], float] = time.monotonic) -> Outcome:
+def stage_beam(state: StagedState, *, width: int, max_nodes: int, deadline: float | None, max_table: int,
+               settings: SearchSettings = DEFAULT, clock: Callable[[], float] = time.monotonic) -> Outcome:
     """Beam search by stage (``state.stage()``, a number no move raises and no
     move lowers by more than one: Forty Thieves, the cards left in the stock),
     incomplete like :func:`beam`. From the
@@ -286,11 +297,9 @@ def stage_beam(state: Any, *, width: int, max_nodes: int, deadline: float | None
     stage it keeps the ``width`` of lowest estimate as the next layer. A plain beam
     keyed by depth spends its width on moves that only shuffle the columns; this
     one gives every stage its share, so the search reaches the end of the stock.
-    It ranks by ``state.stage_estimate()`` where the state has one (an estimate
-    for comparing positions of one stage), else by ``state.estimate()``."""
+    It ranks by ``state.stage_estimate()``, an estimate for comparing positions of one stage."""
     tree = _Frontier(state, max_nodes, deadline, clock)
-    parents, encode, stage = tree.parents, state.encode, state.stage
-    estimate = getattr(state, "stage_estimate", state.estimate)
+    parents, encode, stage, estimate = tree.parents, state.encode, state.stage, state.stage_estimate
     root = tree.start()
     if root is None:
         return tree.outcome(WON)

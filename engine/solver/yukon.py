@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from ..cards import RANK_CHARS, SUIT_CHARS
 from ..position import Position
+from .state import CardValue, Places, SearchSettings, SolverMove, Weights
 
 GROUP, UP, BACK = 0, 1, 2
 #: weights of :meth:`YukonState.estimate` (face-down cards, unbuilt face-up cards, cards
@@ -34,6 +35,14 @@ STYLES = ((4, 2, 1), (4, 2, 0), (4, 8, 0), (4, 0, 0))
 PORTFOLIO = ((STYLES[0], 4), (STYLES[1], 1), (STYLES[3], 1), (STYLES[2], 1))
 #: the beam searches' share of the budgets for classic deals (docs/winnability.md)
 CLASSIC_BEAM_SHARE = 0.5
+#: widths of the beam searches before the complete search (they find most wins of classic
+#: deals far sooner; docs/winnability.md)
+BEAM_WIDTHS = (10, 30, 100, 300, 1000)
+#: classic deals the beams leave undecided are mostly lost, and depth-first examines positions
+#: about twice as fast as best-first, so it wins or exhausts more of them within the rest
+CLASSIC_SETTINGS = SearchSettings(styles=PORTFOLIO, beam_widths=BEAM_WIDTHS, beam_share=CLASSIC_BEAM_SHARE,
+                                  complete_search="depth")
+RELAXED_SETTINGS = SearchSettings(styles=((STYLES[0], 1),), beam_widths=BEAM_WIDTHS)
 FOUNDATION = 100  # "place" number of a foundation, beside column numbers 0 … 6
 MAX_GROUP = 20
 
@@ -45,13 +54,9 @@ def card_text(card: int) -> str:
 class YukonState:
     """A Yukon position the search changes in place and changes back."""
 
-    __slots__ = ("cols", "down", "found", "loc", "colkey", "onto", "targets", "relaxed", "placed", "fits", "weights",
-                 "styles", "beam_share", "complete_search")
+    __slots__ = ("cols", "down", "found", "loc", "colkey", "onto", "targets", "relaxed", "placed", "fits")
 
     n_cards = 52
-    #: widths of the beam searches :func:`engine.solver.solve` runs before the complete
-    #: search (they find most wins of classic deals far sooner; docs/winnability.md)
-    beam_widths = (10, 30, 100, 300, 1000)
 
     def __init__(self, pos: Position, *, relaxed: bool) -> None:
         self.relaxed = relaxed
@@ -67,16 +72,6 @@ class YukonState:
         #: may be put onto; fits[g * 52 + t]: whether ``g`` may be put onto ``t``
         self.onto, self.targets, self.fits = _build_tables(self.relaxed)
         self.placed = sum(self.found)
-        self.weights = STYLES[0]
-        #: the beam portfolio :func:`engine.solver.solve` runs
-        self.styles = ((STYLES[0], 1),) if self.relaxed else PORTFOLIO
-        #: the share of the budgets the beams get, and the complete search that runs after
-        #: them (see :func:`engine.solver.solve`): classic deals the beams leave undecided
-        #: are mostly lost, and depth-first examines positions about twice as fast as
-        #: best-first, so it wins or exhausts more of them within the rest
-        #: (docs/winnability.md); relaxed deals keep the defaults (None: ``BEAM_SHARE``)
-        self.beam_share = None if self.relaxed else CLASSIC_BEAM_SHARE
-        self.complete_search = "best" if self.relaxed else "depth"
 
     def _colkey(self, i: int) -> bytes:
         col = self.cols[i]
@@ -116,12 +111,12 @@ class YukonState:
         self.found = found
         self.placed = sum(found)
 
-    def estimate(self) -> int:
-        """Lower is closer to a win, weighed by :attr:`weights` (see :data:`STYLES`):
+    def estimate(self, weights: Weights | None = None) -> int:
+        """Lower is closer to a win, weighed by ``weights`` (default ``STYLES[0]``):
         face-down cards, cards not yet up, face-up cards not built on the card
         below them (each needs at least one more move), and face-up cards lying
         on face-down ones (they must all move before those turn up)."""
-        w_down, w_break, w_cover = self.weights
+        w_down, w_break, w_cover = weights or STYLES[0]
         fits, down = self.fits, self.down
         breaks = covers = 0
         for i, col in enumerate(self.cols):
