@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 
-from api.db import scratch_postgres_database
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_PATH = ROOT / "openapi.yaml"
@@ -58,6 +57,8 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'records.sqlite3'}"
         return
+    from api.db import scratch_postgres_database  # (here: the engine's tests run without the api's packages)
+
     with scratch_postgres_database(os.environ["TEST_DATABASE_URL"], f"api_test_{worker_name()}") as url:
         yield url
 
@@ -73,6 +74,8 @@ def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterat
     base = os.environ.get("TEST_DATABASE_URL")
     if not base:
         pytest.skip("PostgreSQL: set TEST_DATABASE_URL")
+    from api.db import scratch_postgres_database
+
     with scratch_postgres_database(base, f"api_empty_{worker_name()}") as url:
         yield url
 

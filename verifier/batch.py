@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Iterator
 from multiprocessing import get_context
-from typing import Any, Iterable, Iterator, TextIO
+from typing import Any, TextIO
 
 from engine import EngineError
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Sequence, TextIO
+from collections.abc import Sequence
+from typing import Any, TextIO
 
 from engine import EngineError, Game, GameCode, InvalidCodeError
 
@@ -17,6 +18,7 @@ from .inputs import EXIT_ILLEGAL, EXIT_OK, EXIT_UNUSABLE, UnusableInput, read_lo
 from .replay import replay
 from .solving import register
 from .verdict import deal_json
+
 
 def _print_json(obj: Any, out: TextIO) -> None:
     out.write(json.dumps(obj, ensure_ascii=False) + "\n")
@@ -47,13 +49,16 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
         if verdict.error:
             e = verdict.error
             out.write(f"  action {e.index} {e.action!r}: {e.rule}: {e.message}\n")
-        out.write(f"  won {'yes' if verdict.won else 'no'}, score {verdict.score}, moves {verdict.moves}, "
-                  f"actions {verdict.actions}, undos {verdict.undos}, take-backs {verdict.takebacks}, "
-                  f"cards on foundations {verdict.foundation_cards}\n")
+        out.write(
+            f"  won {'yes' if verdict.won else 'no'}, score {verdict.score}, moves {verdict.moves}, "
+            f"actions {verdict.actions}, undos {verdict.undos}, take-backs {verdict.takebacks}, "
+            f"cards on foundations {verdict.foundation_cards}\n"
+        )
         for name, claim in (verdict.claims or {}).items():
             mark = "ok" if claim["match"] else "MISMATCH"
-            out.write(f"  claimed {name} {json.dumps(claim['claimed'])}, recomputed {json.dumps(claim['actual'])}: "
-                      f"{mark}\n")
+            out.write(
+                f"  claimed {name} {json.dumps(claim['claimed'])}, recomputed {json.dumps(claim['actual'])}: {mark}\n"
+            )
         out.write(f"  canonical: {verdict.canonical_text}\n")
     return EXIT_OK if verdict.verified else EXIT_ILLEGAL
 
@@ -77,8 +82,9 @@ def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="verifier", description="Deals and move-log verification for Yukon and "
-                                     "Forty Thieves game codes.")
+    parser = argparse.ArgumentParser(
+        prog="verifier", description="Deals and move-log verification for Yukon and Forty Thieves game codes."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     deal = sub.add_parser("deal", help="print the deal of a game code")
     deal.add_argument("code", help="game code, e.g. YU1-C-AAAAAAB")
@@ -87,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     deal.set_defaults(func=cmd_deal)
     rep = sub.add_parser("replay", help="replay a move log and judge it")
     rep.add_argument("code", help="game code, e.g. YU1-C-AAAAAAB")
-    rep.add_argument("file", help="the log: text form, a JSON array, or {\"moves\", \"claimed\"}; - for stdin")
+    rep.add_argument("file", help='the log: text form, a JSON array, or {"moves", "claimed"}; - for stdin')
     rep.add_argument("--json", action="store_true", help="print one JSON object")
     rep.set_defaults(func=cmd_replay)
     bat = sub.add_parser("batch", help="verify JSON Lines of {code, moves, claimed?}, one result a line, in order")

@@ -47,8 +47,9 @@ def read_log_file(path: str, code: GameCode | None = None) -> tuple[Any, dict[st
     return parse_log_document(content, path, code)
 
 
-def parse_log_document(content: str, name: str = "input", code: GameCode | None = None
-                       ) -> tuple[Any, dict[str, Any] | None]:
+def parse_log_document(
+    content: str, name: str = "input", code: GameCode | None = None
+) -> tuple[Any, dict[str, Any] | None]:
     """A log document's content → (log, claimed). Text logs never start with ``[`` or ``{``.
     A JSON object may repeat the game ``code``; it must then name the same deal as ``code``."""
     stripped = content.lstrip("\ufeff").strip()
@@ -62,8 +63,9 @@ def parse_log_document(content: str, name: str = "input", code: GameCode | None 
         return doc, None
     unknown = set(doc) - {"moves", "claimed", "code"}
     if unknown:
-        raise UnusableInput(f"{name}: unexpected key {sorted(unknown)[0]!r}; expected 'moves', and optionally "
-                            f"'claimed' and 'code'")
+        raise UnusableInput(
+            f"{name}: unexpected key {sorted(unknown)[0]!r}; expected 'moves', and optionally 'claimed' and 'code'"
+        )
     if "code" in doc and code is not None:
         try:
             same = GameCode.from_text(doc["code"]) == code

@@ -3,7 +3,8 @@ and stop at the first action that is not valid notation or breaks a rule."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from engine import Game, GameCode, IllegalActionError, InvalidActionError
 from engine.actions import item_text, log_items
@@ -35,13 +36,25 @@ def replay(code: GameCode | str, log: str | Iterable[Any], claimed: dict[str, An
         error = ActionError(index, item_text(items[index]), "syntax", exc.message, "syntax", str(game.position))
     except IllegalActionError as exc:
         index = len(canonical)
-        error = ActionError(index, item_text(items[index]), exc.rule, exc.message, "rule", str(game.position), exc.key,
-                            exc.params)
+        error = ActionError(
+            index, item_text(items[index]), exc.rule, exc.message, "rule", str(game.position), exc.key, exc.params
+        )
     pos = game.position
     won = game.is_won
     claims = compare_claims(claimed, {"score": pos.score, "moves": pos.moves, "won": won})
     assert game.code is not None
     return Verdict(
-        code=game.code, legal=error is None, won=won, score=pos.score, moves=pos.moves, actions=game.actions,
-        undos=game.undos, takebacks=pos.takebacks, foundation_cards=pos.foundation_cards, canonical=canonical,
-        position=str(pos), error=error, claims=claims)
+        code=game.code,
+        legal=error is None,
+        won=won,
+        score=pos.score,
+        moves=pos.moves,
+        actions=game.actions,
+        undos=game.undos,
+        takebacks=pos.takebacks,
+        foundation_cards=pos.foundation_cards,
+        canonical=canonical,
+        position=str(pos),
+        error=error,
+        claims=claims,
+    )

@@ -24,5 +24,20 @@ def rules_for_tag(tag: str) -> Rules:
     return by_prefix(tag).rules
 
 
-__all__ = ["BY_VARIANT", "REGISTRY", "RULE_SETS", "UNDO_DEPTH", "FortyThieves", "Op", "OpKind", "RuleSet", "Rules",
-           "UndoRecord", "UndoStack", "Yukon", "by_variant", "rules_for", "rules_for_tag"]
+__all__ = [
+    "BY_VARIANT",
+    "REGISTRY",
+    "RULE_SETS",
+    "UNDO_DEPTH",
+    "FortyThieves",
+    "Op",
+    "OpKind",
+    "RuleSet",
+    "Rules",
+    "UndoRecord",
+    "UndoStack",
+    "Yukon",
+    "by_variant",
+    "rules_for",
+    "rules_for_tag",
+]

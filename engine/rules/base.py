@@ -80,6 +80,7 @@ class Op(NamedTuple):
 #: much faster than the NamedTuple itself)
 OpTuple = tuple[OpKind, int, int, Card | None, str, tuple[int, ...], tuple[str, ...], Action | None]
 
+
 def _plain(op: Op) -> OpTuple:
     kind, source, target, card, text, slots, texts, action = op
     return (kind, source, target, card, text, slots, texts, action)
@@ -225,8 +226,9 @@ class Rules:
         if type(action) is Draw:
             op = _DRAW_OP if self.has_stock else Op(OpKind.REFUSED, 0, 0, None, "S", (), (), DRAW)
         elif type(action) is Move:
-            op = self._move_op(action.source, action.source_index, action.target, action.target_index,
-                               action.card, action.text, action)
+            op = self._move_op(
+                action.source, action.source_index, action.target, action.target_index, action.card, action.text, action
+            )
         else:
             op = _UNDO_OP
         if key is not None:
@@ -254,8 +256,16 @@ class Rules:
         raw = ops[key] = _plain(op)
         return raw
 
-    def _move_op(self, source: str, number: int, target: str, target_number: int | None, card: Card | None,
-                 text: str, action: Move | None) -> Op:
+    def _move_op(
+        self,
+        source: str,
+        number: int,
+        target: str,
+        target_number: int | None,
+        card: Card | None,
+        text: str,
+        action: Move | None,
+    ) -> Op:
         """The op of a move from pile ``source``/``number`` to ``target``/``target_number``."""
         if source == "T":
             if not 0 < number <= self.n_columns:
@@ -276,7 +286,9 @@ class Rules:
             if target_number is not None:
                 slots = tuple(slot for slot in slots if slot == target_number - 1)
             head = f"{source}{number}:" if source != "W" else "W:"
-            texts = tuple(f"{head}{card._text}>F{slot + 1}" if slot in slots else "" for slot in range(self.n_foundations))
+            texts = tuple(
+                f"{head}{card._text}>F{slot + 1}" if slot in slots else "" for slot in range(self.n_foundations)
+            )
             kind = OpKind.COLUMN_UP if source == "T" else OpKind.WASTE_UP
             return Op(kind, index, -1, card, text, slots, texts, action)
         if target == "F" or not 0 < target_number <= self.n_columns:  # type: ignore[operator]
@@ -310,7 +322,8 @@ class Rules:
         """Check and apply each log item (action text, action object or action) in ``game``, appending its canonical
         text to ``canonical``; stop at the first that does not parse or breaks a rule, changing nothing for it."""
         ops_get, compile_text, object_op, push = self._ops.get, self.compile_text, self._object_op, game.stack.append
-        pos, stack, append, base, undone, rest = game.position, game.stack, canonical.append, len(canonical), 0, iter(items)
+        pos, stack, rest = game.position, game.stack, iter(items)
+        append, base, undone = canonical.append, len(canonical), 0
         columns, down, foundations, waste = pos.columns, pos.down, pos.foundations, pos.waste
         fits, fills_empty, max_group, any_group = self.fits, self.fills_empty, self.max_group, self.any_group
         gains = self.score_flip, self.score_foundation, self.score_waste_to_column, self.score_takeback
@@ -323,8 +336,7 @@ class Rules:
                 kind, si, target, card, text, slots, texts, _ = op
                 if kind is COLUMN or kind is TAKEBACK or kind is WASTE:  # onto a column
                     src = columns[si] if kind is COLUMN else waste if kind is WASTE else foundations[si]
-                    n = len(src)
-                    if n and src[-1] is card:
+                    if (n := len(src)) and src[-1] is card:
                         start = n - 1
                     elif not any_group or kind is not COLUMN:
                         start = self._start(pos, src, op)
@@ -356,8 +368,7 @@ class Rules:
                     append(text)
                 elif kind is COLUMN_UP or kind is WASTE_UP:
                     src = columns[si] if kind is COLUMN_UP else waste
-                    n = len(src)
-                    if not (n and src[-1] is card):
+                    if not ((n := len(src)) and src[-1] is card):
                         self._start(pos, src, op)
                     height = card.rank - 1  # type: ignore[union-attr]
                     for slot in slots:
@@ -422,10 +433,12 @@ class Rules:
             raise illegal("stock.none", action, game=self.name)
         assert type(action) is Move
         if action.source == "T":
-            raise illegal("pile.no-such-column", action, game=self.name, count=self.n_columns,
-                          number=action.source_index)
-        raise illegal("pile.no-such-foundation", action, game=self.name, count=self.n_foundations,
-                      number=action.source_index)
+            raise illegal(
+                "pile.no-such-column", action, game=self.name, count=self.n_columns, number=action.source_index
+            )
+        raise illegal(
+            "pile.no-such-foundation", action, game=self.name, count=self.n_foundations, number=action.source_index
+        )
 
     def _refuse_top(self, src: list[Card], raw: OpTuple) -> NoReturn:
         """The waste or a foundation is empty, or its top card is not the one named."""
@@ -467,8 +480,7 @@ class Rules:
             raise illegal("foundation.to-foundation", action)
         if action.source == "T" and action.source_index == action.target_index:
             raise illegal("move.same-column", action)
-        raise illegal("pile.no-such-column", action, game=self.name, count=self.n_columns,
-                      number=action.target_index)
+        raise illegal("pile.no-such-column", action, game=self.name, count=self.n_columns, number=action.target_index)
 
     def _refuse_column(self, card: Card, dst: list[Card], raw: OpTuple) -> NoReturn:
         op = Op._make(raw)
@@ -486,8 +498,9 @@ class Rules:
         if action.target_index is None:
             slot = self.slots_of_suit[card.suit][0]
         elif not 0 < action.target_index <= self.n_foundations:
-            raise illegal("pile.no-such-foundation", action, game=self.name, count=self.n_foundations,
-                          number=action.target_index)
+            raise illegal(
+                "pile.no-such-foundation", action, game=self.name, count=self.n_foundations, number=action.target_index
+            )
         else:
             slot = action.target_index - 1
         suit = self.foundation_suits[slot]
@@ -498,8 +511,9 @@ class Rules:
             raise illegal("foundation.build:empty", action, number=slot + 1, card=card)
         if len(f) == 13:
             raise illegal("foundation.build:complete", action, number=slot + 1, card=card)
-        raise illegal("foundation.build:next", action, number=slot + 1, top=f[-1], next=Card(len(f) + 1, suit),
-                      card=card)
+        raise illegal(
+            "foundation.build:next", action, number=slot + 1, top=f[-1], next=Card(len(f) + 1, suit), card=card
+        )
 
     def _name_card(self, pos: Position, raw: OpTuple) -> OpTuple:
         """The op of a move that names no card, for this position: its source's top card named."""
@@ -517,8 +531,11 @@ class Rules:
                 raise illegal("source.empty:waste", action)
             raise illegal(f"source.empty:{where}", action, number=op.source + 1)
         named = Move(action.source, action.source_index, action.target, action.target_index, pile[-1])
-        return _plain(self._move_op(named.source, named.source_index, named.target, named.target_index,
-                                    named.card, named.text, action))
+        return _plain(
+            self._move_op(
+                named.source, named.source_index, named.target, named.target_index, named.card, named.text, action
+            )
+        )
 
     # -- legal moves -----------------------------------------------------
 
@@ -561,8 +578,11 @@ class Rules:
         return moves
 
     def _up_moves(self, pos: Position, source: str, number: int, card: Card) -> list[Action]:
-        return [Move(source, number, "F", slot + 1, card) for slot in range(self.n_foundations)
-                if self.foundation_accepts(pos, slot, card)]
+        return [
+            Move(source, number, "F", slot + 1, card)
+            for slot in range(self.n_foundations)
+            if self.foundation_accepts(pos, slot, card)
+        ]
 
 
 _DRAW_OP = Op(OpKind.DRAW, 0, 0, None, "S", (), (), DRAW)

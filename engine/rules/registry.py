@@ -14,9 +14,10 @@ position text forms, the API's enums and the pages derive from
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from ..position import Position
 from ..solver.forty import SETTINGS as FORTY_SETTINGS
@@ -67,9 +68,9 @@ class Scoring:
 class Game:
     """A game: its two code letters and names."""
 
-    letters: str   # "YU"
-    name: str      # "yukon": the ``game`` field of verdicts and records
-    title: str     # "Yukon": in rule messages and pages
+    letters: str  # "YU"
+    name: str  # "yukon": the ``game`` field of verdicts and records
+    title: str  # "Yukon": in rule messages and pages
 
 
 @dataclass(frozen=True)
@@ -77,12 +78,12 @@ class RuleSet:
     """One rule set of a game, everything about it that is not rule logic."""
 
     game: Game
-    letter: str                 # the code's rule letter: "C"
-    rules_name: str             # "classic": the ``rules`` field of verdicts
-    variant: str                # "yukon-classic": leaderboards and records
-    title: str                  # "Yukon, classic rules": pages
+    letter: str  # the code's rule letter: "C"
+    rules_name: str  # "classic": the ``rules`` field of verdicts
+    variant: str  # "yukon-classic": leaderboards and records
+    title: str  # "Yukon, classic rules": pages
     layout: Layout
-    stock: StockPolicy | None   # None: no stock and no waste
+    stock: StockPolicy | None  # None: no stock and no waste
     scoring: Scoring
     #: the most cards one move takes (1: a column's top card only)
     max_group: int
@@ -110,13 +111,48 @@ _YUKON_SCORING = Scoring(flip=5)
 
 #: every rule set, in the order the API and the pages list them
 RULE_SETS: tuple[RuleSet, ...] = (
-    RuleSet(YUKON, "C", "classic", "yukon-classic", "Yukon, classic rules", _YUKON_LAYOUT, None, _YUKON_SCORING,
-            20, partial(Yukon, alternate_colours=True), partial(YukonState, relaxed=False), CLASSIC_SETTINGS),
-    RuleSet(YUKON, "R", "relaxed", "yukon-relaxed", "Yukon, relaxed rules", _YUKON_LAYOUT, None, _YUKON_SCORING,
-            20, partial(Yukon, alternate_colours=False), partial(YukonState, relaxed=True), RELAXED_SETTINGS),
-    RuleSet(FORTY_THIEVES, "N", "normal", "forty-thieves", "Forty Thieves",
-            Layout(2, (4,) * 10, (0,) * 10, (0, 1, 2, 3, 0, 1, 2, 3)), StockPolicy(passes=1, per_draw=1),
-            Scoring(waste_to_column=5, takeback=-15), 1, FortyThieves, FortyState, FORTY_SETTINGS),
+    RuleSet(
+        YUKON,
+        "C",
+        "classic",
+        "yukon-classic",
+        "Yukon, classic rules",
+        _YUKON_LAYOUT,
+        None,
+        _YUKON_SCORING,
+        20,
+        partial(Yukon, alternate_colours=True),
+        partial(YukonState, relaxed=False),
+        CLASSIC_SETTINGS,
+    ),
+    RuleSet(
+        YUKON,
+        "R",
+        "relaxed",
+        "yukon-relaxed",
+        "Yukon, relaxed rules",
+        _YUKON_LAYOUT,
+        None,
+        _YUKON_SCORING,
+        20,
+        partial(Yukon, alternate_colours=False),
+        partial(YukonState, relaxed=True),
+        RELAXED_SETTINGS,
+    ),
+    RuleSet(
+        FORTY_THIEVES,
+        "N",
+        "normal",
+        "forty-thieves",
+        "Forty Thieves",
+        Layout(2, (4,) * 10, (0,) * 10, (0, 1, 2, 3, 0, 1, 2, 3)),
+        StockPolicy(passes=1, per_draw=1),
+        Scoring(waste_to_column=5, takeback=-15),
+        1,
+        FortyThieves,
+        FortyState,
+        FORTY_SETTINGS,
+    ),
 )
 
 #: every game, by its code letters

@@ -66,9 +66,7 @@ _REDUCTIONS_COMMON = (
     "a king (Yukon) or a column's only card (Forty Thieves) is not moved to an empty column, and of "
     "several empty columns only the first is a target",
 )
-_REDUCTIONS_FORTY = (
-    "the two copies of a card are interchangeable, and so are the two foundations of a suit",
-)
+_REDUCTIONS_FORTY = ("the two copies of a card are interchangeable, and so are the two foundations of a suit",)
 _REDUCTIONS_YUKON = (
     "positions where some card can never leave the card it lies on are dropped as lost: every place it could "
     "go is buried for good, it cannot go up to its foundation, and no column can empty for a king "
@@ -76,8 +74,10 @@ _REDUCTIONS_YUKON = (
     "a card counts as never going up when a stuck card lies right on it, or a lower card of its suit never goes "
     "up, so a card waiting for it is stuck too (buried cards, proved in docs/winnability.md)",
 )
-UNDO_NOTE = ("undo: adds no position, since an undo returns to a position already met on the same line; "
-             "a line with undos wins only if the same line without them does")
+UNDO_NOTE = (
+    "undo: adds no position, since an undo returns to a position already met on the same line; "
+    "a line with undos wins only if the same line without them does"
+)
 
 
 @dataclass(frozen=True)
@@ -136,8 +136,9 @@ def table_entry_bytes(key_bytes: int, positions: int) -> int:
     return key_bytes + positions * (33 + 32)
 
 
-def _beams(state: SolverState, settings: SearchSettings, max_nodes: int, budget_seconds: float | None,
-           max_table: int) -> Outcome | None:
+def _beams(
+    state: SolverState, settings: SearchSettings, max_nodes: int, budget_seconds: float | None, max_table: int
+) -> Outcome | None:
     """Beam searches of growing width (``settings.beam_widths``) within the beam share of
     the budgets: they find many wins far sooner than a complete search, but prove
     nothing. Several sequences of beams take turns, because each wins deals the
@@ -151,8 +152,9 @@ def _beams(state: SolverState, settings: SearchSettings, max_nodes: int, budget_
     fraction = settings.beam_share or BEAM_SHARE
     share = int(max_nodes * fraction)
     deadline = None if budget_seconds is None else time.monotonic() + budget_seconds * fraction
-    runs: list[_Run] = [_Run(partial(beam, state, settings=replace(settings, weights=style)), part)
-                        for style, part in settings.styles]
+    runs: list[_Run] = [
+        _Run(partial(beam, state, settings=replace(settings, weights=style)), part) for style, part in settings.styles
+    ]
     if isinstance(state, StagedState):
         runs.append(_Run(partial(stage_beam, state, settings=settings), 1))
     spent = 0
@@ -181,8 +183,14 @@ class _Run:
     next: int = 0
 
 
-def solve(position: Position, *, budget_seconds: float | None = DEFAULT_SECONDS,
-          max_nodes: int | None = None, max_table: int | None = None, method: str = "best") -> SolveResult:
+def solve(
+    position: Position,
+    *,
+    budget_seconds: float | None = DEFAULT_SECONDS,
+    max_nodes: int | None = None,
+    max_table: int | None = None,
+    method: str = "best",
+) -> SolveResult:
     """Decide whether ``position`` can be won, within the budgets.
 
     ``budget_seconds`` is wall time (``None``: no limit); ``max_nodes`` caps the
@@ -219,14 +227,25 @@ def solve(position: Position, *, budget_seconds: float | None = DEFAULT_SECONDS,
             out = best_first(state, max_nodes=nodes - spent, deadline=deadline, max_table=table, settings=settings)
         out.nodes += spent
     out.seconds = time.monotonic() - started
-    common = dict(nodes=out.nodes, positions=out.positions, max_depth=out.max_depth, seconds=out.seconds,
-                  table_bytes=table_entry_bytes(out.key_bytes, out.positions), coverage=coverage)
+    common = dict(
+        nodes=out.nodes,
+        positions=out.positions,
+        max_depth=out.max_depth,
+        seconds=out.seconds,
+        table_bytes=table_entry_bytes(out.key_bytes, out.positions),
+        coverage=coverage,
+    )
     if out.end == WON:
         actions = tuple(state.action_text(m) for m in out.moves)
         return SolveResult(WINNABLE, actions, f"a winning line of {len(actions)} actions", **common)
     if out.end == EXHAUSTED:
-        return SolveResult(UNWINNABLE, (), f"no position reachable from here is won: all {out.positions} "
-                           f"distinct positions the covered moves reach were examined", **common)
+        return SolveResult(
+            UNWINNABLE,
+            (),
+            f"no position reachable from here is won: all {out.positions} "
+            f"distinct positions the covered moves reach were examined",
+            **common,
+        )
     reason = {
         TIME: f"the time budget of {budget_seconds} s ran out",
         NODES: f"the node budget of {max_nodes or DEFAULT_NODES} positions ran out",
@@ -235,5 +254,18 @@ def solve(position: Position, *, budget_seconds: float | None = DEFAULT_SECONDS,
     return SolveResult(UNKNOWN, (), f"{reason} after {out.nodes} positions, undecided", **common)
 
 
-__all__ = ["DEFAULT_NODES", "DEFAULT_SECONDS", "DEFAULT_TABLE", "UNKNOWN", "UNWINNABLE", "WINNABLE", "SearchSettings",
-           "SolveResult", "SolverState", "coverage_for", "settings_for", "solve", "state_for"]
+__all__ = [
+    "DEFAULT_NODES",
+    "DEFAULT_SECONDS",
+    "DEFAULT_TABLE",
+    "UNKNOWN",
+    "UNWINNABLE",
+    "WINNABLE",
+    "SearchSettings",
+    "SolveResult",
+    "SolverState",
+    "coverage_for",
+    "settings_for",
+    "solve",
+    "state_for",
+]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..cards import RANK_CHARS, SUIT_CHARS
 from ..position import Position
-from .state import CardValue, Places, SearchSettings, SolverMove, Weights
+from .state import SearchSettings, Weights
 
 COL_COL, COL_UP, WASTE_COL, WASTE_UP, BACK, DRAW = range(6)
 WASTE, STOCK, SLOT = 50, 60, 100  # place numbers beside columns 0 … 9
@@ -67,8 +67,7 @@ class FortyState:
 
     def encode(self) -> bytes:
         """Everything needed to :meth:`decode` this position again (slots and columns in order)."""
-        return (bytes(self.found) + bytes((len(self.stock), len(self.waste))) + bytes(self.waste)
-                + b"".join(self.colkey))
+        return bytes(self.found) + bytes((len(self.stock), len(self.waste))) + bytes(self.waste) + b"".join(self.colkey)
 
     def decode(self, data: bytes) -> None:
         self.found = list(data[:8])
@@ -81,7 +80,7 @@ class FortyState:
         for _ in range(10):
             end = at + 1 + data[at]
             colkey.append(data[at:end])
-            cols.append(list(data[at + 1:end]))
+            cols.append(list(data[at + 1 : end]))
             at = end
         self.cols = cols
         self.colkey = colkey

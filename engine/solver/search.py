@@ -17,13 +17,13 @@ a search visits the same nodes in the same order, so its answer is the same.
 from __future__ import annotations
 
 import heapq
-from functools import partial
 import time
-from dataclasses import dataclass, field
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-from .state import Places, SearchSettings, SolverMove, SolverState, StagedState
+from .state import SearchSettings, SolverMove, SolverState, StagedState
 
 #: settings of a search called without any: the state's own estimate, oldest first
 DEFAULT = SearchSettings()
@@ -45,8 +45,14 @@ class Outcome:
     key_bytes: int = 0
 
 
-def depth_first(state: SolverState, *, max_nodes: int, deadline: float | None, max_table: int,
-                clock: Callable[[], float] = time.monotonic) -> Outcome:
+def depth_first(
+    state: SolverState,
+    *,
+    max_nodes: int,
+    deadline: float | None,
+    max_table: int,
+    clock: Callable[[], float] = time.monotonic,
+) -> Outcome:
     """Search from ``state`` (changed in place, and changed back unless won)."""
     started = clock()
     seen: set[bytes] = set()
@@ -56,8 +62,8 @@ def depth_first(state: SolverState, *, max_nodes: int, deadline: float | None, m
     nodes = 0
     max_depth = 0
     key_bytes = 0
-    auto_move, do, undo, key, won, moves_of, places, dead = (
-        state.auto_move, state.do, state.undo, state.key, state.won, state.moves, state.places, state.dead)
+    auto_move, do, undo, key = state.auto_move, state.do, state.undo, state.key
+    won, moves_of, places, dead = state.won, state.moves, state.places, state.dead
 
     def enter(prev: tuple[int, int, int, bool] | None) -> str | None:
         nonlocal nodes, key_bytes
@@ -72,25 +78,22 @@ def depth_first(state: SolverState, *, max_nodes: int, deadline: float | None, m
             return WON
         k = key()
         if k in seen:
-            for _ in range(autos):
-                m, flip = path.pop()
-                undo(m, flip)
+            _undo_last(path, undo, autos)
             return EXHAUSTED
         if len(seen) >= max_table:
             return TABLE
         seen.add(k)
         key_bytes += len(k)
         if dead():
-            for _ in range(autos):
-                m, flip = path.pop()
-                undo(m, flip)
+            _undo_last(path, undo, autos)
             return EXHAUSTED
         frames.append([moves_of(), 0, autos, prev if autos == 0 else None])
         return None
 
     def outcome(end: str) -> Outcome:
-        return Outcome(end, [m for m, _ in path] if end == WON else [], nodes, len(seen), max_depth,
-                       clock() - started, key_bytes)
+        return Outcome(
+            end, [m for m, _ in path] if end == WON else [], nodes, len(seen), max_depth, clock() - started, key_bytes
+        )
 
     result = enter(None)
     if result is not None:
@@ -104,8 +107,7 @@ def depth_first(state: SolverState, *, max_nodes: int, deadline: float | None, m
             prev = frame[3]
             card, src, dst = places(m)
             if prev is not None and prev[0] == card and prev[2] == src and not (dst == prev[1] and prev[3]):
-                # the same card moves twice in a row: one move from the position before does the same
-                continue
+                continue  # the same card twice in a row: one move from the position before does the same
             if nodes >= max_nodes:
                 return _unwound(outcome(NODES), state, path)
             if deadline is not None and not nodes & 255 and clock() > deadline:
@@ -114,24 +116,22 @@ def depth_first(state: SolverState, *, max_nodes: int, deadline: float | None, m
             path.append((m, flip))
             result = enter((card, src, dst, flip))
             if result is None:
-                if len(frames) > max_depth:
-                    max_depth = len(frames)
+                max_depth = max(max_depth, len(frames))
                 continue
-            if result == WON:
-                return outcome(WON)
-            if result == TABLE:
-                return _unwound(outcome(TABLE), state, path)
-            m, flip = path.pop()
-            undo(m, flip)
-        else:
+            if result != EXHAUSTED:
+                return outcome(WON) if result == WON else _unwound(outcome(TABLE), state, path)
+            _undo_last(path, undo, 1)
+        else:  # every move of this position tried: back to the one before (its autos, then the move to it)
             frames.pop()
-            for _ in range(frame[2]):
-                m, flip = path.pop()
-                undo(m, flip)
-            if frames:
-                m, flip = path.pop()
-                undo(m, flip)
+            _undo_last(path, undo, frame[2] + (1 if frames else 0))
     return outcome(EXHAUSTED)
+
+
+def _undo_last(path: list[tuple[SolverMove, bool]], undo: Callable[[SolverMove, bool], None], count: int) -> None:
+    """Undo the last ``count`` moves of ``path``."""
+    for _ in range(count):
+        m, flip = path.pop()
+        undo(m, flip)
 
 
 def _unwound(result: Outcome, state: SolverState, path: list[tuple[SolverMove, bool]]) -> Outcome:
@@ -216,12 +216,26 @@ class _Frontier:
 
     def outcome(self, end: str) -> Outcome:
         self.state.decode(self.root)
-        return Outcome(end, self.moves if end == WON else [], self.nodes, len(self.parents), 0,
-                       self.clock() - self.started, self.key_bytes)
+        return Outcome(
+            end,
+            self.moves if end == WON else [],
+            self.nodes,
+            len(self.parents),
+            0,
+            self.clock() - self.started,
+            self.key_bytes,
+        )
 
 
-def best_first(state: SolverState, *, max_nodes: int, deadline: float | None, max_table: int,
-               settings: SearchSettings = DEFAULT, clock: Callable[[], float] = time.monotonic) -> Outcome:
+def best_first(
+    state: SolverState,
+    *,
+    max_nodes: int,
+    deadline: float | None,
+    max_table: int,
+    settings: SearchSettings = DEFAULT,
+    clock: Callable[[], float] = time.monotonic,
+) -> Outcome:
     """Expand the position with the lowest estimate first (ties: the oldest, or
     the newest with ``settings.newest_first``); every position is stored once
     (key → parent), so the table cap bounds memory."""
@@ -253,8 +267,16 @@ def best_first(state: SolverState, *, max_nodes: int, deadline: float | None, ma
     return tree.outcome(EXHAUSTED)
 
 
-def beam(state: SolverState, *, width: int, max_nodes: int, deadline: float | None, max_table: int,
-         settings: SearchSettings = DEFAULT, clock: Callable[[], float] = time.monotonic) -> Outcome:
+def beam(
+    state: SolverState,
+    *,
+    width: int,
+    max_nodes: int,
+    deadline: float | None,
+    max_table: int,
+    settings: SearchSettings = DEFAULT,
+    clock: Callable[[], float] = time.monotonic,
+) -> Outcome:
     """Beam search, incomplete, for finding wins fast: of the new positions one
     move deeper than the current layer, keep the ``width`` of lowest estimate
     (ties: the newest) as the next layer. ``exhausted`` here only means the beam
@@ -287,8 +309,16 @@ def beam(state: SolverState, *, width: int, max_nodes: int, deadline: float | No
     return tree.outcome(EXHAUSTED)
 
 
-def stage_beam(state: StagedState, *, width: int, max_nodes: int, deadline: float | None, max_table: int,
-               settings: SearchSettings = DEFAULT, clock: Callable[[], float] = time.monotonic) -> Outcome:
+def stage_beam(
+    state: StagedState,
+    *,
+    width: int,
+    max_nodes: int,
+    deadline: float | None,
+    max_table: int,
+    settings: SearchSettings = DEFAULT,
+    clock: Callable[[], float] = time.monotonic,
+) -> Outcome:
     """Beam search by stage (``state.stage()``, a number no move raises and no
     move lowers by more than one: Forty Thieves, the cards left in the stock),
     incomplete like :func:`beam`. From the

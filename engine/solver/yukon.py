@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from ..cards import RANK_CHARS, SUIT_CHARS
 from ..position import Position
-from .state import CardValue, Places, SearchSettings, SolverMove, Weights
+from .state import SearchSettings, Weights
 
 GROUP, UP, BACK = 0, 1, 2
 #: weights of :meth:`YukonState.estimate` (face-down cards, unbuilt face-up cards, cards
@@ -40,8 +40,9 @@ CLASSIC_BEAM_SHARE = 0.5
 BEAM_WIDTHS = (10, 30, 100, 300, 1000)
 #: classic deals the beams leave undecided are mostly lost, and depth-first examines positions
 #: about twice as fast as best-first, so it wins or exhausts more of them within the rest
-CLASSIC_SETTINGS = SearchSettings(styles=PORTFOLIO, beam_widths=BEAM_WIDTHS, beam_share=CLASSIC_BEAM_SHARE,
-                                  complete_search="depth")
+CLASSIC_SETTINGS = SearchSettings(
+    styles=PORTFOLIO, beam_widths=BEAM_WIDTHS, beam_share=CLASSIC_BEAM_SHARE, complete_search="depth"
+)
 RELAXED_SETTINGS = SearchSettings(styles=((STYLES[0], 1),), beam_widths=BEAM_WIDTHS)
 FOUNDATION = 100  # "place" number of a foundation, beside column numbers 0 … 6
 MAX_GROUP = 20
@@ -96,7 +97,7 @@ class YukonState:
         at = 0
         for i in range(7):
             n, d = data[at], data[at + 1]
-            col = list(data[at + 2:at + 2 + n])
+            col = list(data[at + 2 : at + 2 + n])
             at += 2 + n
             cols.append(col)
             down.append(d)
@@ -158,41 +159,11 @@ class YukonState:
     # -- dead ends -------------------------------------------------------
 
     def dead(self) -> bool:
-        """Whether some card can provably never leave its place (docs/winnability.md,
-        "stuck cards"): then the position is lost.
-
-        Greatest fixed point over two sets: ``held`` (cards that never move, or
-        for face-down cards never turn up) and ``glued`` (cards that never leave
-        the card below them: never the bottom of a moved group, never put up;
-        a face-down card is glued when held, or when it would have no way out
-        once turned up). Every column card starts in both; a card is let out as
-        soon as one way out is open given the cards still held or glued. A
-        worklist holds the cards to look at again: letting a card out only puts
-        back the cards whose way out it may have opened.
-        Going up is a way out only from the top of a column: it needs no glued
-        card right on the card (one would never leave it), and every lower card
-        of its suit able to go up, so neither glued nor with a glued card right
-        on it ("buried cards").
-        The position is lost when a card stays glued.
-        """
+        """Whether some card can provably never leave its place ("stuck cards"): then the
+        position is lost. A greatest fixed point over held and glued cards, let out
+        through a worklist; docs/winnability.md ("Computing the stuck-card test") says how."""
         cols, down, loc, targets, onto = self.cols, self.down, self.loc, self.targets, self.onto
-        held = [False] * 52
-        # free[t]: a card may be put on t (on a foundation: it may be taken back; a
-        # column card: face up, or turned up, with no glued card right above it)
-        free = [True] * 52
-        at = [0] * 52  # a card's place in its column
-        above = [52] * 52  # the card right above a card (52: none, never glued)
-        work = []
-        for col in cols:
-            for p, c in enumerate(col):
-                held[c] = True
-                free[c] = False
-                at[c] = p
-                if p:
-                    above[col[p - 1]] = c
-            if col:
-                free[col[-1]] = True
-            work += reversed(col)  # top down: a card turns up once the one above leaves
+        held, free, at, above, work = _column_facts(cols)
         glued = held + [False]
         stuck = len(work)  # cards still glued: at none the position is not lost, whatever is left to do
         # a column is or may become empty (the king's own one too: the king may
@@ -430,6 +401,29 @@ class YukonState:
         return card, FOUNDATION, b
 
 
+def _column_facts(cols: list[list[CardValue]]) -> tuple[list[bool], list[bool], list[int], list[int], list[int]]:
+    """The starting sets of :meth:`YukonState.dead`: ``held`` (every column card), ``free[t]``
+    (a card may be put on ``t``: a foundation card, or a column's top card), each card's place
+    in its column, the card right above each (52: none, never glued), and the worklist (each
+    column top down: a card turns up once the one above it leaves)."""
+    held = [False] * 52
+    free = [True] * 52
+    at = [0] * 52
+    above = [52] * 52
+    work: list[CardValue] = []
+    for col in cols:
+        for p, c in enumerate(col):
+            held[c] = True
+            free[c] = False
+            at[c] = p
+            if p:
+                above[col[p - 1]] = c
+        if col:
+            free[col[-1]] = True
+        work += reversed(col)
+    return held, free, at, above, work
+
+
 def _red(card: int) -> bool:
     return card // 13 in (1, 2)
 
@@ -438,6 +432,7 @@ def _red(card: int) -> bool:
 def _build_tables(relaxed: bool) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...], bytes]:
     """What builds on what, for one rule set (built once, shared by every state of it):
     ``g`` goes onto ``t`` one rank higher, of the other colour unless ``relaxed``."""
+
     def builds(g: int, t: int) -> bool:
         return t % 13 == g % 13 + 1 and (relaxed or _red(g) != _red(t))
 

@@ -8,8 +8,17 @@ import pytest
 
 from engine import Game
 from engine.position import Position
-from engine.solver import (BEAM_SHARE, UNWINNABLE, WINNABLE, SearchSettings, _beams, coverage_for, settings_for, solve,
-                           state_for)
+from engine.solver import (
+    BEAM_SHARE,
+    UNWINNABLE,
+    WINNABLE,
+    SearchSettings,
+    _beams,
+    coverage_for,
+    settings_for,
+    solve,
+    state_for,
+)
 from engine.solver.search import best_first, depth_first
 from engine.solver.yukon import CLASSIC_BEAM_SHARE, PORTFOLIO, STYLES
 from verifier import replay
@@ -39,7 +48,9 @@ def test_the_estimate_weighs_what_it_says(style):
 def test_every_style_wins_and_the_line_replays(style):
     code = "YU1-C-AAAAAAB"
     state = state_for(Game.from_code(code).position)
-    out = best_first(state, max_nodes=100_000, deadline=None, max_table=1_000_000, settings=SearchSettings(weights=style))
+    out = best_first(
+        state, max_nodes=100_000, deadline=None, max_table=1_000_000, settings=SearchSettings(weights=style)
+    )
     assert out.end == "won"
     assert replay(code, [state.action_text(m) for m in out.moves]).won
 
@@ -101,7 +112,9 @@ def stuck_by_passes(state) -> bool:
                 covered = p < down[i] and glued[col[p + 1]]  # face down for good
                 leaves = not covered and (
                     (not glued_above(c) and all(not buried(13 * suit + r) for r in range(found[suit], rank)))
-                    or (rank == 12 and may_empty) or any(open_target(t) for t in state.targets[c]))
+                    or (rank == 12 and may_empty)
+                    or any(open_target(t) for t in state.targets[c])
+                )
                 if leaves:
                     held[c] = glued[c] = False
                     changed = True
@@ -165,7 +178,9 @@ def test_classic_deals_get_half_the_budget_for_beams_then_depth_first_and_relaxe
     assert (classic.beam_share, classic.complete_search) == (CLASSIC_BEAM_SHARE, "depth")
     assert CLASSIC_BEAM_SHARE < BEAM_SHARE
     assert (relaxed.beam_share, relaxed.complete_search) == (None, "best")
-    out = _beams(state_for(Game.from_code("YU1-C-KDURELR").position), classic, 20_000, None, 10**6)  # no style wins this deal: the beams spend their whole share
+    out = _beams(
+        state_for(Game.from_code("YU1-C-KDURELR").position), classic, 20_000, None, 10**6
+    )  # no style wins this deal: the beams spend their whole share
     assert out.end != "won" and int(20_000 * CLASSIC_BEAM_SHARE) - 1000 < out.nodes <= int(20_000 * CLASSIC_BEAM_SHARE)
 
 
@@ -223,8 +238,7 @@ def test_a_hand_built_dead_end_is_seen_at_once_and_a_search_without_the_test_agr
     position = Position.from_text(text)
     assert state_for(position).dead() and stuck_by_passes(state_for(position))
     # the complete search without the test agrees: nothing reachable is won
-    assert best_first(without_the_test(position), max_nodes=10_000, deadline=None,
-                      max_table=10**6).end == "exhausted"
+    assert best_first(without_the_test(position), max_nodes=10_000, deadline=None, max_table=10**6).end == "exhausted"
     result = solve(position, budget_seconds=None, max_nodes=10_000)
     assert result.status == UNWINNABLE and result.positions == 1
 
