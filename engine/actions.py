@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 from .cards import Card, ascii_upper
 from .errors import InvalidActionError, InvalidCardError
@@ -107,7 +107,7 @@ class Undo:
         return {"action": "undo"}
 
 
-Action = Union[Move, Draw, Undo]
+Action = Move | Draw | Undo
 DRAW = Draw()
 UNDO = Undo()
 
@@ -234,7 +234,7 @@ def _bad_object(item: dict[str, Any], reason: str) -> InvalidActionError:
     return InvalidActionError(f"{text}: {reason}", text=text)
 
 
-def json_key(item: dict[str, Any]) -> tuple:
+def json_key(item: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     """What an action object is made of, as a key for the compiled actions (its keys and
     values, in order); :class:`TypeError` when a value is not hashable (then it is no action)."""
     key = tuple(item.items())
@@ -315,6 +315,7 @@ def _compact(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
     except RecursionError:
-        return f"(a JSON {_json_type(value)[2:] if isinstance(value, (list, dict)) else 'value'} nested too deeply to show)"
+        kind = _json_type(value)[2:] if isinstance(value, (list, dict)) else "value"
+        return f"(a JSON {kind} nested too deeply to show)"
     except (TypeError, ValueError):
         return repr(value)

@@ -38,6 +38,7 @@ class Card:
     suit: int
     red: bool
     index: int
+    _text: str
 
     def __new__(cls, rank: int, suit: int) -> Card:
         card = cls._interned.get((rank, suit))
@@ -56,7 +57,7 @@ class Card:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Card is immutable")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Card], tuple[int, int]]:
         return (Card, (self.rank, self.suit))
 
     def __copy__(self) -> Card:

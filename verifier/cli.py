@@ -67,7 +67,7 @@ def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
     if args.workers < 1:
         raise UnusableInput("--workers must be at least 1")
     try:
-        handle = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
+        handle = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115 (closed below)
     except OSError as exc:
         raise UnusableInput(f"cannot read {args.file}: {exc}") from None
     try:
@@ -108,7 +108,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     args = build_parser().parse_args(argv)
     out = out or sys.stdout
     try:
-        return args.func(args, out)
+        status: int = args.func(args, out)
+        return status
     except InvalidCodeError as exc:
         print(f"verifier: invalid game code: {exc}", file=sys.stderr)
     except (UnusableInput, EngineError) as exc:

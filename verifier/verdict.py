@@ -123,14 +123,14 @@ def compare_claims(claimed: dict[str, Any] | None, actual: dict[str, Any]) -> di
 def deal_json(code: GameCode | str, reveal: bool = False) -> dict[str, Any]:
     """The object ``verifier deal --json`` prints and ``GET /deals/{code}`` answers."""
     game = Game.from_code(code)
-    code = game.code  # canonical
-    assert code is not None
+    canonical = game.code
+    assert canonical is not None
     return {
-        "code": str(code),
-        "game": code.game_name,
-        "rules": code.rules_name,
-        "variant": code.variant,
-        "number": code.number,
+        "code": str(canonical),
+        "game": canonical.game_name,
+        "rules": canonical.rules_name,
+        "variant": canonical.variant,
+        "number": canonical.number,
         "revealed": reveal,
         **game.position.to_json(reveal=reveal),
         "position": str(game.position) if reveal else None,

@@ -291,10 +291,10 @@ class Rules:
             )
             kind = OpKind.COLUMN_UP if source == "T" else OpKind.WASTE_UP
             return Op(kind, index, -1, card, text, slots, texts, action)
-        if target == "F" or not 0 < target_number <= self.n_columns:  # type: ignore[operator]
+        if target == "F" or target_number is None or not 0 < target_number <= self.n_columns:
             target_index = BAD_TARGET
         else:
-            target_index = target_number - 1  # type: ignore[operator]
+            target_index = target_number - 1
             if source == "T" and target_index == index:
                 target_index = BAD_TARGET
         kind = OpKind.COLUMN if source == "T" else OpKind.WASTE if source == "W" else OpKind.TAKEBACK
@@ -342,7 +342,7 @@ class Rules:
                         start = self._start(pos, src, op)
                     else:  # the named card and every card on it, if it is face up
                         try:
-                            start = src.index(card, down[si])  # type: ignore[arg-type]
+                            start = src.index(card, down[si])  # type: ignore[arg-type]  # (named: never None here)
                         except ValueError:
                             start = self._start(pos, src, op)
                         if n - start > max_group or target == BAD_TARGET:
@@ -370,7 +370,7 @@ class Rules:
                     src = columns[si] if kind is COLUMN_UP else waste
                     if not ((n := len(src)) and src[-1] is card):
                         self._start(pos, src, op)
-                    height = card.rank - 1  # type: ignore[union-attr]
+                    height = card.rank - 1  # type: ignore[union-attr]  # (named: never None here)
                     for slot in slots:
                         if len(foundations[slot]) == height:
                             break
@@ -482,8 +482,9 @@ class Rules:
             raise illegal("move.same-column", action)
         raise illegal("pile.no-such-column", action, game=self.name, count=self.n_columns, number=action.target_index)
 
-    def _refuse_column(self, card: Card, dst: list[Card], raw: OpTuple) -> NoReturn:
+    def _refuse_column(self, card: Card | None, dst: list[Card], raw: OpTuple) -> NoReturn:
         op = Op._make(raw)
+        assert card is not None  # (a move naming no card was named before its checks)
         if dst:
             self._refuse_build(card, dst[-1], self._action(op))
         self._refuse_empty(card, self._action(op))

@@ -32,8 +32,9 @@ class Yukon(Rules):
 
     def _pick(self, column: list[Card], down: int, index: int, action: Move) -> int:
         card = action.card
+        assert card is not None  # (a move naming no card takes the top card, never picked)
         try:
-            return column.index(card, down)  # type: ignore[arg-type]  # one deck: each card at most once
+            return column.index(card, down)  # one deck: each card at most once
         except ValueError:
             if card in column:
                 raise illegal("card.face-down", action, card=card, number=index + 1) from None

@@ -227,31 +227,30 @@ def solve(
             out = best_first(state, max_nodes=nodes - spent, deadline=deadline, max_table=table, settings=settings)
         out.nodes += spent
     out.seconds = time.monotonic() - started
-    common = dict(
-        nodes=out.nodes,
-        positions=out.positions,
-        max_depth=out.max_depth,
-        seconds=out.seconds,
-        table_bytes=table_entry_bytes(out.key_bytes, out.positions),
-        coverage=coverage,
-    )
+    actions: tuple[str, ...] = ()
     if out.end == WON:
         actions = tuple(state.action_text(m) for m in out.moves)
-        return SolveResult(WINNABLE, actions, f"a winning line of {len(actions)} actions", **common)
-    if out.end == EXHAUSTED:
-        return SolveResult(
-            UNWINNABLE,
-            (),
+        status, reason = WINNABLE, f"a winning line of {len(actions)} actions"
+    elif out.end == EXHAUSTED:
+        status = UNWINNABLE
+        reason = (
             f"no position reachable from here is won: all {out.positions} "
-            f"distinct positions the covered moves reach were examined",
-            **common,
+            f"distinct positions the covered moves reach were examined"
         )
-    reason = {
-        TIME: f"the time budget of {budget_seconds} s ran out",
-        NODES: f"the node budget of {max_nodes or DEFAULT_NODES} positions ran out",
-        TABLE: f"the transposition table is full ({max_table or DEFAULT_TABLE} positions)",
-    }[out.end]
-    return SolveResult(UNKNOWN, (), f"{reason} after {out.nodes} positions, undecided", **common)
+    else:
+        status, reason = (
+            UNKNOWN,
+            {
+                TIME: f"the time budget of {budget_seconds} s ran out",
+                NODES: f"the node budget of {max_nodes or DEFAULT_NODES} positions ran out",
+                TABLE: f"the transposition table is full ({max_table or DEFAULT_TABLE} positions)",
+            }[out.end]
+            + f" after {out.nodes} positions, undecided",
+        )
+    table_bytes = table_entry_bytes(out.key_bytes, out.positions)
+    return SolveResult(
+        status, actions, reason, out.nodes, out.positions, out.max_depth, out.seconds, table_bytes, coverage
+    )
 
 
 __all__ = [

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..cards import RANK_CHARS, SUIT_CHARS
 from ..position import Position
-from .state import SearchSettings, Weights
+from .state import Places, SearchSettings, SolverMove, Weights
 
 COL_COL, COL_UP, WASTE_COL, WASTE_UP, BACK, DRAW = range(6)
 WASTE, STOCK, SLOT = 50, 60, 100  # place numbers beside columns 0 … 9
@@ -121,7 +121,7 @@ class FortyState:
 
     # -- safe foundation moves -----------------------------------------
 
-    def auto_move(self):
+    def auto_move(self) -> SolverMove | None:
         """A foundation move that provably loses nothing (docs/winnability.md):
         the card goes onto the lower of its suit's two foundations."""
         found = self.found
@@ -150,7 +150,7 @@ class FortyState:
 
     # -- moves -----------------------------------------------------------
 
-    def moves(self) -> list:
+    def moves(self) -> list[SolverMove]:
         cols, found = self.cols, self.found
         up = {}  # card -> the first slot that accepts it
         for s in range(4):
@@ -159,7 +159,7 @@ class FortyState:
                 up[s * 13 + a] = s
             if b != a and b < 13:
                 up[s * 13 + b] = s + 4
-        out = []
+        out: list[SolverMove] = []
         empty = -1
         by_top: dict[int, list[int]] = {}
         for j in range(10):
@@ -209,7 +209,7 @@ class FortyState:
 
     # -- make / unmake -------------------------------------------------
 
-    def do(self, m) -> bool:
+    def do(self, m: SolverMove) -> bool:
         kind, a, b, card, _ = m
         if kind == COL_COL:
             self.cols[b].append(self.cols[a].pop())
@@ -236,7 +236,7 @@ class FortyState:
             self.waste.append(self.stock.pop())
         return False
 
-    def undo(self, m, flip: bool) -> None:
+    def undo(self, m: SolverMove, flip: bool) -> None:
         kind, a, b, card, _ = m
         if kind == COL_COL:
             self.cols[a].append(self.cols[b].pop())
@@ -265,7 +265,7 @@ class FortyState:
     # -- text ------------------------------------------------------------
 
     @staticmethod
-    def action_text(m) -> str:
+    def action_text(m: SolverMove) -> str:
         kind, a, b, card, _ = m
         text = card_text(card)
         if kind == COL_COL:
@@ -281,7 +281,7 @@ class FortyState:
         return "S"
 
     @staticmethod
-    def places(m) -> tuple[int, int, int]:
+    def places(m: SolverMove) -> Places:
         """(the card moved, where it came from, where it went); a draw names no card (-1)."""
         kind, a, b, card, _ = m
         if kind == DRAW:
@@ -291,7 +291,7 @@ class FortyState:
         return card, a, b
 
 
-def _by_score(m) -> int:
+def _by_score(m: SolverMove) -> int:
     return m[4]
 
 

@@ -289,7 +289,7 @@ def beam(
     if root is None:
         return tree.outcome(WON)
     # an entry: (estimate, -age, encoded position, key, prev for the pruning, parent key, moves from the parent)
-    layer = [(0, 0, encode(), root, None, None, ())]
+    layer: list[tuple[Any, ...]] = [(0, 0, encode(), root, None, None, ())]
     seq = 0
     while layer:
         found: dict[bytes, tuple[Any, ...]] = {}
@@ -334,7 +334,7 @@ def stage_beam(
     if root is None:
         return tree.outcome(WON)
     # an entry: (estimate, -age, encoded position, key, prev for the pruning), then parent key and moves
-    heap = [(0, 0, encode(), root, None)]
+    heap: list[tuple[Any, ...]] = [(0, 0, encode(), root, None)]
     level = stage()
     seq = 0
     while heap:
@@ -362,9 +362,9 @@ def stage_beam(
         if len(parents) + len(chosen) > max_table:
             return tree.outcome(TABLE)
         heap = []
-        for *entry, pk, moves in chosen:
-            parents[entry[3]] = (pk, moves)
-            tree.key_bytes += len(entry[3])
-            heap.append(tuple(entry))
+        for *kept, pk, moves in chosen:
+            parents[kept[3]] = (pk, moves)
+            tree.key_bytes += len(kept[3])
+            heap.append(tuple(kept))
         level -= 1
     return tree.outcome(EXHAUSTED)

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from ..cards import RANK_CHARS, SUIT_CHARS
 from ..position import Position
-from .state import SearchSettings, Weights
+from .state import CardValue, Places, SearchSettings, SolverMove, Weights
 
 GROUP, UP, BACK = 0, 1, 2
 #: weights of :meth:`YukonState.estimate` (face-down cards, unbuilt face-up cards, cards
@@ -131,7 +131,7 @@ class YukonState:
 
     # -- safe foundation moves -----------------------------------------
 
-    def auto_move(self):
+    def auto_move(self) -> SolverMove | None:
         """A foundation move that provably loses nothing (docs/winnability.md), or None.
 
         Classic: rank ≤ both opposite-colour foundations + 1 and ≤ the other
@@ -201,7 +201,7 @@ class YukonState:
                     if not may_empty:
                         may_empty = True
                         work += 12, 25, 38, 51
-                    unburied = (c,)
+                    unburied: tuple[int, ...] = (c,)
                 else:
                     b = col[p - 1]
                     work.append(b)  # b may turn up, or go up
@@ -236,10 +236,10 @@ class YukonState:
 
     # -- moves -----------------------------------------------------------
 
-    def moves(self) -> list:
+    def moves(self) -> list[SolverMove]:
         """Every legal move (symmetric duplicates left out), best first."""
         cols, down, loc, found = self.cols, self.down, self.loc, self.found
-        out = []
+        out: list[SolverMove] = []
         empty = -1
         for j in range(7):
             if not cols[j]:
@@ -306,7 +306,7 @@ class YukonState:
 
     # -- make / unmake -------------------------------------------------
 
-    def do(self, m) -> bool:
+    def do(self, m: SolverMove) -> bool:
         """Apply a move; return whether it turned a face-down card up."""
         kind, a, start, b, card, _ = m
         cols, loc = self.cols, self.loc
@@ -345,7 +345,7 @@ class YukonState:
             self.colkey[b] = self._colkey(b)
         return flip
 
-    def undo(self, m, flip: bool) -> None:
+    def undo(self, m: SolverMove, flip: bool) -> None:
         kind, a, start, b, card, _ = m
         cols, loc = self.cols, self.loc
         if kind == GROUP:
@@ -382,7 +382,7 @@ class YukonState:
     # -- text ------------------------------------------------------------
 
     @staticmethod
-    def action_text(m) -> str:
+    def action_text(m: SolverMove) -> str:
         kind, a, _, b, card, _ = m
         if kind == GROUP:
             return f"T{a + 1}:{card_text(card)}>T{b + 1}"
@@ -391,7 +391,7 @@ class YukonState:
         return f"F{a + 1}:{card_text(card)}>T{b + 1}"
 
     @staticmethod
-    def places(m) -> tuple[int, int, int]:
+    def places(m: SolverMove) -> Places:
         """(the card moved, where it came from, where it went): column numbers or FOUNDATION."""
         kind, a, _, b, card, _ = m
         if kind == GROUP:
@@ -442,7 +442,7 @@ def _build_tables(relaxed: bool) -> tuple[tuple[tuple[int, ...], ...], tuple[tup
     return onto, targets, fits
 
 
-def _by_score(m) -> int:
+def _by_score(m: SolverMove) -> int:
     return m[5]
 
 
