@@ -45,21 +45,24 @@ def time_process(corpus: Path, runs: int) -> float:
     return best
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="150 games, for a smoke run")
-    parser.add_argument("--games", type=int, default=None, help="games in all (default 1500, quick 150)")
-    parser.add_argument("--seed", type=int, default=1717, help="seed of the corpus (a different one from the warm corpus)")
-    args = parser.parse_args()
-    games = args.games or (150 if args.quick else 1500)
-    runs = 1 if args.quick else 3
+def report(games: int, runs: int, seed: int = 1717) -> None:
+    """Print the cold figure for ``games`` games (a third per rule set), best of ``runs`` processes."""
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "cold.jsonl"
-        actions = write_corpus(corpus, games // len(VARIANTS), args.seed)
+        actions = write_corpus(corpus, games // len(VARIANTS), seed)
         seconds = time_process(corpus, runs)
     print(f"cold batch, whole process (verifier batch, {games} games of varied deals, {actions} actions, "
           f"best of {runs} processes):")
     print(f"  {actions / seconds:>12,.0f} actions/s  ({seconds:.3f} s start to exit)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="150 games, for a smoke run")
+    parser.add_argument("--games", type=int, default=None, help="games in all (default 1500, quick 150)")
+    parser.add_argument("--seed", type=int, default=1717, help="seed of the corpus (not the warm corpus's)")
+    args = parser.parse_args()
+    report(args.games or (150 if args.quick else 1500), 1 if args.quick else 3, args.seed)
 
 
 if __name__ == "__main__":
