@@ -33,27 +33,34 @@ def write_corpus(path: Path, games_per_variant: int, seed: int) -> int:
     return actions
 
 
-def time_process(corpus: Path, runs: int) -> float:
-    """Best wall time of ``runs`` fresh ``python -m verifier batch`` processes."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+def time_process(corpus: Path, runs: int, root: Path = ROOT) -> float:
+    """Best wall time of ``runs`` fresh ``python -m verifier batch`` processes on the checkout at ``root``."""
+    env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     best = float("inf")
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "verifier", "batch", str(corpus)], cwd=ROOT, env=env, check=True,
+        subprocess.run([sys.executable, "-m", "verifier", "batch", str(corpus)], cwd=root, env=env, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         best = min(best, time.perf_counter() - start)
     return best
 
 
-def report(games: int, runs: int, seed: int = 1717) -> None:
-    """Print the cold figure for ``games`` games (a third per rule set), best of ``runs`` processes."""
+def report(games: int, runs: int, seed: int = 1717, against: Path | None = None) -> None:
+    """Print the cold figure for ``games`` games (a third per rule set), best of ``runs`` processes;
+    with ``against`` (another checkout, say of the previous commit), its figure too, runs alternating."""
+    roots = [ROOT] + ([against] if against else [])
+    best = dict.fromkeys(roots, float("inf"))
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "cold.jsonl"
         actions = write_corpus(corpus, games // len(VARIANTS), seed)
-        seconds = time_process(corpus, runs)
+        for _ in range(runs):
+            for root in roots:
+                best[root] = min(best[root], time_process(corpus, 1, root))
     print(f"cold batch, whole process (verifier batch, {games} games of varied deals, {actions} actions, "
           f"best of {runs} processes):")
-    print(f"  {actions / seconds:>12,.0f} actions/s  ({seconds:.3f} s start to exit)")
+    for root, seconds in best.items():
+        where = "" if root == ROOT else f"  [{root}]"
+        print(f"  {actions / seconds:>12,.0f} actions/s  ({seconds:.3f} s start to exit){where}")
 
 
 def main() -> None:
@@ -61,8 +68,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="150 games, for a smoke run")
     parser.add_argument("--games", type=int, default=None, help="games in all (default 1500, quick 150)")
     parser.add_argument("--seed", type=int, default=1717, help="seed of the corpus (not the warm corpus's)")
+    parser.add_argument("--runs", type=int, default=None, help="processes per checkout (default 3, quick 1)")
+    parser.add_argument("--against", type=Path, default=None, help="another checkout to time in the same run")
     args = parser.parse_args()
-    report(args.games or (150 if args.quick else 1500), 1 if args.quick else 3, args.seed)
+    runs = args.runs or (1 if args.quick else 3)
+    report(args.games or (150 if args.quick else 1500), runs, args.seed, args.against)
 
 
 if __name__ == "__main__":
