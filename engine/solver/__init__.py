@@ -194,16 +194,11 @@ def solve(
     """Decide whether ``position`` can be won, within the budgets.
 
     ``budget_seconds`` is wall time (``None``: no limit); ``max_nodes`` caps the
-    positions examined and ``max_table`` the positions remembered (about 450
-    bytes each, measured). ``method`` is ``"best"`` (the default) or
-    ``"depth"`` (depth-first alone). With ``"best"``, a state with ``beam_widths``
-    (both games) first gets beam searches within its beam share of the
-    budgets; a win they find is the answer, otherwise the complete search runs
-    with the rest, and only it can answer ``unwinnable``: best-first, or
-    depth-first for a state whose ``complete_search`` is ``"depth"`` (classic
-    Yukon: it examines positions about twice as fast, so it exhausts or wins
-    more deals within the rest; docs/winnability.md). With a node cap and no
-    time cap the answer is deterministic.
+    positions examined and ``max_table`` the positions remembered. ``method``
+    ``"best"`` first runs the rule set's beam searches (:class:`SearchSettings`),
+    then its complete search with the rest of the budgets; ``"depth"`` runs
+    depth-first alone. Only a complete search answers ``unwinnable``; with a node
+    cap and no time cap the answer is deterministic (docs/winnability.md).
     """
     if budget_seconds is not None and not budget_seconds > 0:
         raise ValueError(f"budget_seconds must be positive, not {budget_seconds!r}")

@@ -23,9 +23,9 @@ COL_COL, COL_UP, WASTE_COL, WASTE_UP, BACK, DRAW = range(6)
 WASTE, STOCK, SLOT = 50, 60, 100  # place numbers beside columns 0 … 9
 MEMO_CAP = 1 << 18  # piles whose estimate counts are remembered (some 40 MB at most), then forgotten
 #: beam searches before the complete one; best-first ties: the newest position first, a dive
-#: toward a win (measured: more wins)
+#: toward a win (it wins more deals: docs/winnability.md)
 SETTINGS = SearchSettings(beam_widths=(10, 30, 100, 300, 1000, 3000), newest_first=True)
-UNBUILT_WEIGHT = 1  # of a card not on its successor in suit, in the stage beams' estimate (measured: 1, 2)
+UNBUILT_WEIGHT = 1  # of a card not on its successor in suit, in the stage beams' estimate
 
 
 def card_text(card: int) -> str:

@@ -20,18 +20,11 @@ from ..position import Position
 from .state import CardValue, Places, SearchSettings, SolverMove, Weights
 
 GROUP, UP, BACK = 0, 1, 2
-#: weights of :meth:`YukonState.estimate` (face-down cards, unbuilt face-up cards, cards
-#: on face-down ones). The first is the default (with the beam searches it decided the
-#: most classic deals); on classic deals each of them wins many deals within a few
-#: thousand positions that the others do not win within 200,000, so a search may
-#: restart with each in turn (``state.weights = style``). The last one leaves out the
-#: unbuilt cards, as the first version of the solver did.
+#: weights of :meth:`YukonState.estimate` (face-down cards, unbuilt face-up cards, cards on
+#: face-down ones); the first is the default. Each wins classic deals the others do not, so
+#: the beams try them in turn (how they were chosen: docs/winnability.md).
 STYLES = ((4, 2, 1), (4, 2, 0), (4, 8, 0), (4, 0, 0))
-#: the beam searches' portfolio for classic deals, (weights, part of the beam share): on
-#: the bench corpus the second and last styles win most hard deals within a few thousand
-#: positions and three deals no other style wins, the third one deal no other style wins
-#: (since buried cards are dropped), while two deals need the first style's widest beam,
-#: hence its larger part (docs/winnability.md). Relaxed deals keep the first.
+#: the beam portfolio for classic deals: (weights, part of the beam share)
 PORTFOLIO = ((STYLES[0], 4), (STYLES[1], 1), (STYLES[3], 1), (STYLES[2], 1))
 #: the beam searches' share of the budgets for classic deals (docs/winnability.md)
 CLASSIC_BEAM_SHARE = 0.5
