@@ -17,7 +17,8 @@ from typing import Any, TextIO
 
 from engine import EngineError
 
-from .replay import log_and_claims, replay
+from .inputs import log_and_claims
+from .replay import replay
 
 RESERVED = ("code", "moves", "claimed")
 
