@@ -46,33 +46,12 @@ DEFAULT_TABLE = 2_000_000  # about 0.9 GB at the measured 400-470 bytes a positi
 #: ``beam_widths``; a state's own ``beam_share`` comes first)
 BEAM_SHARE = 0.7
 
-_YUKON_MOVES = (
-    "column to column: every group of up to 20 face-up cards whose bottom card fits",
-    "column to foundation",
-    "foundation to column (take-backs)",
-)
-_FORTY_MOVES = (
-    "column to column",
-    "column to foundation",
-    "waste to column",
-    "waste to foundation",
-    "stock to waste (draw)",
-    "foundation to column (take-backs)",
-)
 _REDUCTIONS_COMMON = (
     "safe foundation moves are made at once (proved to lose nothing, take-backs included: docs/winnability.md)",
     "positions that differ only in the order of the columns are one position",
     "a card moved twice in a row is skipped: one move from the position before does the same",
     "a king (Yukon) or a column's only card (Forty Thieves) is not moved to an empty column, and of "
     "several empty columns only the first is a target",
-)
-_REDUCTIONS_FORTY = ("the two copies of a card are interchangeable, and so are the two foundations of a suit",)
-_REDUCTIONS_YUKON = (
-    "positions where some card can never leave the card it lies on are dropped as lost: every place it could "
-    "go is buried for good, it cannot go up to its foundation, and no column can empty for a king "
-    "(stuck cards, proved in docs/winnability.md)",
-    "a card counts as never going up when a stuck card lies right on it, or a lower card of its suit never goes "
-    "up, so a card waiting for it is stuck too (buried cards, proved in docs/winnability.md)",
 )
 UNDO_NOTE = (
     "undo: adds no position, since an undo returns to a position already met on the same line; "
@@ -110,13 +89,14 @@ class SolveResult:
 
 
 def coverage_for(game: str) -> dict[str, Any]:
-    """What an ``unwinnable`` answer covers for ``game`` (``YU`` or ``FT``)."""
-    forty = game == "FT"
+    """What an ``unwinnable`` answer covers for ``game`` (its code letters: ``YU``, ``FT``):
+    the moves and reductions of its rule sets' search settings."""
+    settings = next(rules.spec.search for rules in Position.known_rules.values() if rules.game == game)
     return {
-        "moves": list(_FORTY_MOVES if forty else _YUKON_MOVES),
+        "moves": list(settings.covered_moves),
         "undo": UNDO_NOTE,
         "left_out": [],
-        "reductions": list(_REDUCTIONS_COMMON + (_REDUCTIONS_FORTY if forty else _REDUCTIONS_YUKON)),
+        "reductions": list(_REDUCTIONS_COMMON + settings.reductions),
     }
 
 

@@ -24,7 +24,19 @@ WASTE, STOCK, SLOT = 50, 60, 100  # place numbers beside columns 0 … 9
 MEMO_CAP = 1 << 18  # piles whose estimate counts are remembered (some 40 MB at most), then forgotten
 #: beam searches before the complete one; best-first ties: the newest position first, a dive
 #: toward a win (it wins more deals: docs/winnability.md)
-SETTINGS = SearchSettings(beam_widths=(10, 30, 100, 300, 1000, 3000), newest_first=True)
+SETTINGS = SearchSettings(
+    beam_widths=(10, 30, 100, 300, 1000, 3000),
+    newest_first=True,
+    covered_moves=(
+        "column to column",
+        "column to foundation",
+        "waste to column",
+        "waste to foundation",
+        "stock to waste (draw)",
+        "foundation to column (take-backs)",
+    ),
+    reductions=("the two copies of a card are interchangeable, and so are the two foundations of a suit",),
+)
 UNBUILT_WEIGHT = 1  # of a card not on its successor in suit, in the stage beams' estimate
 
 

@@ -87,3 +87,7 @@ class SearchSettings:
     complete_search: str = "best"
     #: best-first ties: the newest position first (a dive toward a win) instead of the oldest
     newest_first: bool = False
+    #: what an ``unwinnable`` answer covers: the moves searched, and the game's own reductions
+    #: (beside those every game shares; :func:`engine.solver.coverage_for`)
+    covered_moves: tuple[str, ...] = ()
+    reductions: tuple[str, ...] = ()

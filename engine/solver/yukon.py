@@ -31,12 +31,32 @@ CLASSIC_BEAM_SHARE = 0.5
 #: widths of the beam searches before the complete search (they find most wins of classic
 #: deals far sooner; docs/winnability.md)
 BEAM_WIDTHS = (10, 30, 100, 300, 1000)
+#: what an ``unwinnable`` answer covers (engine.solver.coverage_for)
+COVERED_MOVES = (
+    "column to column: every group of up to 20 face-up cards whose bottom card fits",
+    "column to foundation",
+    "foundation to column (take-backs)",
+)
+REDUCTIONS = (
+    "positions where some card can never leave the card it lies on are dropped as lost: every place it could "
+    "go is buried for good, it cannot go up to its foundation, and no column can empty for a king "
+    "(stuck cards, proved in docs/winnability.md)",
+    "a card counts as never going up when a stuck card lies right on it, or a lower card of its suit never goes "
+    "up, so a card waiting for it is stuck too (buried cards, proved in docs/winnability.md)",
+)
 #: classic deals the beams leave undecided are mostly lost, and depth-first examines positions
 #: about twice as fast as best-first, so it wins or exhausts more of them within the rest
 CLASSIC_SETTINGS = SearchSettings(
-    styles=PORTFOLIO, beam_widths=BEAM_WIDTHS, beam_share=CLASSIC_BEAM_SHARE, complete_search="depth"
+    styles=PORTFOLIO,
+    beam_widths=BEAM_WIDTHS,
+    beam_share=CLASSIC_BEAM_SHARE,
+    complete_search="depth",
+    covered_moves=COVERED_MOVES,
+    reductions=REDUCTIONS,
 )
-RELAXED_SETTINGS = SearchSettings(styles=((STYLES[0], 1),), beam_widths=BEAM_WIDTHS)
+RELAXED_SETTINGS = SearchSettings(
+    styles=((STYLES[0], 1),), beam_widths=BEAM_WIDTHS, covered_moves=COVERED_MOVES, reductions=REDUCTIONS
+)
 FOUNDATION = 100  # "place" number of a foundation, beside column numbers 0 … 6
 MAX_GROUP = 20
 
