@@ -23,7 +23,7 @@ from .actions import Action, parse_action, parse_text
 from .codes import GameCode
 from .position import Position
 from .rules import UNDO_DEPTH, Rules, UndoStack
-from .rules.base import refuse_undo, undo_record
+from .rules.base import step_back
 from .rules.registry import rule_set
 
 
@@ -76,12 +76,13 @@ class Game:
         self.rules.run(self, (action,), canonical)
         return action if action.text == canonical[0] else parse_text(canonical[0])
 
-    def push_items(self, items: Iterable[Any], canonical: list[str]) -> None:
+    def push_items(self, items: Iterable[Any], canonical: list[str], text_log: bool = False) -> None:
         """Parse and push the items of a log (text actions or JSON action objects)
         one by one, appending each one's canonical text to ``canonical``; stops at
         the first item that is not an action or breaks a rule, with the game at the
-        position before it (that item's index is then ``len(canonical)``)."""
-        self.rules.run(self, items, canonical)
+        position before it (that item's index is then ``len(canonical)``). ``text_log``:
+        ``items`` is a list of texts (the tokens of a text log)."""
+        self.rules.run(self, items, canonical, text_log)
 
     def push_text(self, text: str) -> Action:
         """Parse one action in text form and push it."""
@@ -91,20 +92,24 @@ class Game:
         """Undo the last action still undoable: cards, face-up state, score and
         take-backs return; the move counter stays. (In a log, ``U`` after a win
         is refused by :meth:`push`; this method itself also steps back from a win.)"""
-        if not self.stack:
-            refuse_undo(self.in_effect)
-        undo_record(self.position, self.stack.pop())
+        step_back(self.position, self.stack, self.in_effect)
         self.won = self.position.is_won
         self.in_effect -= 1
         self.undos += 1
         self.actions += 1
 
-    def count(self, done: int, undone: int) -> None:
-        """Count ``done`` actions just applied, ``undone`` of them undos."""
+    def count(self, done: int) -> None:
+        """Count ``done`` actions just applied (their undos counted already, by :meth:`stepped_back`)."""
         self.actions += done
-        self.undos += undone
-        self.in_effect += done - 2 * undone
-        self.position.moves += done - undone
+        self.in_effect += done
+        self.position.moves += done
+
+    def stepped_back(self) -> None:
+        """Count an undo the interpreter applied, ahead of :meth:`count`: an undo adds no move
+        and takes one action out of effect, where :meth:`count` counts a move in effect."""
+        self.undos += 1
+        self.in_effect -= 2
+        self.position.moves -= 1
 
     @property
     def can_undo(self) -> bool:

@@ -30,7 +30,7 @@ def replay(code: GameCode | str, log: str | Iterable[Any], claimed: dict[str, An
     canonical: list[str] = []
     error = None
     try:
-        game.push_items(items, canonical)
+        game.push_items(items, canonical, text_log=isinstance(log, str))
     except InvalidActionError as exc:
         index = len(canonical)
         error = ActionError(index, item_text(items[index]), "syntax", exc.message, "syntax", str(game.position))

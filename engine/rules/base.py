@@ -14,9 +14,10 @@ stock, scoring) comes from its :class:`~engine.rules.registry.RuleSet`.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from enum import IntEnum
 from functools import lru_cache
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from ..actions import DRAW, UNDO, Action, Draw, Move, Undo, action_from_json, parse_text
@@ -97,9 +98,12 @@ def _shuffled(decks: int, number: int) -> tuple[Card, ...]:
     return tuple(deck)
 
 
-def undo_record(pos: Position, record: UndoRecord) -> None:
-    """Put back what the action of ``record`` changed (the move counter stays)."""
-    src, dst, count, flip, score, takebacks = record
+def step_back(pos: Position, stack: UndoStack, in_effect: int) -> str:
+    """Undo the last action still on ``stack`` (the move counter stays); its canonical text.
+    ``in_effect``: actions not undone, for the refusal when the stack is empty."""
+    if not stack:
+        refuse_undo(in_effect)
+    src, dst, count, flip, score, takebacks = stack.pop()
     if count == 1:
         src.append(dst.pop())
     else:
@@ -109,6 +113,7 @@ def undo_record(pos: Position, record: UndoRecord) -> None:
         pos.down[flip] += 1
     pos.score = score
     pos.takebacks = takebacks
+    return "U"
 
 
 def refuse_undo(in_effect: int) -> NoReturn:
@@ -151,6 +156,7 @@ class Rules:
         self.score_flip = scoring.flip
         self.score_waste_to_column = scoring.waste_to_column
         self.score_takeback = scoring.takeback
+        self._gains = (scoring.flip, scoring.foundation, scoring.waste_to_column, scoring.takeback)
         #: onto a column whose last card is ``onto``: the cards that may go there
         self.fits: dict[Card, frozenset[Card]] = {
             onto: frozenset(card for card in DECK if self.builds_on(card, onto)) for onto in DECK
@@ -318,102 +324,111 @@ class Rules:
 
     # -- the interpreter ---------------------------------------------------
 
-    def run(self, game: Game, items: Iterable[Any], canonical: list[str]) -> None:
-        """Check and apply each log item (action text, action object or action) in ``game``, appending its canonical
-        text to ``canonical``; stop at the first that does not parse or breaks a rule, changing nothing for it."""
-        ops_get, compile_text, object_op, push = self._ops.get, self.compile_text, self._object_op, game.stack.append
-        pos, stack, rest = game.position, game.stack, iter(items)
-        append, base, undone = canonical.append, len(canonical), 0
-        columns, down, foundations, waste = pos.columns, pos.down, pos.foundations, pos.waste
-        fits, fills_empty, max_group, any_group = self.fits, self.fills_empty, self.max_group, self.any_group
-        gains = self.score_flip, self.score_foundation, self.score_waste_to_column, self.score_takeback
-        COLUMN, COLUMN_UP, WASTE, WASTE_UP, TAKEBACK, DRAW_, UNDO_, UNNAMED = list(OpKind)[:8]
+    def run(self, game: Game, items: Iterable[Any], canonical: list[str], text_log: bool = False) -> None:
+        """Check and apply log items in ``game``, as :meth:`Game.push_items` says."""
+        base, rest = len(canonical), iter(items)
+        lookups = map(self._ops.get, items) if text_log else repeat(None)
         try:
-            for item in rest if not game.won else ():
-                op = (ops_get(item) or compile_text(item)) if type(item) is str else object_op(item)
-                if op[0] is UNNAMED:
-                    op = self._name_card(pos, op)
-                kind, si, target, card, text, slots, texts, _ = op
-                if kind is COLUMN or kind is TAKEBACK or kind is WASTE:  # onto a column
-                    src = columns[si] if kind is COLUMN else waste if kind is WASTE else foundations[si]
-                    if (n := len(src)) and src[-1] is card:
-                        start = n - 1
-                    elif not any_group or kind is not COLUMN:
-                        start = self._start(pos, src, op)
-                    else:  # the named card and every card on it, if it is face up
-                        try:
-                            start = src.index(card, down[si])  # type: ignore[arg-type]  # (named: never None here)
-                        except ValueError:
-                            start = self._start(pos, src, op)
-                        if n - start > max_group or target == BAD_TARGET:
-                            self._start(pos, src, op)
-                    dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
-                    if not (card in fits[dst[-1]] if dst else card in fills_empty):
-                        self._refuse_column(card, dst, op)
-                    if start == n - 1:
-                        dst.append(src.pop())
-                    else:
-                        dst.extend(src[start:])
-                        del src[start:]
-                    score, takebacks = pos.score, pos.takebacks
-                    flip = si if kind is COLUMN and start and start == down[si] else -1  # a face-down card turns up
-                    push((src, dst, n - start, flip, score, takebacks))
-                    if kind is not COLUMN:
-                        score += gains[2] if kind is WASTE else gains[3]
-                        pos.score = score if score > 0 else 0
-                        pos.takebacks = takebacks + (kind is TAKEBACK)
-                    elif flip >= 0:
-                        down[si] = start - 1
-                        pos.score = score + gains[0]
-                    append(text)
-                elif kind is COLUMN_UP or kind is WASTE_UP:
-                    src = columns[si] if kind is COLUMN_UP else waste
-                    if not ((n := len(src)) and src[-1] is card):
-                        self._start(pos, src, op)
-                    height = card.rank - 1  # type: ignore[union-attr]  # (named: never None here)
-                    for slot in slots:
-                        if len(foundations[slot]) == height:
-                            break
-                    else:
-                        self._refuse_foundation(pos, op)
-                    foundations[slot].append(src.pop())
-                    flip = si if kind is COLUMN_UP and n > 1 and n - 1 == down[si] else -1
-                    push((src, foundations[slot], 1, flip, pos.score, pos.takebacks))
-                    if flip >= 0:
-                        down[si] = n - 2
-                    pos.score += gains[1] + (gains[0] if flip >= 0 else 0)
-                    append(texts[slot])
-                    if height == 12 and pos.is_won:  # the last card up is always a king
-                        game.won = True
-                        break
-                elif kind is DRAW_:
-                    append(self._draw(pos, push))
-                elif kind is UNDO_:
-                    append(self._step_back(pos, stack, game.in_effect + len(canonical) - base - 2 * undone))
-                    undone += 1
-                else:  # REFUSED
-                    self._refuse_source(op)
+            if not game.won:
+                self._apply(game, zip(rest, lookups), canonical, base)
             for item in rest:  # the game is won: the next item is refused, once it parses
                 self._game_over(item)
         finally:
-            game.count(len(canonical) - base, undone)
+            game.count(len(canonical) - base)
 
-    def _draw(self, pos: Position, push: Callable[[UndoRecord], None]) -> str:
-        """Turn the stock's next card onto the waste; its canonical text."""
-        if not pos.stock:
-            raise illegal("stock.empty", DRAW)
-        push((pos.stock, pos.waste, 1, -1, pos.score, pos.takebacks))
-        pos.waste.append(pos.stock.pop())
-        return "S"
+    def _apply(self, game: Game, pairs: Iterable[tuple[Any, OpTuple | None]], canonical: list[str], base: int) -> None:
+        """:meth:`run`'s loop over (item, its op if looked up): until the items run out or the game is won."""
+        ops_get, compile_text, object_op, push = self._ops.get, self.compile_text, self._object_op, game.stack.append
+        pos, stack, append = game.position, game.stack, canonical.append
+        columns, down, foundations, waste, stock = pos.columns, pos.down, pos.foundations, pos.waste, pos.stock
+        fits, fills_empty, max_group, any_group = self.fits, self.fills_empty, self.max_group, self.any_group
+        flip_gain, up_gain, waste_gain, takeback_gain = self._gains
+        COLUMN, COLUMN_UP, WASTE, WASTE_UP, TAKEBACK, DRAW_, UNDO_, UNNAMED = list(OpKind)[:8]
+        for item, op in pairs:
+            if op is None:
+                op = (ops_get(item) or compile_text(item)) if type(item) is str else object_op(item)
+            if op[0] is UNNAMED:
+                op = self._name_card(pos, op)
+            kind, si, target, card, text, slots, texts, _ = op
+            if kind is COLUMN:
+                src = columns[si]
+                if (n := len(src)) and src[-1] is card:
+                    start = n - 1
+                else:  # where groups move, the named card and every card on it, if it is face up
+                    try:
+                        start = src.index(card, down[si])  # type: ignore[arg-type]  # (named: never None here)
+                    except ValueError:
+                        start = self._start(pos, src, op)
+                    if n - start > max_group or target == BAD_TARGET or not any_group:
+                        start = self._start(pos, src, op)
+                dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
+                if not (card in fits[dst[-1]] if dst else card in fills_empty):
+                    self._refuse_column(card, dst, op)
+                if start == n - 1:
+                    dst.append(src.pop())
+                else:
+                    dst.extend(src[start:])
+                    del src[start:]
+                if start and start == down[si]:  # a face-down card turns up
+                    down[si] = start - 1
+                    push((src, dst, n - start, si, pos.score, pos.takebacks))
+                    pos.score += flip_gain
+                else:
+                    push((src, dst, n - start, -1, pos.score, pos.takebacks))
+                append(text)
+            elif kind is COLUMN_UP or kind is WASTE_UP:
+                src = columns[si] if kind is COLUMN_UP else waste
+                if not ((n := len(src)) and src[-1] is card):
+                    self._start(pos, src, op)
+                slot = slots[0] if slots and len(foundations[slots[0]]) == card.rank - 1 else self._up_slot(pos, op)  # type: ignore[union-attr]
+                foundations[slot].append(src.pop())
+                if kind is COLUMN_UP and n > 1 and n - 1 == down[si]:  # a face-down card turns up
+                    down[si] = n - 2
+                    push((src, foundations[slot], 1, si, pos.score, pos.takebacks))
+                    pos.score += up_gain + flip_gain
+                else:
+                    push((src, foundations[slot], 1, -1, pos.score, pos.takebacks))
+                    pos.score += up_gain
+                append(texts[slot])
+                if card.rank == 13 and pos.is_won:  # type: ignore[union-attr]  # the last card up is a king
+                    game.won = True
+                    return
+            elif kind is DRAW_:
+                push((stock, waste, 1, -1, pos.score, pos.takebacks) if stock else self._refuse_draw())
+                waste.append(stock.pop())
+                append("S")
+            elif kind is WASTE or kind is TAKEBACK:  # the top card of the waste or a foundation onto a column
+                src = waste if kind is WASTE else foundations[si]
+                if not (src and src[-1] is card):
+                    self._start(pos, src, op)
+                dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
+                if not (card in fits[dst[-1]] if dst else card in fills_empty):
+                    self._refuse_column(card, dst, op)
+                dst.append(src.pop())
+                push((src, dst, 1, -1, pos.score, pos.takebacks))
+                score = pos.score + (waste_gain if kind is WASTE else takeback_gain)
+                pos.score = score if score > 0 else 0
+                pos.takebacks += kind is TAKEBACK
+                append(text)
+            elif kind is UNDO_:
+                append(step_back(pos, stack, game.in_effect + len(canonical) - base))
+                game.stepped_back()
+            else:  # REFUSED
+                self._refuse_source(op)
+
+    def _up_slot(self, pos: Position, raw: OpTuple) -> int:
+        """The foundation slot a move up goes to when it is not the first candidate (two decks: the
+        suit's other slot), or the rule the move breaks."""
+        op = Op._make(raw)
+        assert op.card is not None
+        for slot in op.slots[1:]:
+            if len(pos.foundations[slot]) == op.card.rank - 1:
+                return slot
+        self._refuse_foundation(pos, raw)
 
     @staticmethod
-    def _step_back(pos: Position, stack: UndoStack, in_effect: int) -> str:
-        """Undo the last action still on ``stack`` (``in_effect``: actions not undone, for the
-        refusal); its canonical text."""
-        if not stack:
-            refuse_undo(in_effect)
-        undo_record(pos, stack.pop())
-        return "U"
+    def _refuse_draw() -> NoReturn:
+        raise illegal("stock.empty", DRAW)
 
     def _game_over(self, item: Any) -> NoReturn:
         op = self._ops.get(item) or self.compile_text(item) if type(item) is str else self._object_op(item)
