@@ -7,7 +7,7 @@
 Prints, for ``POST /verify`` and ``POST /records`` with the HTTP benchmark's
 typical 150-action log (called through the WSGI app, no HTTP server), pyinstrument's
 call tree; then line_profiler's cost per line of the rules interpreter
-(``Rules.run``) and of compiling a text seen anew (``Rules.compile_text``), on the
+(``Rules._apply``) and of compiling a text seen anew (``Rules.compile_text``), on the
 same requests, most expensive lines first. With ``--solve``: where a search of that
 many positions on that deal spends its time (cProfile, by function).
 """
@@ -57,7 +57,7 @@ def main() -> None:
             response = client.post("/api/v1/records", json={"code": code, "moves": log, "player": f"p{next(counter)}"})
             assert response.status_code == 201, response.get_data(as_text=True)
 
-        lines = LineProfiler(Rules.run, Rules.compile_text)
+        lines = LineProfiler(Rules._apply, Rules.compile_text)
         for name, request in (("POST /verify", verify), ("POST /records", record)):
             for _ in range(50):
                 request()  # warm: prepared statements, caches

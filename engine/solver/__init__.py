@@ -42,8 +42,8 @@ WINNABLE, UNWINNABLE, UNKNOWN = "winnable", "unwinnable", "unknown"
 DEFAULT_SECONDS = 10.0
 DEFAULT_NODES = 50_000_000
 DEFAULT_TABLE = 2_000_000  # about 0.9 GB at the measured 400-470 bytes a position
-#: share of the node and time budgets the beam searches get before the complete search (states with
-#: ``beam_widths``; a state's own ``beam_share`` comes first)
+#: share of the node and time budgets the beam searches get before the complete search, unless the
+#: rule set's :class:`SearchSettings` say otherwise (``beam_share``)
 BEAM_SHARE = 0.7
 
 _REDUCTIONS_COMMON = (
