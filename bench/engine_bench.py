@@ -1,5 +1,6 @@
-"""Engine and verifier figures: replay throughput, batch throughput, deals per
-second and peak memory of one long replay. Prints its figures; no pass/fail.
+"""Engine and verifier figures: replay throughput (warm, then a cold whole process),
+batch throughput, deals per second and peak memory of one long replay. Prints its
+figures; no pass/fail.
 
     python -m bench.engine_bench            # full run (a minute or two)
     python -m bench.engine_bench --quick    # smaller corpus
@@ -19,6 +20,7 @@ from engine.rules.base import _shuffled
 from verifier import replay
 from verifier.batch import run_batch
 
+from . import cold_bench
 from .corpus import VARIANTS, build_corpus, long_game
 
 
@@ -53,6 +55,9 @@ def main() -> None:
         seconds = best_of(runs, lambda: [replay(c, t) for c, t in texts])
         print(f"  {variant:14s} {actions / seconds:>12,.0f} actions/s  ({actions} actions, {undos} undos, "
               f"{takebacks} take-backs, {len(corpus)} games)")
+
+    print()
+    cold_bench.report(150 if args.quick else 1500, 1 if args.quick else 3)
 
     print("\nbatch (JSON Lines in and out, all rule sets mixed):")
     lines = [json.dumps({"id": i, "code": g.code, "moves": " ".join(g.moves)})

@@ -6,10 +6,9 @@
 
 Prints, for ``POST /verify`` and ``POST /records`` with the HTTP benchmark's
 typical 150-action log (called through the WSGI app, no HTTP server), pyinstrument's
-call tree; then line_profiler's cost per line of the replay loop
-(``Game.push_items``, which checks and applies the compiled common moves itself)
-and of its general path (``Rules.play``, for the rest), on the same requests,
-most expensive lines first. With ``--solve``: where a search of that
+call tree; then line_profiler's cost per line of the rules interpreter
+(``Rules._apply``) and of compiling a text seen anew (``Rules.compile_text``), on the
+same requests, most expensive lines first. With ``--solve``: where a search of that
 many positions on that deal spends its time (cProfile, by function).
 """
 
@@ -42,7 +41,6 @@ def main() -> None:
     except ImportError:
         raise SystemExit("needs pyinstrument and line_profiler: pip install -e '.[bench]'") from None
     from api import create_app
-    from engine.game import Game
     from engine.rules.base import Rules
 
     code, log = typical_log()
@@ -59,7 +57,7 @@ def main() -> None:
             response = client.post("/api/v1/records", json={"code": code, "moves": log, "player": f"p{next(counter)}"})
             assert response.status_code == 201, response.get_data(as_text=True)
 
-        lines = LineProfiler(Game.push_items, Rules.play)
+        lines = LineProfiler(Rules._apply, Rules.compile_text)
         for name, request in (("POST /verify", verify), ("POST /records", record)):
             for _ in range(50):
                 request()  # warm: prepared statements, caches

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, ClassVar, Iterable, Union
+from typing import Any, ClassVar
 
 from .cards import Card, ascii_upper
 from .errors import InvalidActionError, InvalidCardError
@@ -50,7 +51,7 @@ class Move:
         object.__setattr__(self, "text", f"{self.source_name}{card}>{self.target_name}")
 
     @classmethod
-    def from_text(cls, text: str) -> "Move":
+    def from_text(cls, text: str) -> Move:
         action = parse_action(text)
         if not isinstance(action, Move):
             raise InvalidActionError(f"{text!r} is not a move", text=text)
@@ -106,7 +107,7 @@ class Undo:
         return {"action": "undo"}
 
 
-Action = Union[Move, Draw, Undo]
+Action = Move | Draw | Undo
 DRAW = Draw()
 UNDO = Undo()
 
@@ -114,8 +115,8 @@ UNDO = Undo()
 def _pile_number(text: str, what: str, whole: str) -> int:
     if not _NUMBER.match(text):
         raise InvalidActionError(
-            f"{whole!r}: {what} number {text!r} is not a number from 1 (columns T1…, foundations F1…)",
-            text=whole)
+            f"{whole!r}: {what} number {text!r} is not a number from 1 (columns T1…, foundations F1…)", text=whole
+        )
     return int(text)
 
 
@@ -130,8 +131,8 @@ def _parse_source(text: str, whole: str) -> tuple[str, int]:
         raise InvalidActionError(f"{whole!r}: a foundation as source needs its number, e.g. F2>T4", text=whole)
     shown = text or "nothing"
     raise InvalidActionError(
-        f"{whole!r}: source {shown!r} is not a pile: expected a column T1…, the waste W or a foundation F1…",
-        text=whole)
+        f"{whole!r}: source {shown!r} is not a pile: expected a column T1…, the waste W or a foundation F1…", text=whole
+    )
 
 
 def _parse_target(text: str, whole: str) -> tuple[str, int | None]:
@@ -140,15 +141,13 @@ def _parse_target(text: str, whole: str) -> tuple[str, int | None]:
     if text[:1] in ("T", "F") and len(text) > 1:
         return text[0], _pile_number(text[1:], "column" if text[0] == "T" else "foundation", whole)
     shown = text or "nothing"
-    raise InvalidActionError(
-        f"{whole!r}: target {shown!r} is not a column T1… or a foundation F or F1…", text=whole)
+    raise InvalidActionError(f"{whole!r}: target {shown!r} is not a column T1… or a foundation F or F1…", text=whole)
 
 
 def parse_action(text: str) -> Action:
     """Parse one action in text form; raise :class:`InvalidActionError` on bad syntax."""
     if not isinstance(text, str):
-        raise InvalidActionError(f"an action in text form must be a string, not {type(text).__name__}",
-                                 text=repr(text))
+        raise InvalidActionError(f"an action in text form must be a string, not {type(text).__name__}", text=repr(text))
     return parse_text(text)
 
 
@@ -176,7 +175,9 @@ def parse_text(text: str) -> Action:
         except InvalidCardError:
             raise InvalidActionError(
                 f"{text!r}: {card_text!r} is not a card: expected rank A 2-9 T J Q K (or 10) "
-                f"then suit S H D C (or ♠ ♥ ♦ ♣)", text=text) from None
+                f"then suit S H D C (or ♠ ♥ ♦ ♣)",
+                text=text,
+            ) from None
     source, source_index = _parse_source(left, text)
     target, target_index = _parse_target(right, text)
     return Move(source, source_index, target, target_index, card)
@@ -190,8 +191,7 @@ def action_from_json(item: Any) -> Action:
     if isinstance(item, str):
         return parse_action(item)
     if not isinstance(item, dict):
-        raise InvalidActionError(
-            f"an action is a string or an object, not {_json_type(item)}", text=_compact(item))
+        raise InvalidActionError(f"an action is a string or an object, not {_json_type(item)}", text=_compact(item))
     if "action" in item:
         if len(item) > 1:
             extra = sorted(set(item) - {"action"})[0]
@@ -201,7 +201,7 @@ def action_from_json(item: Any) -> Action:
             return DRAW
         if kind == "undo":
             return UNDO
-        raise _bad_object(item, "'action' must be \"draw\" or \"undo\"")
+        raise _bad_object(item, '\'action\' must be "draw" or "undo"')
     if not _JSON_MOVE_KEYS.issuperset(item):
         extra = sorted(set(item) - _JSON_MOVE_KEYS)[0]
         raise _bad_object(item, f"unexpected key {extra!r}: a move has 'from', 'to' and optionally 'card'")
@@ -226,8 +226,7 @@ def action_from_json(item: Any) -> Action:
         return parse_action(f"{source}{middle}>{target}")
     except InvalidActionError as exc:
         text = _compact(item)
-        raise InvalidActionError(exc.message.replace(repr(f"{source}{middle}>{target}"), text, 1),
-                                 text=text) from None
+        raise InvalidActionError(exc.message.replace(repr(f"{source}{middle}>{target}"), text, 1), text=text) from None
 
 
 def _bad_object(item: dict[str, Any], reason: str) -> InvalidActionError:
@@ -235,7 +234,7 @@ def _bad_object(item: dict[str, Any], reason: str) -> InvalidActionError:
     return InvalidActionError(f"{text}: {reason}", text=text)
 
 
-def json_key(item: dict[str, Any]) -> tuple:
+def json_key(item: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     """What an action object is made of, as a key for the compiled actions (its keys and
     values, in order); :class:`TypeError` when a value is not hashable (then it is no action)."""
     key = tuple(item.items())
@@ -265,7 +264,8 @@ def log_items(log: str | Iterable[Any]) -> list[Any]:
         return split_text_log(log)
     if isinstance(log, (bytes, dict)) or not hasattr(log, "__iter__"):
         raise InvalidActionError(
-            f"a log is a string (text form) or an array of actions, not {_json_type(log)}", text=_compact(log))
+            f"a log is a string (text form) or an array of actions, not {_json_type(log)}", text=_compact(log)
+        )
     return list(log)
 
 
@@ -315,6 +315,7 @@ def _compact(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
     except RecursionError:
-        return f"(a JSON {_json_type(value)[2:] if isinstance(value, (list, dict)) else 'value'} nested too deeply to show)"
+        kind = _json_type(value)[2:] if isinstance(value, (list, dict)) else "value"
+        return f"(a JSON {kind} nested too deeply to show)"
     except (TypeError, ValueError):
         return repr(value)

@@ -16,8 +16,7 @@ from .errors import InvalidCardError
 RANK_CHARS = "A23456789TJQK"
 SUIT_CHARS = "SHDC"
 SUIT_SYMBOLS = "♠♥♦♣"
-RANK_NAMES = ("ace", "two", "three", "four", "five", "six", "seven", "eight",
-              "nine", "ten", "jack", "queen", "king")
+RANK_NAMES = ("ace", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "jack", "queen", "king")
 SUIT_NAMES = ("spades", "hearts", "diamonds", "clubs")
 
 # Suits in the order of the unshuffled deck and of the foundations.
@@ -34,13 +33,14 @@ class Card:
     """
 
     __slots__ = ("rank", "suit", "red", "index", "_text")
-    _interned: ClassVar[dict[tuple[int, int], "Card"]] = {}
+    _interned: ClassVar[dict[tuple[int, int], Card]] = {}
     rank: int
     suit: int
     red: bool
     index: int
+    _text: str
 
-    def __new__(cls, rank: int, suit: int) -> "Card":
+    def __new__(cls, rank: int, suit: int) -> Card:
         card = cls._interned.get((rank, suit))
         if card is None:
             if not (isinstance(rank, int) and isinstance(suit, int) and 1 <= rank <= 13 and 0 <= suit <= 3):
@@ -57,26 +57,27 @@ class Card:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Card is immutable")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Card], tuple[int, int]]:
         return (Card, (self.rank, self.suit))
 
-    def __copy__(self) -> "Card":
+    def __copy__(self) -> Card:
         return self
 
-    def __deepcopy__(self, memo: object) -> "Card":
+    def __deepcopy__(self, memo: object) -> Card:
         return self
 
     @classmethod
-    def from_text(cls, text: str) -> "Card":
+    def from_text(cls, text: str) -> Card:
         """Parse ``TD``, ``10♦``, ``td``; raise :class:`InvalidCardError` otherwise."""
         card = _BY_TEXT.get(ascii_upper(text.strip())) if isinstance(text, str) else None
         if card is None:
             raise InvalidCardError(
-                f"{text!r} is not a card: write rank A 2-9 T J Q K (or 10) then suit S H D C (or ♠ ♥ ♦ ♣)")
+                f"{text!r} is not a card: write rank A 2-9 T J Q K (or 10) then suit S H D C (or ♠ ♥ ♦ ♣)"
+            )
         return card
 
     @classmethod
-    def from_index(cls, index: int) -> "Card":
+    def from_index(cls, index: int) -> Card:
         """The card at ``index`` of the unshuffled deck (0 … 51)."""
         return DECK[index]
 
@@ -125,4 +126,3 @@ def ascii_upper(text: str) -> str:
     """Upper-case the ASCII letters only: ``str.upper`` also maps ``ı`` to ``I`` and
     ``ﬀ`` to ``FF``, which would let non-ASCII text pass as a card, action or code."""
     return text.translate(_ASCII_UPPER)
-

@@ -15,18 +15,17 @@ from functools import lru_cache
 
 from .cards import ascii_upper
 from .errors import InvalidCodeError
+from .rules.registry import GAMES, rule_letters, rule_set
 
 BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 DEAL_LENGTH = 7
-MAX_DEAL = 32 ** DEAL_LENGTH - 1  # 34359738367
+MAX_DEAL = 32**DEAL_LENGTH - 1  # 34359738367
 VERSION = 1
 
-#: the rule letters each game accepts, and their names
-RULES: dict[str, dict[str, str]] = {
-    "YU": {"C": "classic", "R": "relaxed"},
-    "FT": {"N": "normal"},
-}
-GAME_NAMES = {"YU": "yukon", "FT": "forty-thieves"}
+#: the rule letters each game accepts, and their names (from the registry)
+RULES: dict[str, dict[str, str]] = {letters: rule_letters(letters) for letters in GAMES}
+GAME_NAMES = {letters: game.name for letters, game in GAMES.items()}
+_EXPECTED_GAMES = " or ".join(GAMES)
 
 _GAME_PART = re.compile(r"([A-Z]*)(.*)\Z", re.S)
 
@@ -44,11 +43,12 @@ class GameCode:
 
     def __post_init__(self) -> None:
         if self.game not in RULES:
-            raise InvalidCodeError(f"unknown game {self.game!r}: expected YU or FT", part="game")
+            raise InvalidCodeError(f"unknown game {self.game!r}: expected {_EXPECTED_GAMES}", part="game")
         if self.rules not in RULES[self.game]:
             raise InvalidCodeError(
-                f"rule letter {self.rules} is not valid for {self.game}: expected "
-                + " or ".join(RULES[self.game]), part="rules")
+                f"rule letter {self.rules} is not valid for {self.game}: expected " + " or ".join(RULES[self.game]),
+                part="rules",
+            )
         if not isinstance(self.number, int) or not 0 <= self.number <= MAX_DEAL:
             raise InvalidCodeError(f"deal number {self.number!r} is outside 0 … {MAX_DEAL}", part="deal")
         if self.version != VERSION:
@@ -61,7 +61,7 @@ class GameCode:
         object.__setattr__(self, "text", f"{self.game}{self.version}-{self.rules}-{''.join(reversed(digits))}")
 
     @classmethod
-    def from_text(cls, text: str) -> "GameCode":
+    def from_text(cls, text: str) -> GameCode:
         """Parse a code, case-insensitively, with surrounding white space removed.
 
         Errors name the wrong part and the 1-based position of the wrong
@@ -73,7 +73,7 @@ class GameCode:
         return _parse_code(text) if cls is GameCode else cls._parse(text)
 
     @classmethod
-    def _parse(cls, text: str) -> "GameCode":
+    def _parse(cls, text: str) -> GameCode:
         code = ascii_upper(text.strip())
         if not code:
             raise InvalidCodeError("the game code is empty: expected e.g. YU1-C-AAAAAAB", part="format")
@@ -81,42 +81,62 @@ class GameCode:
         if len(parts) != 3:
             raise InvalidCodeError(
                 f"a game code has three parts separated by '-' (GAME+VERSION-RULES-DEAL, e.g. YU1-C-AAAAAAB), "
-                f"found {len(parts)}", part="format")
+                f"found {len(parts)}",
+                part="format",
+            )
         head, rules, deal = parts
-        game, version = _GAME_PART.match(head).groups()  # type: ignore[union-attr]
+        matched = _GAME_PART.match(head)
+        assert matched is not None  # the pattern matches every string
+        game, version = matched.groups()
         if game not in RULES:
-            raise InvalidCodeError(f"unknown game {game!r} at position 1: expected YU or FT",
-                                   part="game", position=1)
+            raise InvalidCodeError(
+                f"unknown game {game!r} at position 1: expected {_EXPECTED_GAMES}", part="game", position=1
+            )
         if not version:
-            raise InvalidCodeError(f"missing version after {game} at position {len(game) + 1}: expected 1",
-                                   part="version", position=len(game) + 1)
+            raise InvalidCodeError(
+                f"missing version after {game} at position {len(game) + 1}: expected 1",
+                part="version",
+                position=len(game) + 1,
+            )
         if not version.isdigit() or not version.isascii():
             bad = next(i for i, ch in enumerate(version) if not (ch.isascii() and ch.isdigit()))
             raise InvalidCodeError(
                 f"character {len(game) + bad + 1} {version[bad]!r} of the version is not a digit",
-                part="version", position=len(game) + bad + 1)
+                part="version",
+                position=len(game) + bad + 1,
+            )
         if version != str(VERSION):
-            raise InvalidCodeError(f"unsupported version {version} at position {len(game) + 1}: only version "
-                                   f"{VERSION} exists",
-                                   part="version", position=len(game) + 1)
+            raise InvalidCodeError(
+                f"unsupported version {version} at position {len(game) + 1}: only version {VERSION} exists",
+                part="version",
+                position=len(game) + 1,
+            )
         rules_at = len(head) + 2
         if rules not in RULES[game]:
             shown = rules if rules else "(none)"
             raise InvalidCodeError(
                 f"rule letter {shown} is not valid for {game} at position {rules_at}: expected "
-                + " or ".join(RULES[game]), part="rules", position=rules_at)
+                + " or ".join(RULES[game]),
+                part="rules",
+                position=rules_at,
+            )
         deal_at = rules_at + len(rules) + 1
         if len(deal) != DEAL_LENGTH:
             raise InvalidCodeError(
                 f"the deal number has {DEAL_LENGTH} characters, found {len(deal)} at position {deal_at}",
-                part="deal", position=deal_at)
+                part="deal",
+                position=deal_at,
+            )
         number = 0
         for i, ch in enumerate(deal):
             value = BASE32.find(ch)
             if value < 0:
                 raise InvalidCodeError(
                     f"deal number: character {i + 1} {ch!r} is not base32 (A-Z, 2-7), at position {deal_at + i} "
-                    f"of the code", part="deal", position=deal_at + i)
+                    f"of the code",
+                    part="deal",
+                    position=deal_at + i,
+                )
             number = number * 32 + value
         return cls(game, rules, number)
 
@@ -141,7 +161,7 @@ class GameCode:
     @property
     def variant(self) -> str:
         """``yukon-classic``, ``yukon-relaxed`` or ``forty-thieves``."""
-        return "forty-thieves" if self.game == "FT" else f"yukon-{self.rules_name}"
+        return rule_set(self.game, self.rules).variant
 
 
 _parse_code = lru_cache(maxsize=4096)(GameCode._parse)

@@ -44,8 +44,15 @@ class InvalidActionError(EngineError, ValueError):
 class IllegalActionError(EngineError):
     """A well-formed action that breaks a rule in the current position."""
 
-    def __init__(self, rule: str, message: str, action: object = None, *, key: str | None = None,
-                 params: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        rule: str,
+        message: str,
+        action: object = None,
+        *,
+        key: str | None = None,
+        params: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(f"{rule}: {message}")
         #: stable rule identifier such as ``tableau.build``
         self.rule = rule

@@ -27,28 +27,28 @@ MESSAGES: dict[str, str] = {
     "card.mismatch:foundation": "The action names {named}, but the top card of foundation {number} is {card}.",
     "card.face-down": "{card} is face down in column {number}: only face-up cards move.",
     "move.single-card": "Only one card moves at a time, the top card of a column ({top}); {card} cannot move "
-                        "with the cards on top of it.",
+    "with the cards on top of it.",
     "move.same-column": "A card never moves onto the column it came from.",
     "group.max-20": "The app moves at most {limit} cards at once; this group has {count}.",
     "foundation.to-foundation": "A foundation card goes back only to a column, never to another foundation.",
     "foundation.one-card": "Foundations take one card at a time, from the end of a column: {card} has {above} "
-                           "card(s) on top of it.",
+    "card(s) on top of it.",
     "foundation.suit": "Foundation {number} takes only {suit}; {card} cannot go there.",
     "foundation.build:empty": "Foundations are built up in suit from ace to king: foundation {number} is empty, "
-                              "so it starts with the ace, not {card}.",
+    "so it starts with the ace, not {card}.",
     "foundation.build:next": "Foundations are built up in suit from ace to king, one card at a time: foundation "
-                             "{number} shows {top}, so it takes {next} next, not {card}.",
+    "{number} shows {top}, so it takes {next} next, not {card}.",
     "foundation.build:complete": "Foundation {number} is complete, up to the king; {card} cannot go there.",
     "tableau.build": "A card goes onto a card exactly one rank higher: {card} cannot go onto {onto}.",
     "tableau.build:suit": "A card goes onto a card of the same suit exactly one rank higher: {card} cannot go "
-                          "onto {onto}.",
+    "onto {onto}.",
     "tableau.alternate-colour": "Under classic rules colours alternate, red on black and black on red: {card} "
-                                "cannot go onto {onto}. (Relaxed rules ignore colour.)",
+    "cannot go onto {onto}. (Relaxed rules ignore colour.)",
     "tableau.same-suit": "A card goes onto a card of the same suit exactly one rank higher: {card} cannot go "
-                         "onto {onto}.",
+    "onto {onto}.",
     "tableau.nothing-on-ace": "Nothing goes onto an ace in a column ({onto}).",
     "empty-column.king-only": "An empty column takes only a king, alone or with the cards on top of it; {card} "
-                              "is not a king.",
+    "is not a king.",
     "undo.nothing-to-undo": "There is nothing to undo.",
     "undo.max-100": "Only the {limit} most recent actions can be undone.",
     "game.over": "The game is won: every card is on the foundations, so no further action is played.",

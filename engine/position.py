@@ -16,7 +16,7 @@ Text form, eight fields separated by one space::
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .cards import DECK, RANK_CHARS, Card
 from .errors import InvalidCardError, InvalidPositionError
@@ -36,9 +36,26 @@ class Position:
 
     __slots__ = ("rules", "columns", "down", "foundations", "stock", "waste", "score", "moves", "takebacks")
 
-    def __init__(self, rules: "Rules", columns: list[list[Card]], down: list[int],
-                 foundations: list[list[Card]], stock: list[Card], waste: list[Card],
-                 score: int = 0, moves: int = 0, takebacks: int = 0) -> None:
+    #: the rule sets a text form may name, by tag (``YU1-C``): filled by
+    #: :mod:`engine.rules.registry`, which imports this module, so the lookup needs no import
+    known_rules: ClassVar[dict[str, Rules]] = {}
+
+    @classmethod
+    def register_rules(cls, rules: Rules) -> None:
+        cls.known_rules[rules.tag] = rules
+
+    def __init__(
+        self,
+        rules: Rules,
+        columns: list[list[Card]],
+        down: list[int],
+        foundations: list[list[Card]],
+        stock: list[Card],
+        waste: list[Card],
+        score: int = 0,
+        moves: int = 0,
+        takebacks: int = 0,
+    ) -> None:
         self.rules = rules
         self.columns = columns
         self.down = down
@@ -61,10 +78,18 @@ class Position:
         """All cards on the foundations."""
         return self.foundation_cards == 13 * len(self.foundations)
 
-    def copy(self) -> "Position":
-        return Position(self.rules, [list(c) for c in self.columns], list(self.down),
-                        [list(f) for f in self.foundations], list(self.stock), list(self.waste),
-                        self.score, self.moves, self.takebacks)
+    def copy(self) -> Position:
+        return Position(
+            self.rules,
+            [list(c) for c in self.columns],
+            list(self.down),
+            [list(f) for f in self.foundations],
+            list(self.stock),
+            list(self.waste),
+            self.score,
+            self.moves,
+            self.takebacks,
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Position):
@@ -94,22 +119,21 @@ class Position:
         return f"{self.rules.tag} {columns} {foundations} {stock} {waste} {self.score} {self.moves} {self.takebacks}"
 
     @classmethod
-    def from_text(cls, text: str) -> "Position":
+    def from_text(cls, text: str) -> Position:
         """Read a position back; raise :class:`InvalidPositionError` if it is not one."""
-        from .rules import rules_for_tag
-
         if not isinstance(text, str):
             raise InvalidPositionError("a position is text")
         fields = text.split()
         if len(fields) != 8:
             raise InvalidPositionError(
                 f"a position has 8 fields (rules columns foundations stock waste score moves takebacks), "
-                f"found {len(fields)}")
+                f"found {len(fields)}"
+            )
         tag, columns_text, foundations_text, stock_text, waste_text, *numbers = fields
-        try:
-            rules = rules_for_tag(tag)
-        except KeyError:
-            raise InvalidPositionError(f"unknown rules {tag!r}: expected YU1-C, YU1-R or FT1-N") from None
+        rules = cls.known_rules.get(tag)
+        if rules is None:
+            known = list(cls.known_rules)
+            raise InvalidPositionError(f"unknown rules {tag!r}: expected {', '.join(known[:-1])} or {known[-1]}")
         column_texts = columns_text.split("/")
         if len(column_texts) != rules.n_columns:
             raise InvalidPositionError(f"{tag} has {rules.n_columns} columns, found {len(column_texts)}")
@@ -123,8 +147,9 @@ class Position:
             if any(flags[hidden:]):
                 raise InvalidPositionError(f"column {number}: face-down (lower case) cards must lie below face-up ones")
             if any(p != p.lower() for p in pairs[:hidden]) or any(p != p.upper() for p in pairs[hidden:]):
-                raise InvalidPositionError(f"column {number}: write face-down cards all in lower case, "
-                                           f"face-up ones all in upper case")
+                raise InvalidPositionError(
+                    f"column {number}: write face-down cards all in lower case, face-up ones all in upper case"
+                )
             if cards and hidden == len(cards):
                 raise InvalidPositionError(f"column {number} ends with a face-down card; it would be turned up")
             if hidden and not rules.has_face_down:
@@ -133,7 +158,8 @@ class Position:
             down.append(hidden)
         if len(foundations_text) != rules.n_foundations:
             raise InvalidPositionError(
-                f"{tag} has {rules.n_foundations} foundations, found {len(foundations_text)} characters")
+                f"{tag} has {rules.n_foundations} foundations, found {len(foundations_text)} characters"
+            )
         foundations: list[list[Card]] = []
         for slot, (suit, ch) in enumerate(zip(rules.foundation_suits, foundations_text), 1):
             if ch == "-":
@@ -161,7 +187,8 @@ class Position:
         for card in DECK:
             if counts[card] != rules.decks:
                 raise InvalidPositionError(
-                    f"{card} appears {counts[card]} times; {rules.name} has it {rules.decks} time(s)")
+                    f"{card} appears {counts[card]} times; {rules.name} has it {rules.decks} time(s)"
+                )
         return position
 
     # -- JSON and board views -------------------------------------------
@@ -171,7 +198,8 @@ class Position:
         return {
             "tableau": [
                 [{"card": str(c) if reveal or i >= d else None, "face_up": i >= d} for i, c in enumerate(col)]
-                for col, d in zip(self.columns, self.down)],
+                for col, d in zip(self.columns, self.down)
+            ],
             "foundations": [[str(c) for c in f] for f in self.foundations],
             "stock": [str(c) for c in reversed(self.stock)] if reveal else None,
             "stock_size": len(self.stock),
@@ -188,8 +216,10 @@ class Position:
         lines.append("  ".join(tops))
         if self.rules.has_stock:
             if reveal:
-                lines.append(f"stock ({len(self.stock)}), first drawn first: "
-                             + (" ".join(str(c) for c in reversed(self.stock)) or "-"))
+                lines.append(
+                    f"stock ({len(self.stock)}), first drawn first: "
+                    + (" ".join(str(c) for c in reversed(self.stock)) or "-")
+                )
             else:
                 lines.append(f"stock: {len(self.stock)} cards")
             lines.append("waste, top last: " + (" ".join(map(str, self.waste)) or "-"))
@@ -198,7 +228,7 @@ class Position:
 
 
 def _pairs(text: str) -> list[str]:
-    return [] if text == "-" else [text[i:i + 2] for i in range(0, len(text), 2)]
+    return [] if text == "-" else [text[i : i + 2] for i in range(0, len(text), 2)]
 
 
 def _cards(text: str, where: str) -> list[Card]:

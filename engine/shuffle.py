@@ -7,7 +7,8 @@
 
 from __future__ import annotations
 
-from typing import MutableSequence, TypeVar
+from collections.abc import MutableSequence
+from typing import TypeVar
 
 MASK64 = (1 << 64) - 1
 T = TypeVar("T")

@@ -22,8 +22,6 @@ from typing import Any
 
 import pytest
 
-from api.db import scratch_postgres_database
-from api.models import Base
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_PATH = ROOT / "openapi.yaml"
@@ -59,6 +57,8 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'records.sqlite3'}"
         return
+    from api.db import scratch_postgres_database  # (here: the engine's tests run without the api's packages)
+
     with scratch_postgres_database(os.environ["TEST_DATABASE_URL"], f"api_test_{worker_name()}") as url:
         yield url
 
@@ -74,6 +74,8 @@ def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterat
     base = os.environ.get("TEST_DATABASE_URL")
     if not base:
         pytest.skip("PostgreSQL: set TEST_DATABASE_URL")
+    from api.db import scratch_postgres_database
+
     with scratch_postgres_database(base, f"api_empty_{worker_name()}") as url:
         yield url
 
@@ -167,20 +169,19 @@ def make_app(database_url: str) -> Iterator[Callable[..., Any]]:
         app.extensions["api.db"].dispose()
 
 
-#: every table, children first
-#: every table of the models, those that refer to others first
-TABLES = tuple(table.name for table in reversed(Base.metadata.sorted_tables))
-
-
 def empty_tables(app: Any) -> None:
+    """Empty every table of the models, those that refer to others first."""
     from sqlalchemy import text
 
+    from api.models import Base
+
+    tables = [table.name for table in reversed(Base.metadata.sorted_tables)]
     engine = app.extensions["api.db"].engine
     with engine.begin() as connection:
         if engine.dialect.name == "postgresql":
-            connection.execute(text(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY"))
+            connection.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY"))
         else:
-            for table in TABLES:
+            for table in tables:
                 connection.execute(text(f"DELETE FROM {table}"))
 
 

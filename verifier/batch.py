@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-from multiprocessing import get_context
-from typing import Any, Iterable, Iterator, TextIO
+from collections.abc import Iterable, Iterator
+from typing import Any, TextIO
 
 from engine import EngineError
 
-from .replay import log_and_claims, replay
+from .inputs import log_and_claims
+from .replay import replay
 
 RESERVED = ("code", "moves", "claimed")
 
@@ -57,6 +58,8 @@ def run_batch(lines: Iterable[str], out: TextIO, workers: int = 1, chunksize: in
     numbered = _numbered(lines)
     if workers <= 1:
         return _write(map(verify_line, numbered), out)
+    from multiprocessing import get_context  # (only with workers: it takes a while to import)
+
     with get_context("spawn" if os.name == "nt" else "fork").Pool(workers) as pool:
         return _write(pool.imap(verify_line, numbered, chunksize), out)
 

@@ -3,25 +3,16 @@ and stop at the first action that is not valid notation or breaks a rule."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from engine import Game, GameCode, IllegalActionError, InvalidActionError
 from engine.actions import item_text, log_items
 
+from .inputs import log_and_claims
 from .verdict import ActionError, Verdict, compare_claims
 
-
-def log_and_claims(doc: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
-    """``moves`` and ``claimed`` of a log given as a JSON object (CLI files, batch
-    lines), checked for shape; :class:`ValueError` says what is wrong."""
-    if "moves" not in doc:
-        raise ValueError("missing 'moves': a JSON object log needs 'moves'")
-    moves, claimed = doc["moves"], doc.get("claimed")
-    if not isinstance(moves, (str, list)):
-        raise ValueError("'moves' must be a string or an array")
-    if claimed is not None and not isinstance(claimed, dict):
-        raise ValueError("'claimed' must be an object with score, moves and/or won")
-    return moves, claimed
+__all__ = ["log_and_claims", "replay"]
 
 
 def replay(code: GameCode | str, log: str | Iterable[Any], claimed: dict[str, Any] | None = None) -> Verdict:
@@ -39,19 +30,31 @@ def replay(code: GameCode | str, log: str | Iterable[Any], claimed: dict[str, An
     canonical: list[str] = []
     error = None
     try:
-        game.push_items(items, canonical)
+        game.push_items(items, canonical, text_log=isinstance(log, str))
     except InvalidActionError as exc:
         index = len(canonical)
         error = ActionError(index, item_text(items[index]), "syntax", exc.message, "syntax", str(game.position))
     except IllegalActionError as exc:
         index = len(canonical)
-        error = ActionError(index, item_text(items[index]), exc.rule, exc.message, "rule", str(game.position), exc.key,
-                            exc.params)
+        error = ActionError(
+            index, item_text(items[index]), exc.rule, exc.message, "rule", str(game.position), exc.key, exc.params
+        )
     pos = game.position
     won = game.is_won
     claims = compare_claims(claimed, {"score": pos.score, "moves": pos.moves, "won": won})
     assert game.code is not None
     return Verdict(
-        code=game.code, legal=error is None, won=won, score=pos.score, moves=pos.moves, actions=game.actions,
-        undos=game.undos, takebacks=pos.takebacks, foundation_cards=pos.foundation_cards, canonical=canonical,
-        position=str(pos), error=error, claims=claims)
+        code=game.code,
+        legal=error is None,
+        won=won,
+        score=pos.score,
+        moves=pos.moves,
+        actions=game.actions,
+        undos=game.undos,
+        takebacks=pos.takebacks,
+        foundation_cards=pos.foundation_cards,
+        canonical=canonical,
+        position=str(pos),
+        error=error,
+        claims=claims,
+    )

@@ -5,9 +5,8 @@ module turns a code and a log into that position with :func:`verifier.replay`,
 and replays every line the solver finds before giving it out: an answer
 ``winnable`` always comes with a log the verifier judged legal and won.
 
-Exit status of the commands: 0 an answer (winnable or unwinnable; for
-``hint`` also "already won"), 1 an illegal log, 2 unusable input, 3 undecided
-within the budget.
+Exit statuses (:mod:`verifier.inputs`): 0 an answer (winnable or unwinnable;
+for ``hint`` also "already won"), 1 an illegal log, 2 unusable input, 3 undecided.
 """
 
 from __future__ import annotations
@@ -15,26 +14,40 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import dataclass, field
-from typing import Any, Sequence, TextIO
+from typing import Any, TextIO
 
 from engine import Game, GameCode
 from engine.solver import DEFAULT_SECONDS, UNKNOWN, UNWINNABLE, WINNABLE, solve
 
+from .inputs import EXIT_ILLEGAL, EXIT_OK, EXIT_UNDECIDED, EXIT_UNUSABLE, read_log_file
 from .replay import replay
 from .verdict import ActionError
 
-EXIT_OK, EXIT_ILLEGAL, EXIT_UNUSABLE, EXIT_UNDECIDED = 0, 1, 2, 3
+__all__ = [
+    "EXIT_ILLEGAL",
+    "EXIT_OK",
+    "EXIT_UNDECIDED",
+    "EXIT_UNUSABLE",
+    "Hint",
+    "IllegalLogError",
+    "SolveAnswer",
+    "hint_code",
+    "register",
+    "solve_code",
+]
 
-UNDO_LEFT_OUT = ("undo back into the given log: undo can return to up to 100 earlier positions of the log, "
-                 "which this answer does not examine (ask about a shorter log for those)")
+
+UNDO_LEFT_OUT = (
+    "undo back into the given log: undo can return to up to 100 earlier positions of the log, "
+    "which this answer does not examine (ask about a shorter log for those)"
+)
 
 
 class IllegalLogError(ValueError):
     """The partial log given to ``solve``/``hint`` is not a legal game."""
 
     def __init__(self, error: ActionError) -> None:
-        super().__init__(f"the log is not legal: action {error.index} {error.action!r}: {error.rule}: "
-                         f"{error.message}")
+        super().__init__(f"the log is not legal: action {error.index} {error.action!r}: {error.rule}: {error.message}")
         self.error = error
 
 
@@ -45,9 +58,9 @@ class SolveAnswer:
     code: GameCode
     status: str
     reason: str
-    prefix: tuple[str, ...]            # the given log, canonical
-    actions: tuple[str, ...]           # the winning line from the position after the prefix
-    verified: bool                     # the prefix plus the line replayed as a legal, won game
+    prefix: tuple[str, ...]  # the given log, canonical
+    actions: tuple[str, ...]  # the winning line from the position after the prefix
+    verified: bool  # the prefix plus the line replayed as a legal, won game
     search: dict[str, Any] = field(default_factory=dict)
     coverage: dict[str, Any] = field(default_factory=dict)
     budget: dict[str, Any] = field(default_factory=dict)
@@ -92,8 +105,14 @@ def _start(code: GameCode | str, log: Any) -> tuple[GameCode, Game, tuple[str, .
     return code, game, tuple(verdict.canonical)
 
 
-def solve_code(code: GameCode | str, log: Any = None, *, budget_seconds: float | None = DEFAULT_SECONDS,
-               max_nodes: int | None = None, max_table: int | None = None) -> SolveAnswer:
+def solve_code(
+    code: GameCode | str,
+    log: Any = None,
+    *,
+    budget_seconds: float | None = DEFAULT_SECONDS,
+    max_nodes: int | None = None,
+    max_table: int | None = None,
+) -> SolveAnswer:
     """Solve the deal of ``code`` from the position after ``log`` (text or JSON list; None: the start).
 
     Raises :class:`engine.InvalidCodeError`, :class:`engine.InvalidActionError`
@@ -104,8 +123,12 @@ def solve_code(code: GameCode | str, log: Any = None, *, budget_seconds: float |
     coverage = dict(result.coverage)
     if game.can_undo:
         coverage["left_out"] = list(coverage.get("left_out", [])) + [UNDO_LEFT_OUT]
-    search = {"nodes": result.nodes, "positions": result.positions, "seconds": round(result.seconds, 3),
-              "table_bytes": result.table_bytes}
+    search = {
+        "nodes": result.nodes,
+        "positions": result.positions,
+        "seconds": round(result.seconds, 3),
+        "table_bytes": result.table_bytes,
+    }
     budget = {"seconds": budget_seconds, "nodes": max_nodes, "table": max_table}
     status, reason, actions, verified = result.status, result.reason, result.actions, False
     if status == WINNABLE:
@@ -113,8 +136,11 @@ def solve_code(code: GameCode | str, log: Any = None, *, budget_seconds: float |
         if verdict.legal and verdict.won:
             verified = True
         else:  # a solver bug: never hand out a line the verifier rejects
-            detail = (f"action {verdict.error.index} {verdict.error.action}: {verdict.error.rule}"
-                      if verdict.error else "the line does not end in a won game")
+            detail = (
+                f"action {verdict.error.index} {verdict.error.action}: {verdict.error.rule}"
+                if verdict.error
+                else "the line does not end in a won game"
+            )
             status, actions = UNKNOWN, ()
             reason = f"solver error: the line found did not replay as a legal, won game ({detail})"
     return SolveAnswer(code, status, reason, prefix, tuple(actions), verified, search, coverage, budget)
@@ -134,21 +160,36 @@ class Hint:
         return self.answer.status
 
     def to_json(self) -> dict[str, Any]:
-        return {"code": str(self.answer.code), "status": self.status, "hint": self.action,
-                "reason": self.reason, "line_length": len(self.answer.actions) if self.action else None,
-                "after_actions": len(self.answer.prefix), "search": self.answer.search,
-                "coverage": self.answer.coverage}
+        return {
+            "code": str(self.answer.code),
+            "status": self.status,
+            "hint": self.action,
+            "reason": self.reason,
+            "line_length": len(self.answer.actions) if self.action else None,
+            "after_actions": len(self.answer.prefix),
+            "search": self.answer.search,
+            "coverage": self.answer.coverage,
+        }
 
 
-def hint_code(code: GameCode | str, log: Any, *, budget_seconds: float | None = DEFAULT_SECONDS,
-              max_nodes: int | None = None, max_table: int | None = None) -> Hint:
+def hint_code(
+    code: GameCode | str,
+    log: Any,
+    *,
+    budget_seconds: float | None = DEFAULT_SECONDS,
+    max_nodes: int | None = None,
+    max_table: int | None = None,
+) -> Hint:
     """The first action of a verified winning line from the position after ``log``."""
     answer = solve_code(code, log, budget_seconds=budget_seconds, max_nodes=max_nodes, max_table=max_table)
     if answer.status == WINNABLE:
         if not answer.actions:
             return Hint(answer, None, "the game is already won: there is nothing left to play")
-        return Hint(answer, answer.actions[0],
-                    f"the first of {len(answer.actions)} actions of a winning line (verified by replay)")
+        return Hint(
+            answer,
+            answer.actions[0],
+            f"the first of {len(answer.actions)} actions of a winning line (verified by replay)",
+        )
     if answer.status == UNWINNABLE:
         why = "no winning line from here: every position the moves reach was examined and none is won"
         if answer.coverage.get("left_out"):
@@ -183,8 +224,6 @@ def _positive_int(text: str) -> int:
 def _read_log(path: str | None) -> Any:
     if path is None:
         return None
-    from .cli import read_log_file
-
     log, _claimed = read_log_file(path)
     return log
 
@@ -211,8 +250,11 @@ def _ask(args: argparse.Namespace, out: TextIO, ask: Any, describe: Any) -> int:
 
 def _describe_answer(answer: SolveAnswer) -> str:
     s = answer.search
-    lines = [f"{answer.code}: {answer.status}", f"  {answer.reason}",
-             f"  searched {s['positions']} positions ({s['nodes']} nodes) in {s['seconds']} s"]
+    lines = [
+        f"{answer.code}: {answer.status}",
+        f"  {answer.reason}",
+        f"  searched {s['positions']} positions ({s['nodes']} nodes) in {s['seconds']} s",
+    ]
     if answer.status == WINNABLE:
         lines.append(f"  winning line ({len(answer.actions)} actions, verified): {' '.join(answer.actions)}")
     if answer.status == UNWINNABLE:
@@ -234,49 +276,44 @@ def cmd_hint(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _budget_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--budget-seconds", type=_positive_seconds, default=DEFAULT_SECONDS, metavar="N",
-                        help=f"wall-time budget of the search (default {DEFAULT_SECONDS:g})")
-    parser.add_argument("--max-nodes", type=_positive_int, default=None, metavar="N",
-                        help="cap on positions examined (deterministic; default: no cap but the time)")
+    parser.add_argument(
+        "--budget-seconds",
+        type=_positive_seconds,
+        default=DEFAULT_SECONDS,
+        metavar="N",
+        help=f"wall-time budget of the search (default {DEFAULT_SECONDS:g})",
+    )
+    parser.add_argument(
+        "--max-nodes",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="cap on positions examined (deterministic; default: no cap but the time)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def register(subparsers: Any) -> None:
     """Add ``solve`` and ``hint`` to an argparse sub-parser set."""
     solve_parser = subparsers.add_parser(
-        "solve", help="can the deal (or the game after a partial log) be won?",
+        "solve",
+        help="can the deal (or the game after a partial log) be won?",
         description="Search for a winning line; exit 0 winnable or unwinnable, 1 illegal log, 2 unusable input, "
-                    "3 undecided within the budget.")
+        "3 undecided within the budget.",
+    )
     solve_parser.add_argument("code", help="game code, e.g. YU1-C-AAAAAAB")
-    solve_parser.add_argument("file", nargs="?", default=None,
-                              help="optional partial log (text form, JSON array or {\"moves\"}); - for stdin")
+    solve_parser.add_argument(
+        "file", nargs="?", default=None, help='optional partial log (text form, JSON array or {"moves"}); - for stdin'
+    )
     _budget_options(solve_parser)
     solve_parser.set_defaults(func=cmd_solve)
     hint_parser = subparsers.add_parser(
-        "hint", help="the next action of a winning line after a partial log",
+        "hint",
+        help="the next action of a winning line after a partial log",
         description="Print the first action of a verified winning line from the position after the log, or the "
-                    "reason there is none; exit codes as for solve.")
+        "reason there is none; exit codes as for solve.",
+    )
     hint_parser.add_argument("code", help="game code, e.g. YU1-C-AAAAAAB")
-    hint_parser.add_argument("file", help="the log so far (text form, JSON array or {\"moves\"}); - for stdin")
+    hint_parser.add_argument("file", help='the log so far (text form, JSON array or {"moves"}); - for stdin')
     _budget_options(hint_parser)
     hint_parser.set_defaults(func=cmd_hint)
-
-
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """Run ``solve``/``hint`` alone (for tests and until the main CLI wires them in)."""
-    import sys
-
-    from engine import EngineError, InvalidCodeError
-
-    from .cli import UnusableInput
-
-    parser = argparse.ArgumentParser(prog="verifier")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args, out or sys.stdout)
-    except InvalidCodeError as exc:
-        print(f"verifier: invalid game code: {exc}", file=sys.stderr)
-    except (UnusableInput, EngineError) as exc:
-        print(f"verifier: {exc}", file=sys.stderr)
-    return EXIT_UNUSABLE

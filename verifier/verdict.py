@@ -16,18 +16,24 @@ CLAIM_FIELDS = ("score", "moves", "won")
 class ActionError:
     """The first action that could not be played."""
 
-    index: int           # 0-based place in the log
-    action: str          # the action as written
-    rule: str            # stable rule id, or "syntax" for notation errors
-    message: str         # what was expected / the rule, in a sentence
-    kind: str            # "syntax" or "rule"
-    position: str        # the position just before the action
+    index: int  # 0-based place in the log
+    action: str  # the action as written
+    rule: str  # stable rule id, or "syntax" for notation errors
+    message: str  # what was expected / the rule, in a sentence
+    kind: str  # "syntax" or "rule"
+    position: str  # the position just before the action
     key: str = "syntax"  # message key in engine.messages.MESSAGES (for translations)
     params: dict[str, str] = field(default_factory=dict)  # the message's parameters
 
     def to_json(self) -> dict[str, Any]:
-        return {"index": self.index, "action": self.action, "rule": self.rule, "message": self.message,
-                "kind": self.kind, "position": self.position}
+        return {
+            "index": self.index,
+            "action": self.action,
+            "rule": self.rule,
+            "message": self.message,
+            "kind": self.kind,
+            "position": self.position,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +115,7 @@ def compare_claims(claimed: dict[str, Any] | None, actual: dict[str, Any]) -> di
     for name in CLAIM_FIELDS:
         if name in claimed and claimed[name] is not None:
             value = claimed[name]
-            match = value is actual[name] if name == "won" else (
-                type(value) is int and value == actual[name])
+            match = value is actual[name] if name == "won" else (type(value) is int and value == actual[name])
             out[name] = {"claimed": value, "actual": actual[name], "match": match}
     return out or None
 
@@ -118,14 +123,14 @@ def compare_claims(claimed: dict[str, Any] | None, actual: dict[str, Any]) -> di
 def deal_json(code: GameCode | str, reveal: bool = False) -> dict[str, Any]:
     """The object ``verifier deal --json`` prints and ``GET /deals/{code}`` answers."""
     game = Game.from_code(code)
-    code = game.code  # canonical
-    assert code is not None
+    canonical = game.code
+    assert canonical is not None
     return {
-        "code": str(code),
-        "game": code.game_name,
-        "rules": code.rules_name,
-        "variant": code.variant,
-        "number": code.number,
+        "code": str(canonical),
+        "game": canonical.game_name,
+        "rules": canonical.rules_name,
+        "variant": canonical.variant,
+        "number": canonical.number,
         "revealed": reveal,
         **game.position.to_json(reveal=reveal),
         "position": str(game.position) if reveal else None,

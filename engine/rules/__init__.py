@@ -1,29 +1,43 @@
-"""The rule sets, and the registry from a code's game and rule letter to its rules."""
+"""The rule sets: the interpreter (:mod:`.base`), each game's rule logic, and the
+registry that declares them (:mod:`.registry`)."""
 
 from __future__ import annotations
 
-from .base import UNDO_DEPTH, Rules, UndoRecord, UndoStack
+from .base import UNDO_DEPTH, Op, OpKind, Rules, UndoRecord, UndoStack
 from .forty_thieves import FortyThieves
-from .yukon import Yukon, YukonClassic, YukonRelaxed
+from .registry import RULE_SETS, RuleSet, by_prefix, by_variant, rule_set
+from .yukon import Yukon
 
 #: one shared instance per rule set, by (game, rule letter)
-REGISTRY: dict[tuple[str, str], Rules] = {
-    ("YU", "C"): YukonClassic(),
-    ("YU", "R"): YukonRelaxed(),
-    ("FT", "N"): FortyThieves(),
-}
-_BY_TAG = {rules.tag: rules for rules in REGISTRY.values()}
-BY_VARIANT = {rules.variant: rules for rules in REGISTRY.values()}
+REGISTRY: dict[tuple[str, str], Rules] = {(s.game.letters, s.letter): s.rules for s in RULE_SETS}
+#: the rules of each variant id
+BY_VARIANT: dict[str, Rules] = {s.variant: s.rules for s in RULE_SETS}
 
 
 def rules_for(game: str, letter: str) -> Rules:
-    return REGISTRY[(game, letter)]
+    """The rules of code letters ``YU`` + ``C``; ``KeyError`` if unknown."""
+    return rule_set(game, letter).rules
 
 
 def rules_for_tag(tag: str) -> Rules:
     """``YU1-C`` → the classic Yukon rules; ``KeyError`` if unknown."""
-    return _BY_TAG[tag]
+    return by_prefix(tag).rules
 
 
-__all__ = ["BY_VARIANT", "REGISTRY", "UNDO_DEPTH", "FortyThieves", "Rules", "UndoRecord", "UndoStack", "Yukon", "YukonClassic",
-           "YukonRelaxed", "rules_for", "rules_for_tag"]
+__all__ = [
+    "BY_VARIANT",
+    "REGISTRY",
+    "RULE_SETS",
+    "UNDO_DEPTH",
+    "FortyThieves",
+    "Op",
+    "OpKind",
+    "RuleSet",
+    "Rules",
+    "UndoRecord",
+    "UndoStack",
+    "Yukon",
+    "by_variant",
+    "rules_for",
+    "rules_for_tag",
+]

@@ -1,33 +1,93 @@
-"""What both games share: piles, foundations, take-backs, scoring with a floor at 0.
+"""The rules interpreter every game shares: actions compile to typed ops, and one
+loop (:meth:`Rules.run`) checks and applies them.
 
-A rule set is a :class:`Rules` subclass. :meth:`Rules.play` checks one move
-against a position, and only when every rule holds applies it and appends a
-compact undo record (never a copy of the position) to the game's undo stack.
-:meth:`Rules.compile` turns an action's text into what the replay loop
-(:meth:`engine.game.Game.push_items`) needs to check and apply the common moves
-itself, with the same checks; every refusal is still named by :meth:`Rules.play`.
+An :class:`Op` holds what an action means whatever the position (pile indexes,
+the named card, the canonical text); :meth:`Rules.run` holds every check that
+depends on the position, in the order of ``docs/rules.md``. A check accepts at
+once in the common case and otherwise calls a ``_refuse_*``/``_pick`` helper
+that raises :class:`~engine.errors.IllegalActionError` naming the rule; nothing
+changes before every check has passed. A subclass supplies only the rule logic
+(what builds on what, what a move picks up); the data of a rule set (layout,
+stock, scoring) comes from its :class:`~engine.rules.registry.RuleSet`.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
+from enum import IntEnum
 from functools import lru_cache
-from typing import ClassVar
+from itertools import repeat
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
-from ..actions import DRAW, Action, Move
+from ..actions import DRAW, UNDO, Action, Draw, Move, Undo, action_from_json, parse_text
 from ..cards import DECK, SUIT_SYMBOLS, Card
 from ..messages import illegal
 from ..position import Position
 from ..shuffle import SplitMix64, shuffle
 
+if TYPE_CHECKING:
+    from ..game import Game
+    from .registry import RuleSet
+
 #: how many recent actions undo can reach
 UNDO_DEPTH = 100
 
-
-#: One undo record: (source list, target list, cards moved, column turned up or -1,
-#: score before, take-backs before); the game keeps the last :data:`UNDO_DEPTH`.
+#: One undo record: (source pile, target pile, cards moved, column whose face-down card
+#: turned up or -1, score before, take-backs before); a game keeps the last UNDO_DEPTH.
 UndoRecord = tuple[list[Card], list[Card], int, int, int, int]
 UndoStack = deque[UndoRecord]
+
+
+class OpKind(IntEnum):
+    """What a compiled action does."""
+
+    COLUMN = 0  # a column's card (with the cards on it, where groups move) onto a column
+    COLUMN_UP = 1  # a column's top card onto a foundation
+    WASTE = 2  # the waste's top card onto a column
+    WASTE_UP = 3  # the waste's top card onto a foundation
+    TAKEBACK = 4  # a foundation's top card back onto a column
+    DRAW = 5  # the stock's next card onto the waste
+    UNDO = 6  # the last action still undoable, undone
+    UNNAMED = 7  # a move naming no card: the source's top card moves
+    REFUSED = 8  # refused in every position (a pile the game does not have)
+
+
+#: ``target`` of an op whose target is refused once its source checks pass
+#: (onto its own column, onto a column the game lacks, foundation to foundation)
+BAD_TARGET = 1 << 20
+
+
+class Op(NamedTuple):
+    """An action compiled for one rule set: everything about it that does not
+    depend on the position."""
+
+    kind: OpKind
+    #: column index, foundation slot, or 0 for the waste
+    source: int
+    #: column index (``BAD_TARGET``: refused); -1 for a foundation
+    target: int
+    card: Card | None
+    #: canonical text (for a foundation, see ``texts``)
+    text: str
+    #: foundation slots that may take the card, left to right, and the canonical text for each slot
+    slots: tuple[int, ...]
+    texts: tuple[str, ...]
+    #: the action, for error messages (None: parsed again from ``text`` when needed)
+    action: Action | None
+
+
+#: an op as the interpreter keeps it: a plain tuple of an :class:`Op`'s fields (unpacked
+#: much faster than the NamedTuple itself)
+OpTuple = tuple[OpKind, int, int, Card | None, str, tuple[int, ...], tuple[str, ...], Action | None]
+
+
+def _plain(op: Op) -> OpTuple:
+    kind, source, target, card, text, slots, texts, action = op
+    return (kind, source, target, card, text, slots, texts, action)
+
+
+_UNDO_OP = Op(OpKind.UNDO, 0, 0, None, "U", (), (), UNDO)
 
 
 @lru_cache(maxsize=4096)
@@ -38,33 +98,85 @@ def _shuffled(decks: int, number: int) -> tuple[Card, ...]:
     return tuple(deck)
 
 
+def step_back(pos: Position, stack: UndoStack, in_effect: int) -> str:
+    """Undo the last action still on ``stack`` (the move counter stays); its canonical text.
+    ``in_effect``: actions not undone, for the refusal when the stack is empty."""
+    if not stack:
+        refuse_undo(in_effect)
+    src, dst, count, flip, score, takebacks = stack.pop()
+    if count == 1:
+        src.append(dst.pop())
+    else:
+        src.extend(dst[-count:])
+        del dst[-count:]
+    if flip >= 0:
+        pos.down[flip] += 1
+    pos.score = score
+    pos.takebacks = takebacks
+    return "U"
+
+
+def refuse_undo(in_effect: int) -> NoReturn:
+    """The undo stack is empty: past its depth (``in_effect`` actions not undone), or nothing played."""
+    if in_effect:
+        raise illegal("undo.max-100", UNDO, limit=UNDO_DEPTH)
+    raise illegal("undo.nothing-to-undo", UNDO)
+
+
 class Rules:
-    """One rule set. Subclasses set the class attributes and the column rules."""
+    """One rule set: its data from a :class:`RuleSet`, its rule logic from a subclass."""
 
-    game: ClassVar[str]          # "YU" / "FT"
-    letter: ClassVar[str]        # "C" / "R" / "N"
-    name: ClassVar[str]          # for messages: "Yukon", "Forty Thieves"
-    variant: ClassVar[str]       # "yukon-classic", ...
-    decks: ClassVar[int]
-    n_columns: ClassVar[int]
-    foundation_suits: ClassVar[tuple[int, ...]]
-    has_stock: ClassVar[bool]
-    has_face_down: ClassVar[bool]
-    max_group: ClassVar[int]
-    #: points: card onto a foundation, face-down card turned up, waste card onto a column, take-back
-    SCORE_FOUNDATION: ClassVar[int] = 10
-    SCORE_FLIP: ClassVar[int] = 0
-    SCORE_WASTE_TO_COLUMN: ClassVar[int] = 0
-    SCORE_TAKEBACK: ClassVar[int] = 0
+    #: a move from a column takes any face-up card with the cards on it (Yukon)
+    ANY_GROUP = False
+    #: at most this many texts are remembered per rule set (logs repeat a few hundred actions)
+    OPS_CAP = 8192
 
-    @property
-    def tag(self) -> str:
-        """``YU1-C``: the rules field of a position's text form."""
-        return f"{self.game}1-{self.letter}"
-
-    @property
-    def n_foundations(self) -> int:
-        return len(self.foundation_suits)
+    def __init__(self, spec: RuleSet) -> None:
+        if spec.stock is not None and (spec.stock.passes, spec.stock.per_draw) != (1, 1):
+            raise ValueError("the interpreter draws one card at a time, in one pass through the stock")
+        self.spec = spec
+        self.game = spec.game.letters
+        self.letter = spec.letter
+        self.name = spec.game.title
+        self.variant = spec.variant
+        self.tag = spec.code_prefix
+        layout = spec.layout
+        self.decks = layout.decks
+        self.n_columns = len(layout.columns)
+        self.foundation_suits = layout.foundation_suits
+        self.n_foundations = len(layout.foundation_suits)
+        self.has_stock = spec.stock is not None
+        self.has_face_down = any(layout.face_down)
+        self.max_group = spec.max_group
+        #: whether a column move takes any face-up card with everything on it (else the
+        #: game's :meth:`_pick` says which cards move together)
+        self.any_group = self.ANY_GROUP and self.max_group > 1
+        scoring = spec.scoring
+        self.score_foundation = scoring.foundation
+        self.score_flip = scoring.flip
+        self.score_waste_to_column = scoring.waste_to_column
+        self.score_takeback = scoring.takeback
+        self._gains = (scoring.flip, scoring.foundation, scoring.waste_to_column, scoring.takeback)
+        #: onto a column whose last card is ``onto``: the cards that may go there
+        self.fits: dict[Card, frozenset[Card]] = {
+            onto: frozenset(card for card in DECK if self.builds_on(card, onto)) for onto in DECK
+        }
+        #: the cards an empty column takes
+        self.fills_empty = frozenset(card for card in DECK if self.takes_empty(card))
+        #: the foundation slots of each suit, left to right
+        self.slots_of_suit = tuple(
+            tuple(slot for slot, s in enumerate(self.foundation_suits) if s == suit) for suit in range(4)
+        )
+        #: an action's text (or action object's key) → its op
+        self._ops: dict[object, OpTuple] = {}
+        #: canonical pile names → (pile letter, number), for compiling canonical texts without parsing
+        self._sources = {f"T{n}": ("T", n) for n in range(1, self.n_columns + 1)}
+        self._sources.update({f"F{n}": ("F", n) for n in range(1, self.n_foundations + 1)})
+        if self.has_stock:
+            self._sources["W"] = ("W", 0)
+        self._targets: dict[str, tuple[str, int | None]] = {k: v for k, v in self._sources.items() if k != "W"}
+        self._targets["F"] = ("F", None)
+        self._cards = {card._text: card for card in DECK}
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.tag}>"
@@ -76,277 +188,379 @@ class Rules:
         return list(_shuffled(self.decks, number))
 
     def deal(self, number: int) -> Position:
-        """The starting position of deal ``number``."""
-        raise NotImplementedError
+        """The starting position of deal ``number``: the layout's columns in deck order, then the stock."""
+        deck = _shuffled(self.decks, number)
+        layout = self.spec.layout
+        columns = []
+        at = 0
+        for size in layout.columns:
+            columns.append(list(deck[at : at + size]))
+            at += size
+        stock = list(deck[at:])
+        stock.reverse()  # the next card to draw is kept last
+        foundations: list[list[Card]] = [[] for _ in layout.foundation_suits]
+        return Position(self, columns, list(layout.face_down), foundations, stock, [])
 
-    # -- checking moves ----------------------------------------------------
-
-    def __init__(self) -> None:
-        # the constants the replay hot path reads, copied onto the instance: CPython 3.11
-        # looks an instance attribute up much faster than a class attribute through an instance
-        for name in ("n_columns", "max_group", "has_stock", "SCORE_FLIP", "SCORE_FOUNDATION", "SCORE_TAKEBACK",
-                     "SCORE_WASTE_TO_COLUMN"):
-            setattr(self, name, getattr(type(self), name))
-        # lookup tables for the replay hot path, built from the rule methods once per rule set
-        #: onto a column whose last card is ``onto``: the cards that may go there
-        self._fits: dict[Card, frozenset[Card]] = {
-            onto: frozenset(card for card in DECK if self.builds_on(card, onto)) for onto in DECK}
-        #: the cards an empty column takes
-        self._fills_empty = frozenset(card for card in DECK if self.fills_empty(card))
-        #: the foundation slots of each suit, left to right
-        self._slots_of_suit = tuple(tuple(slot for slot, s in enumerate(self.foundation_suits) if s == suit)
-                                    for suit in range(4))
-        #: an action's text (or an action object's :func:`~engine.actions.json_key`) → its compiled
-        #: form for :meth:`Game.push_items` (see :meth:`compile`)
-        self._ops: dict[str | tuple, tuple] = {}
-
-    #: the compiled forms :meth:`compile` makes, by their first field
-    OP_COLUMN, OP_COLUMN_UP, OP_WASTE, OP_WASTE_UP, OP_DRAW, OP_UNDO, OP_TAKEBACK, OP_GENERAL = range(8)
-    #: at most this many texts are remembered per rule set (the same few hundred actions make up most logs)
-    OPS_CAP = 8192
-
-    def compile(self, text: str | tuple, action: Action) -> tuple:
-        """The compiled form of ``action`` (parsed from ``text``, or from an action
-        object with that :func:`~engine.actions.json_key`), for the replay loop of
-        :meth:`Game.push_items`, remembered for ``text``: a tuple ``(kind,
-        target, card, canonical text, source column index)``, of kind ``OP_GENERAL``
-        for an action that always takes the general path (:meth:`play`), which is
-        any action whose canonical text depends on the position (no card named),
-        a move from one foundation to another, or a pile number out of range.
-
-        A compiled form holds what does not depend on the position: the piles'
-        indexes, the named card and the canonical text (for a foundation, one per
-        slot). The loop checks the rest, the same checks as :meth:`play`, and
-        hands every action that fails one to :meth:`play`, which names the rule.
-        """
-        op: tuple = (self.OP_GENERAL, None, None, None, None)
-        if action is DRAW:
-            if self.has_stock:
-                op = (self.OP_DRAW, None, None, "S", None)
-        elif type(action) is not Move:
-            op = (self.OP_UNDO, None, None, "U", None)
-        elif action.card is not None and not (action.source == "F" and action.target == "F"):
-            card = action.card
-            if action.target == "F":
-                slots = self._slots_of_suit[card.suit]
-                if action.target_index is not None:
-                    slots = tuple(slot for slot in slots if slot == action.target_index - 1)
-                texts = {slot: Move(action.source, action.source_index, "F", slot + 1, card).text for slot in slots}
-                target: object = (slots, card.rank - 1, texts)
-            elif 0 < action.target_index <= self.n_columns:  # type: ignore[operator]
-                target = action.target_index - 1  # type: ignore[operator]
-            else:
-                target = None
-            if target is None:
-                pass
-            elif action.source == "F":
-                if 0 < action.source_index <= self.n_foundations:
-                    op = (self.OP_TAKEBACK, target, card, action.text, action.source_index - 1)
-            elif action.source == "W":
-                if self.has_stock:
-                    op = (self.OP_WASTE if action.target == "T" else self.OP_WASTE_UP, target, card, action.text, None)
-            elif 0 < action.source_index <= self.n_columns and action.source_index - 1 != target:
-                op = (self.OP_COLUMN if action.target == "T" else self.OP_COLUMN_UP, target, card, action.text,
-                      action.source_index - 1)
-        if len(self._ops) >= self.OPS_CAP:
-            self._ops.clear()  # (texts no log repeats, or a flood of them: start again with those in use)
-        self._ops[text] = op
-        return op
-
-    def play(self, pos: Position, move: Move, undo: UndoStack) -> Move:
-        """Check ``move`` in ``pos``, raising :class:`IllegalActionError` at the
-        first broken rule (and changing nothing); then apply it, append its undo
-        record to ``undo`` and return it in canonical form.
-
-        The general path of a replay (a log's first use of a text, a move whose
-        canonical text depends on the position, every refusal) and of
-        :meth:`Game.push`: plain locals, table lookups instead of method calls
-        for the common checks, every check before the first change, no
-        allocation but the undo record (and a canonical move when the input was
-        not one). Each failure is explained by the slower ``_check_*`` methods,
-        which name the exact rule.
-        """
-        source = move.source
-        named = move.card
-        flip = -1
-        gain = 0
-        if source == "T":
-            number = move.source_index
-            if not 0 < number <= self.n_columns:
-                self._column(pos, number, move)
-            src = pos.columns[number - 1]
-            if not src:
-                raise illegal("source.empty:column", move, number=number)
-            down = pos.down[number - 1]
-            start = len(src) - 1
-            if named is not None and named is not src[start]:  # a named card below the top
-                start = self._pick(src, down, number - 1, move)
-            if start and start == down:
-                flip = number - 1
-                gain = self.SCORE_FLIP
-        elif source == "W":
-            if not self.has_stock:
-                self._no_stock(move)
-            src = pos.waste
-            if not src:
-                raise illegal("source.empty:waste", move)
-            start = len(src) - 1
-            if named is not None and named is not src[start]:
-                self._named_top(src[start], move, "waste", 0)
-        else:
-            slot = self._foundation(pos, move.source_index, move)
-            src = pos.foundations[slot]
-            if not src:
-                raise illegal("source.empty:foundation", move, number=slot + 1)
-            start = len(src) - 1
-            if named is not None and named is not src[start]:
-                self._named_top(src[start], move, "foundation", slot + 1)
-        card = src[start]
-        count = len(src) - start
-
-        target_index = move.target_index
-        if move.target == "F":
-            if source == "F":
-                raise illegal("foundation.to-foundation", move)
-            if count > 1:
-                raise illegal("foundation.one-card", move, card=card, above=count - 1)
-            foundations = pos.foundations
-            height = card.rank - 1
-            if target_index is None:  # the first foundation of the card's suit that takes it
-                for slot in self._slots_of_suit[card.suit]:
-                    if len(foundations[slot]) == height:
-                        break
-                else:
-                    slot = self._foundation_slot(pos, card, move)
-            else:
-                slot = target_index - 1
-                if not (slot in self._slots_of_suit[card.suit] and len(foundations[slot]) == height):
-                    slot = self._foundation_slot(pos, card, move)
-            dst = foundations[slot]
-            gain += self.SCORE_FOUNDATION
-            takeback = 0
-            target_index = slot + 1
-        else:
-            if not 0 < target_index <= self.n_columns:  # type: ignore[operator]
-                self._column(pos, target_index, move)  # type: ignore[arg-type]
-            dst = pos.columns[target_index - 1]  # type: ignore[operator]
-            if dst is src:
-                raise illegal("move.same-column", move)
-            if count > self.max_group:
-                raise illegal("group.max-20", move, limit=self.max_group, count=count)
-            if dst:
-                if card not in self._fits[dst[-1]]:
-                    self._check_build(card, dst[-1], move)
-            elif card not in self._fills_empty:
-                self._check_empty(card, move)
-            if source == "F":
-                gain = self.SCORE_TAKEBACK
-                takeback = 1
-            else:
-                takeback = 0
-                if source == "W":
-                    gain = self.SCORE_WASTE_TO_COLUMN
-        # every rule holds: move the cards, keep the undo record, score
-        if count == 1:
-            dst.append(src.pop())
-        else:
-            dst.extend(src[start:])
-            del src[start:]
-        if flip >= 0:
-            pos.down[flip] -= 1
-        score = pos.score
-        undo.append((src, dst, count, flip, score, pos.takebacks))
-        score += gain
-        pos.score = score if score > 0 else 0
-        if takeback:
-            pos.takebacks += 1
-        pos.moves += 1
-        if named is card and move.target_index == target_index:
-            return move
-        return Move(source, move.source_index, move.target, target_index, card)
-
-    def check_draw(self, pos: Position) -> None:
-        if not self.has_stock:
-            self._no_stock(DRAW)
-        if not pos.stock:
-            raise illegal("stock.empty", DRAW)
-
-    # -- pieces the subclasses refine -----------------------------------
-
-    def _pick(self, column: list[Card], down: int, index: int, move: Move) -> int:
-        """Index in ``column`` of the card the move picks up (with everything on top of it)."""
-        raise NotImplementedError
-
-    def _check_build(self, card: Card, onto: Card, move: Move) -> None:
-        """Raise the rule that forbids ``card`` onto ``onto``."""
-        raise NotImplementedError
-
-    def _check_empty(self, card: Card, move: Move) -> None:
-        """Raise the rule that forbids ``card`` onto an empty column."""
-        raise NotImplementedError
+    # -- rule logic a subclass supplies ------------------------------------
 
     def builds_on(self, card: Card, onto: Card) -> bool:
         """Whether ``card`` may go onto a column whose last card is ``onto``."""
         raise NotImplementedError
 
-    def fills_empty(self, card: Card) -> bool:
+    def takes_empty(self, card: Card) -> bool:
         """Whether ``card`` may go onto an empty column."""
         raise NotImplementedError
 
-    def accepts_on_column(self, card: Card, column: list[Card]) -> bool:
-        """Whether ``card`` (as the bottom of what moves) may go onto ``column``."""
-        return self.builds_on(card, column[-1]) if column else self.fills_empty(card)
+    def _pick(self, column: list[Card], down: int, index: int, action: Move) -> int:
+        """Index in a non-empty ``column`` of the card ``action`` names (below the
+        top card), which moves with everything on it; raise the rule if it may not."""
+        raise NotImplementedError
 
-    # -- shared checks -------------------------------------------------
+    def _refuse_build(self, card: Card, onto: Card, action: Action) -> NoReturn:
+        """Raise the rule that forbids ``card`` onto ``onto``."""
+        raise NotImplementedError
 
-    def _column(self, pos: Position, number: int, move: Action) -> int:
-        if not 1 <= number <= self.n_columns:
-            raise illegal("pile.no-such-column", move, game=self.name, count=self.n_columns, number=number)
-        return number - 1
+    def _refuse_empty(self, card: Card, action: Action) -> NoReturn:
+        """Raise the rule that forbids ``card`` onto an empty column."""
+        raise NotImplementedError
 
-    def _foundation(self, pos: Position, number: int, move: Action) -> int:
-        if not 1 <= number <= self.n_foundations:
-            raise illegal("pile.no-such-foundation", move, game=self.name, count=self.n_foundations, number=number)
-        return number - 1
+    # -- compiling -------------------------------------------------------
 
-    def _no_stock(self, move: Action) -> None:
-        raise illegal("stock.none", move, game=self.name)
+    def compile(self, key: object, action: Action) -> Op:
+        """The op of ``action``, remembered under ``key`` (its text, or an action object's
+        :func:`~engine.actions.json_key`)."""
+        if type(action) is Draw:
+            op = _DRAW_OP if self.has_stock else Op(OpKind.REFUSED, 0, 0, None, "S", (), (), DRAW)
+        elif type(action) is Move:
+            op = self._move_op(
+                action.source, action.source_index, action.target, action.target_index, action.card, action.text, action
+            )
+        else:
+            op = _UNDO_OP
+        if key is not None:
+            self._remember(key, op)
+        return op
+
+    def compile_text(self, text: str) -> OpTuple:
+        """The op of an action text seen for the first time: a canonical text is
+        looked up piece by piece, anything else is parsed
+        (:class:`~engine.errors.InvalidActionError` on bad syntax)."""
+        left, _, target = text.partition(">")
+        source, _, card_text = left.partition(":")
+        src = self._sources.get(source)
+        dst = self._targets.get(target)
+        card = self._cards.get(card_text)
+        if src is None or dst is None or card is None:
+            return _plain(self.compile(text, parse_text(text)))
+        op = self._move_op(src[0], src[1], dst[0], dst[1], card, text, None)
+        return self._remember(text, op)
+
+    def _remember(self, key: object, op: Op) -> OpTuple:
+        ops = self._ops
+        if len(ops) >= self.OPS_CAP:
+            ops.clear()  # texts no log repeats, or a flood of them: start again with those in use
+        raw = ops[key] = _plain(op)
+        return raw
+
+    def _move_op(
+        self,
+        source: str,
+        number: int,
+        target: str,
+        target_number: int | None,
+        card: Card | None,
+        text: str,
+        action: Move | None,
+    ) -> Op:
+        """The op of a move from pile ``source``/``number`` to ``target``/``target_number``."""
+        if source == "T":
+            if not 0 < number <= self.n_columns:
+                return Op(OpKind.REFUSED, number, 0, card, text, (), (), action)
+            index = number - 1
+        elif source == "W":
+            if not self.has_stock:
+                return Op(OpKind.REFUSED, 0, 0, card, text, (), (), action)
+            index = 0
+        else:
+            if not 0 < number <= self.n_foundations:
+                return Op(OpKind.REFUSED, number, 0, card, text, (), (), action)
+            index = number - 1
+        if card is None:
+            return Op(OpKind.UNNAMED, index, 0, None, text, (), (), action)
+        if target == "F" and source != "F":
+            slots = self.slots_of_suit[card.suit]
+            if target_number is not None:
+                slots = tuple(slot for slot in slots if slot == target_number - 1)
+            head = f"{source}{number}:" if source != "W" else "W:"
+            texts = tuple(
+                f"{head}{card._text}>F{slot + 1}" if slot in slots else "" for slot in range(self.n_foundations)
+            )
+            kind = OpKind.COLUMN_UP if source == "T" else OpKind.WASTE_UP
+            return Op(kind, index, -1, card, text, slots, texts, action)
+        if target == "F" or target_number is None or not 0 < target_number <= self.n_columns:
+            target_index = BAD_TARGET
+        else:
+            target_index = target_number - 1
+            if source == "T" and target_index == index:
+                target_index = BAD_TARGET
+        kind = OpKind.COLUMN if source == "T" else OpKind.WASTE if source == "W" else OpKind.TAKEBACK
+        return Op(kind, index, target_index, card, text, (), (), action)
+
+    def _object_op(self, item: Any) -> OpTuple:
+        """The op of a log item that is not text: an action object (a JSON log's) or an action."""
+        if isinstance(item, (Move, Draw, Undo)):
+            key: object = item
+            action: Action = item
+        else:
+            try:
+                key = tuple(item.items())
+                op = self._ops.get(key)
+            except (AttributeError, TypeError):  # not an object, or a value no key can hold
+                return _plain(self.compile(None, action_from_json(item)))
+            if op is not None:
+                return op
+            action = action_from_json(item)
+        return self._ops.get(key) or _plain(self.compile(key, action))
+
+    # -- the interpreter ---------------------------------------------------
+
+    def run(self, game: Game, items: Iterable[Any], canonical: list[str], text_log: bool = False) -> None:
+        """Check and apply log items in ``game``, as :meth:`Game.push_items` says."""
+        base, rest = len(canonical), iter(items)
+        lookups = map(self._ops.get, items) if text_log else repeat(None)
+        try:
+            if not game.won:
+                self._apply(game, zip(rest, lookups), canonical, base)
+            for item in rest:  # the game is won: the next item is refused, once it parses
+                self._game_over(item)
+        finally:
+            game.count(len(canonical) - base)
+
+    def _apply(self, game: Game, pairs: Iterable[tuple[Any, OpTuple | None]], canonical: list[str], base: int) -> None:
+        """:meth:`run`'s loop over (item, its op if looked up): until the items run out or the game is won."""
+        ops_get, compile_text, object_op, push = self._ops.get, self.compile_text, self._object_op, game.stack.append
+        pos, stack, append = game.position, game.stack, canonical.append
+        columns, down, foundations, waste, stock = pos.columns, pos.down, pos.foundations, pos.waste, pos.stock
+        fits, fills_empty, max_group, any_group = self.fits, self.fills_empty, self.max_group, self.any_group
+        flip_gain, up_gain, waste_gain, takeback_gain = self._gains
+        COLUMN, COLUMN_UP, WASTE, WASTE_UP, TAKEBACK, DRAW_, UNDO_, UNNAMED = list(OpKind)[:8]
+        for item, op in pairs:
+            if op is None:
+                op = (ops_get(item) or compile_text(item)) if type(item) is str else object_op(item)
+            if op[0] is UNNAMED:
+                op = self._name_card(pos, op)
+            kind, si, target, card, text, slots, texts, _ = op
+            if kind is COLUMN:
+                src = columns[si]
+                if (n := len(src)) and src[-1] is card:
+                    start = n - 1
+                else:  # where groups move, the named card and every card on it, if it is face up
+                    try:
+                        start = src.index(card, down[si])  # type: ignore[arg-type]  # (named: never None here)
+                    except ValueError:
+                        start = self._start(pos, src, op)
+                    if n - start > max_group or target == BAD_TARGET or not any_group:
+                        start = self._start(pos, src, op)
+                dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
+                if not (card in fits[dst[-1]] if dst else card in fills_empty):
+                    self._refuse_column(card, dst, op)
+                if start == n - 1:
+                    dst.append(src.pop())
+                else:
+                    dst.extend(src[start:])
+                    del src[start:]
+                if start and start == down[si]:  # a face-down card turns up
+                    down[si] = start - 1
+                    push((src, dst, n - start, si, pos.score, pos.takebacks))
+                    pos.score += flip_gain
+                else:
+                    push((src, dst, n - start, -1, pos.score, pos.takebacks))
+                append(text)
+            elif kind is COLUMN_UP or kind is WASTE_UP:
+                src = columns[si] if kind is COLUMN_UP else waste
+                if not ((n := len(src)) and src[-1] is card):
+                    self._start(pos, src, op)
+                slot = slots[0] if slots and len(foundations[slots[0]]) == card.rank - 1 else self._up_slot(pos, op)  # type: ignore[union-attr]
+                foundations[slot].append(src.pop())
+                if kind is COLUMN_UP and n > 1 and n - 1 == down[si]:  # a face-down card turns up
+                    down[si] = n - 2
+                    push((src, foundations[slot], 1, si, pos.score, pos.takebacks))
+                    pos.score += up_gain + flip_gain
+                else:
+                    push((src, foundations[slot], 1, -1, pos.score, pos.takebacks))
+                    pos.score += up_gain
+                append(texts[slot])
+                if card.rank == 13 and pos.is_won:  # type: ignore[union-attr]  # the last card up is a king
+                    game.won = True
+                    return
+            elif kind is DRAW_:
+                push((stock, waste, 1, -1, pos.score, pos.takebacks) if stock else self._refuse_draw())
+                waste.append(stock.pop())
+                append("S")
+            elif kind is WASTE or kind is TAKEBACK:  # the top card of the waste or a foundation onto a column
+                src = waste if kind is WASTE else foundations[si]
+                if not (src and src[-1] is card):
+                    self._start(pos, src, op)
+                dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
+                if not (card in fits[dst[-1]] if dst else card in fills_empty):
+                    self._refuse_column(card, dst, op)
+                dst.append(src.pop())
+                push((src, dst, 1, -1, pos.score, pos.takebacks))
+                score = pos.score + (waste_gain if kind is WASTE else takeback_gain)
+                pos.score = score if score > 0 else 0
+                pos.takebacks += kind is TAKEBACK
+                append(text)
+            elif kind is UNDO_:
+                append(step_back(pos, stack, game.in_effect + len(canonical) - base))
+                game.stepped_back()
+            else:  # REFUSED
+                self._refuse_source(op)
+
+    def _up_slot(self, pos: Position, raw: OpTuple) -> int:
+        """The foundation slot a move up goes to when it is not the first candidate (two decks: the
+        suit's other slot), or the rule the move breaks."""
+        op = Op._make(raw)
+        assert op.card is not None
+        for slot in op.slots[1:]:
+            if len(pos.foundations[slot]) == op.card.rank - 1:
+                return slot
+        self._refuse_foundation(pos, raw)
 
     @staticmethod
-    def _named_top(card: Card, move: Move, where: str, number: int) -> None:
-        if move.card is not None and move.card is not card:
-            raise illegal(f"card.mismatch:{where}", move, named=move.card, card=card, number=number)
+    def _refuse_draw() -> NoReturn:
+        raise illegal("stock.empty", DRAW)
 
-    def foundation_accepts(self, pos: Position, slot: int, card: Card) -> bool:
-        f = pos.foundations[slot]
-        return self.foundation_suits[slot] == card.suit and len(f) == card.rank - 1
+    def _game_over(self, item: Any) -> NoReturn:
+        op = self._ops.get(item) or self.compile_text(item) if type(item) is str else self._object_op(item)
+        raise illegal("game.over", self._action(op))
 
-    def _foundation_slot(self, pos: Position, card: Card, move: Move) -> int:
-        if move.target_index is not None:
-            slot = self._foundation(pos, move.target_index, move)
-            self._check_foundation(pos, slot, card, move)
-            return slot
-        slots = [i for i, suit in enumerate(self.foundation_suits) if suit == card.suit]
-        for slot in slots:
-            if self.foundation_accepts(pos, slot, card):
-                return slot
-        self._check_foundation(pos, slots[0], card, move)
-        raise AssertionError("unreachable")  # pragma: no cover
+    # -- refusals: each raises the rule a check found broken ---------------------
 
-    def _check_foundation(self, pos: Position, slot: int, card: Card, move: Move) -> None:
+    def _action(self, raw: OpTuple) -> Action:
+        op = Op._make(raw)
+        return op.action if op.action is not None else parse_text(op.text)
+
+    def _refuse_source(self, raw: OpTuple) -> NoReturn:
+        """A pile the rule set does not have, as the source (or the stock)."""
+        op = Op._make(raw)
+        action = self._action(op)
+        if action is DRAW or (type(action) is Move and action.source == "W"):
+            raise illegal("stock.none", action, game=self.name)
+        assert type(action) is Move
+        if action.source == "T":
+            raise illegal(
+                "pile.no-such-column", action, game=self.name, count=self.n_columns, number=action.source_index
+            )
+        raise illegal(
+            "pile.no-such-foundation", action, game=self.name, count=self.n_foundations, number=action.source_index
+        )
+
+    def _refuse_top(self, src: list[Card], raw: OpTuple) -> NoReturn:
+        """The waste or a foundation is empty, or its top card is not the one named."""
+        op = Op._make(raw)
+        action = self._action(op)
+        where, number = ("waste", 0) if op.kind in (OpKind.WASTE, OpKind.WASTE_UP) else ("foundation", op.source + 1)
+        if not src:
+            if where == "waste":
+                raise illegal("source.empty:waste", action)
+            raise illegal("source.empty:foundation", action, number=number)
+        raise illegal(f"card.mismatch:{where}", action, named=op.card, card=src[-1], number=number)
+
+    def _start(self, pos: Position, src: list[Card], raw: OpTuple) -> int:
+        """Where the cards ``raw`` takes start in ``src`` when its named card is not the top
+        one: the game's pick rule, then (onto a column) the target's and the group size's
+        rules, or (onto a foundation) one card at a time; raise the first rule broken."""
+        op = Op._make(raw)
+        if op.kind not in (OpKind.COLUMN, OpKind.COLUMN_UP):
+            self._refuse_top(src, raw)
+        action = self._action(raw)
+        assert type(action) is Move
+        if not src:
+            raise illegal("source.empty:column", action, number=op.source + 1)
+        start = self._pick(src, pos.down[op.source], op.source, action)
+        if op.kind is OpKind.COLUMN_UP:
+            raise illegal("foundation.one-card", action, card=op.card, above=len(src) - start - 1)
+        if op.target == BAD_TARGET:
+            self._refuse_target(raw)
+        count = len(src) - start
+        if count > self.max_group:
+            raise illegal("group.max-20", action, limit=self.max_group, count=count)
+        return start
+
+    def _refuse_target(self, raw: OpTuple) -> NoReturn:
+        op = Op._make(raw)
+        action = self._action(op)
+        assert type(action) is Move
+        if action.target == "F":
+            raise illegal("foundation.to-foundation", action)
+        if action.source == "T" and action.source_index == action.target_index:
+            raise illegal("move.same-column", action)
+        raise illegal("pile.no-such-column", action, game=self.name, count=self.n_columns, number=action.target_index)
+
+    def _refuse_column(self, card: Card | None, dst: list[Card], raw: OpTuple) -> NoReturn:
+        op = Op._make(raw)
+        assert card is not None  # (a move naming no card was named before its checks)
+        if dst:
+            self._refuse_build(card, dst[-1], self._action(op))
+        self._refuse_empty(card, self._action(op))
+
+    def _refuse_foundation(self, pos: Position, raw: OpTuple) -> NoReturn:
+        """No slot the move allows takes its card: the rule each slot breaks, the
+        named one's (``F3``) or the first of the card's suit (``F``)."""
+        op = Op._make(raw)
+        action = self._action(op)
+        assert type(action) is Move and op.card is not None
+        card = op.card
+        if action.target_index is None:
+            slot = self.slots_of_suit[card.suit][0]
+        elif not 0 < action.target_index <= self.n_foundations:
+            raise illegal(
+                "pile.no-such-foundation", action, game=self.name, count=self.n_foundations, number=action.target_index
+            )
+        else:
+            slot = action.target_index - 1
         suit = self.foundation_suits[slot]
         if suit != card.suit:
-            raise illegal("foundation.suit", move, number=slot + 1, suit=SUIT_SYMBOLS[suit], card=card)
+            raise illegal("foundation.suit", action, number=slot + 1, suit=SUIT_SYMBOLS[suit], card=card)
         f = pos.foundations[slot]
-        if len(f) != card.rank - 1:
-            if not f:
-                raise illegal("foundation.build:empty", move, number=slot + 1, card=card)
-            if len(f) == 13:
-                raise illegal("foundation.build:complete", move, number=slot + 1, card=card)
-            raise illegal("foundation.build:next", move, number=slot + 1, top=f[-1], next=Card(len(f) + 1, suit),
-                          card=card)
+        if not f:
+            raise illegal("foundation.build:empty", action, number=slot + 1, card=card)
+        if len(f) == 13:
+            raise illegal("foundation.build:complete", action, number=slot + 1, card=card)
+        raise illegal(
+            "foundation.build:next", action, number=slot + 1, top=f[-1], next=Card(len(f) + 1, suit), card=card
+        )
+
+    def _name_card(self, pos: Position, raw: OpTuple) -> OpTuple:
+        """The op of a move that names no card, for this position: its source's top card named."""
+        op = Op._make(raw)
+        action = self._action(op)
+        assert type(action) is Move
+        if action.source == "T":
+            pile, where = pos.columns[op.source], "column"
+        elif action.source == "W":
+            pile, where = pos.waste, "waste"
+        else:
+            pile, where = pos.foundations[op.source], "foundation"
+        if not pile:
+            if where == "waste":
+                raise illegal("source.empty:waste", action)
+            raise illegal(f"source.empty:{where}", action, number=op.source + 1)
+        named = Move(action.source, action.source_index, action.target, action.target_index, pile[-1])
+        return _plain(
+            self._move_op(
+                named.source, named.source_index, named.target, named.target_index, named.card, named.text, action
+            )
+        )
 
     # -- legal moves -----------------------------------------------------
+
+    def accepts_on_column(self, card: Card, column: list[Card]) -> bool:
+        """Whether ``card`` (as the bottom of what moves) may go onto ``column``."""
+        return card in self.fits[column[-1]] if column else card in self.fills_empty
+
+    def foundation_accepts(self, pos: Position, slot: int, card: Card) -> bool:
+        return self.foundation_suits[slot] == card.suit and len(pos.foundations[slot]) == card.rank - 1
 
     def legal_moves(self, pos: Position) -> list[Action]:
         """Every legal action other than undo, in canonical form."""
@@ -363,17 +577,13 @@ class Rules:
                     if j != i and self.accepts_on_column(card, columns[j]):
                         moves.append(Move("T", i + 1, "T", j + 1, card))
             top = src[-1]
-            for slot in range(self.n_foundations):
-                if self.foundation_accepts(pos, slot, top):
-                    moves.append(Move("T", i + 1, "F", slot + 1, top))
+            moves += self._up_moves(pos, "T", i + 1, top)
         if pos.waste:
             top = pos.waste[-1]
             for j in range(n):
                 if self.accepts_on_column(top, columns[j]):
                     moves.append(Move("W", 0, "T", j + 1, top))
-            for slot in range(self.n_foundations):
-                if self.foundation_accepts(pos, slot, top):
-                    moves.append(Move("W", 0, "F", slot + 1, top))
+            moves += self._up_moves(pos, "W", 0, top)
         for slot, f in enumerate(pos.foundations):
             if f:
                 for j in range(n):
@@ -383,3 +593,12 @@ class Rules:
             moves.append(DRAW)
         return moves
 
+    def _up_moves(self, pos: Position, source: str, number: int, card: Card) -> list[Action]:
+        return [
+            Move(source, number, "F", slot + 1, card)
+            for slot in range(self.n_foundations)
+            if self.foundation_accepts(pos, slot, card)
+        ]
+
+
+_DRAW_OP = Op(OpKind.DRAW, 0, 0, None, "S", (), (), DRAW)

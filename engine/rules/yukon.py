@@ -1,74 +1,49 @@
-"""Yukon: one deck, seven columns, groups of up to 20 face-up cards in any order."""
+"""Yukon's rule logic: any face-up group moves; builds down by one rank, in
+alternating colours under classic rules; only a king fills an empty column."""
 
 from __future__ import annotations
 
-from ..actions import Move
+from typing import TYPE_CHECKING, NoReturn
+
+from ..actions import Action, Move
 from ..cards import KING, Card
 from ..messages import illegal
-from ..position import Position
 from .base import Rules
+
+if TYPE_CHECKING:
+    from .registry import RuleSet
 
 
 class Yukon(Rules):
-    """Rules shared by classic and relaxed Yukon."""
+    """Classic (``alternate_colours``) and relaxed Yukon."""
 
-    game = "YU"
-    name = "Yukon"
-    decks = 1
-    n_columns = 7
-    foundation_suits = (0, 1, 2, 3)
-    has_stock = False
-    has_face_down = True
-    max_group = 20
-    SCORE_FLIP = 5
-    #: does the tableau build ask for alternating colours?
-    alternate_colours = True
+    ANY_GROUP = True
 
-    def deal(self, number: int) -> Position:
-        deck = self.shuffled_deck(number)
-        columns = [[deck[0]]]
-        down = [0]
-        at = 1
-        for k in range(2, 8):
-            columns.append(deck[at:at + k - 1 + 5])
-            down.append(k - 1)
-            at += k - 1 + 5
-        return Position(self, columns, down, [[] for _ in range(4)], [], [])
-
-    def _pick(self, column: list[Card], down: int, index: int, move: Move) -> int:
-        card = move.card
-        if card is None:
-            return len(column) - 1
-        try:
-            return column.index(card, down)  # one deck: each card at most once; cards compare by identity
-        except ValueError:
-            if card in column:
-                raise illegal("card.face-down", move, card=card, number=index + 1) from None
-            raise illegal("card.mismatch:column", move, named=card, number=index + 1) from None
+    def __init__(self, spec: RuleSet, *, alternate_colours: bool) -> None:
+        #: does the tableau build ask for alternating colours?
+        self.alternate_colours = alternate_colours
+        super().__init__(spec)
 
     def builds_on(self, card: Card, onto: Card) -> bool:
         return onto.rank == card.rank + 1 and (onto.red != card.red or not self.alternate_colours)
 
-    def fills_empty(self, card: Card) -> bool:
+    def takes_empty(self, card: Card) -> bool:
         return card.rank == KING
 
-    def _check_build(self, card: Card, onto: Card, move: Move) -> None:
+    def _pick(self, column: list[Card], down: int, index: int, action: Move) -> int:
+        card = action.card
+        assert card is not None  # (a move naming no card takes the top card, never picked)
+        try:
+            return column.index(card, down)  # one deck: each card at most once
+        except ValueError:
+            if card in column:
+                raise illegal("card.face-down", action, card=card, number=index + 1) from None
+            raise illegal("card.mismatch:column", action, named=card, number=index + 1) from None
+
+    def _refuse_build(self, card: Card, onto: Card, action: Action) -> NoReturn:
         if onto.rank != card.rank + 1:
-            raise illegal("tableau.build", move, card=card, onto=onto)
-        if self.alternate_colours and onto.red == card.red:
-            raise illegal("tableau.alternate-colour", move, card=card, onto=onto)
+            raise illegal("tableau.build", action, card=card, onto=onto)
+        raise illegal("tableau.alternate-colour", action, card=card, onto=onto)
 
-    def _check_empty(self, card: Card, move: Move) -> None:
-        if card.rank != KING:
-            raise illegal("empty-column.king-only", move, card=card)
-
-
-class YukonClassic(Yukon):
-    letter = "C"
-    variant = "yukon-classic"
-
-
-class YukonRelaxed(Yukon):
-    letter = "R"
-    variant = "yukon-relaxed"
-    alternate_colours = False
+    def _refuse_empty(self, card: Card, action: Action) -> NoReturn:
+        raise illegal("empty-column.king-only", action, card=card)

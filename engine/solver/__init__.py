@@ -27,14 +27,14 @@ try beam searches, which find many wins early but prove nothing (see
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from ..position import Position
-from .forty import FortyState
-from .search import (EXHAUSTED, NODES, TABLE, TIME, WON, Outcome, beam, best_first, depth_first,
-                     stage_beam)
-from .yukon import YukonState
+from .search import EXHAUSTED, NODES, TABLE, TIME, WON, Outcome, beam, best_first, depth_first, stage_beam
+from .state import SearchSettings, SolverState, StagedState
 
 WINNABLE, UNWINNABLE, UNKNOWN = "winnable", "unwinnable", "unknown"
 
@@ -42,23 +42,10 @@ WINNABLE, UNWINNABLE, UNKNOWN = "winnable", "unwinnable", "unknown"
 DEFAULT_SECONDS = 10.0
 DEFAULT_NODES = 50_000_000
 DEFAULT_TABLE = 2_000_000  # about 0.9 GB at the measured 400-470 bytes a position
-#: share of the node and time budgets the beam searches get before the complete search (states with
-#: ``beam_widths``; a state's own ``beam_share`` comes first)
+#: share of the node and time budgets the beam searches get before the complete search, unless the
+#: rule set's :class:`SearchSettings` say otherwise (``beam_share``)
 BEAM_SHARE = 0.7
 
-_YUKON_MOVES = (
-    "column to column: every group of up to 20 face-up cards whose bottom card fits",
-    "column to foundation",
-    "foundation to column (take-backs)",
-)
-_FORTY_MOVES = (
-    "column to column",
-    "column to foundation",
-    "waste to column",
-    "waste to foundation",
-    "stock to waste (draw)",
-    "foundation to column (take-backs)",
-)
 _REDUCTIONS_COMMON = (
     "safe foundation moves are made at once (proved to lose nothing, take-backs included: docs/winnability.md)",
     "positions that differ only in the order of the columns are one position",
@@ -66,18 +53,10 @@ _REDUCTIONS_COMMON = (
     "a king (Yukon) or a column's only card (Forty Thieves) is not moved to an empty column, and of "
     "several empty columns only the first is a target",
 )
-_REDUCTIONS_FORTY = (
-    "the two copies of a card are interchangeable, and so are the two foundations of a suit",
+UNDO_NOTE = (
+    "undo: adds no position, since an undo returns to a position already met on the same line; "
+    "a line with undos wins only if the same line without them does"
 )
-_REDUCTIONS_YUKON = (
-    "positions where some card can never leave the card it lies on are dropped as lost: every place it could "
-    "go is buried for good, it cannot go up to its foundation, and no column can empty for a king "
-    "(stuck cards, proved in docs/winnability.md)",
-    "a card counts as never going up when a stuck card lies right on it, or a lower card of its suit never goes "
-    "up, so a card waiting for it is stuck too (buried cards, proved in docs/winnability.md)",
-)
-UNDO_NOTE = ("undo: adds no position, since an undo returns to a position already met on the same line; "
-             "a line with undos wins only if the same line without them does")
 
 
 @dataclass(frozen=True)
@@ -110,19 +89,25 @@ class SolveResult:
 
 
 def coverage_for(game: str) -> dict[str, Any]:
-    """What an ``unwinnable`` answer covers for ``game`` (``YU`` or ``FT``)."""
-    forty = game == "FT"
+    """What an ``unwinnable`` answer covers for ``game`` (its code letters: ``YU``, ``FT``):
+    the moves and reductions of its rule sets' search settings."""
+    settings = next(rules.spec.search for rules in Position.known_rules.values() if rules.game == game)
     return {
-        "moves": list(_FORTY_MOVES if forty else _YUKON_MOVES),
+        "moves": list(settings.covered_moves),
         "undo": UNDO_NOTE,
         "left_out": [],
-        "reductions": list(_REDUCTIONS_COMMON + (_REDUCTIONS_FORTY if forty else _REDUCTIONS_YUKON)),
+        "reductions": list(_REDUCTIONS_COMMON + settings.reductions),
     }
 
 
-def state_for(position: Position) -> YukonState | FortyState:
+def state_for(position: Position) -> SolverState:
     """The solver's own mutable copy of ``position``."""
-    return FortyState(position) if position.rules.game == "FT" else YukonState(position)
+    return position.rules.spec.solver_state(position)
+
+
+def settings_for(position: Position) -> SearchSettings:
+    """How the solver searches positions of ``position``'s rule set."""
+    return position.rules.spec.search
 
 
 def table_entry_bytes(key_bytes: int, positions: int) -> int:
@@ -131,64 +116,69 @@ def table_entry_bytes(key_bytes: int, positions: int) -> int:
     return key_bytes + positions * (33 + 32)
 
 
-def _beams(state: YukonState | FortyState, max_nodes: int, budget_seconds: float | None,
-           max_table: int) -> Outcome | None:
-    """Beam searches of growing width (``state.beam_widths``) within ``state.beam_share``
-    (else ``BEAM_SHARE``) of the budgets: they find many wins far sooner than a complete search, but
-    prove nothing. Several sequences of beams take turns, because each wins
-    deals the others miss: one per estimate style (``state.styles``: pairs of
-    weights, which the state reads from ``state.weights``, and a part of the
-    share; without it one sequence with the state's own weights), and, for a
-    state with stages, beams by stage (part 1). The sequence that has spent the
-    fewest nodes for its part so far runs its next beam, so each gets about its
-    part of the share. The state's weights are the first style's again
-    afterwards. The outcome of the last beam (with the nodes of all), or None."""
-    widths = getattr(state, "beam_widths", ())
+def _beams(
+    state: SolverState, settings: SearchSettings, max_nodes: int, budget_seconds: float | None, max_table: int
+) -> Outcome | None:
+    """Beam searches of growing width (``settings.beam_widths``) within the beam share of
+    the budgets: they find many wins far sooner than a complete search, but prove
+    nothing. Several sequences of beams take turns, because each wins deals the
+    others miss: one per estimate style (``settings.styles``: weights and a part of
+    the share) and, for a state with stages, beams by stage (part 1). The sequence
+    that has spent the fewest nodes for its part so far runs its next beam. The
+    outcome of the last beam (with the nodes of all), or None without beams."""
+    widths = settings.beam_widths
     if not widths:
         return None
-    fraction = getattr(state, "beam_share", None) or BEAM_SHARE
+    fraction = settings.beam_share or BEAM_SHARE
     share = int(max_nodes * fraction)
     deadline = None if budget_seconds is None else time.monotonic() + budget_seconds * fraction
-    styles = getattr(state, "styles", ((None, 1),))
-    # per sequence: [nodes spent, search, index of its next width, estimate weights (None: the state's), part]
-    runs = [[0, beam, 0, style, part] for style, part in styles]
-    if hasattr(state, "stage"):
-        runs.append([0, stage_beam, 0, None, 1])
+    runs: list[_Run] = [
+        _Run(partial(beam, state, settings=replace(settings, weights=style)), part) for style, part in settings.styles
+    ]
+    if isinstance(state, StagedState):
+        runs.append(_Run(partial(stage_beam, state, settings=settings), 1))
     spent = 0
     out = None
     while runs:
-        run = min(runs, key=lambda r: r[0] / r[4])
-        if run[3] is not None:
-            state.weights = run[3]
-        out = run[1](state, width=widths[run[2]], max_nodes=share - spent, deadline=deadline, max_table=max_table)
+        run = min(runs, key=lambda r: r.spent / r.part)
+        out = run.search(width=widths[run.next], max_nodes=share - spent, deadline=deadline, max_table=max_table)
         spent += out.nodes
-        run[0] += out.nodes
-        run[2] += 1
+        run.spent += out.nodes
+        run.next += 1
         out.nodes = spent
         if out.end != EXHAUSTED:
             break
-        if run[2] == len(widths):
+        if run.next == len(widths):
             runs.remove(run)
-    if styles[0][0] is not None:
-        state.weights = styles[0][0]
     return out
 
 
-def solve(position: Position, *, budget_seconds: float | None = DEFAULT_SECONDS,
-          max_nodes: int | None = None, max_table: int | None = None, method: str = "best") -> SolveResult:
+@dataclass
+class _Run:
+    """One sequence of beams in :func:`_beams`: its search, part of the share, nodes spent, next width."""
+
+    search: Callable[..., Outcome]
+    part: int
+    spent: int = 0
+    next: int = 0
+
+
+def solve(
+    position: Position,
+    *,
+    budget_seconds: float | None = DEFAULT_SECONDS,
+    max_nodes: int | None = None,
+    max_table: int | None = None,
+    method: str = "best",
+) -> SolveResult:
     """Decide whether ``position`` can be won, within the budgets.
 
     ``budget_seconds`` is wall time (``None``: no limit); ``max_nodes`` caps the
-    positions examined and ``max_table`` the positions remembered (about 450
-    bytes each, measured). ``method`` is ``"best"`` (the default) or
-    ``"depth"`` (depth-first alone). With ``"best"``, a state with ``beam_widths``
-    (both games) first gets beam searches within its beam share of the
-    budgets; a win they find is the answer, otherwise the complete search runs
-    with the rest, and only it can answer ``unwinnable``: best-first, or
-    depth-first for a state whose ``complete_search`` is ``"depth"`` (classic
-    Yukon: it examines positions about twice as fast, so it exhausts or wins
-    more deals within the rest; docs/winnability.md). With a node cap and no
-    time cap the answer is deterministic.
+    positions examined and ``max_table`` the positions remembered. ``method``
+    ``"best"`` first runs the rule set's beam searches (:class:`SearchSettings`),
+    then its complete search with the rest of the budgets; ``"depth"`` runs
+    depth-first alone. Only a complete search answers ``unwinnable``; with a node
+    cap and no time cap the answer is deterministic (docs/winnability.md).
     """
     if budget_seconds is not None and not budget_seconds > 0:
         raise ValueError(f"budget_seconds must be positive, not {budget_seconds!r}")
@@ -198,34 +188,58 @@ def solve(position: Position, *, budget_seconds: float | None = DEFAULT_SECONDS,
     coverage = coverage_for(position.rules.game)
     if position.is_won:
         return SolveResult(WINNABLE, (), "the position is already won", coverage=coverage)
-    state = state_for(position)
+    state, settings = state_for(position), settings_for(position)
     started = time.monotonic()
     nodes = max_nodes or DEFAULT_NODES
     table = max_table or DEFAULT_TABLE
-    out = _beams(state, nodes, budget_seconds, table) if method == "best" else None
+    out = _beams(state, settings, nodes, budget_seconds, table) if method == "best" else None
     if out is None or out.end != WON:
         spent = 0 if out is None else out.nodes
         deadline = None if budget_seconds is None else started + budget_seconds
-        depth = method == "depth" or getattr(state, "complete_search", "best") == "depth"
-        search = depth_first if depth else best_first
-        out = search(state, max_nodes=nodes - spent, deadline=deadline, max_table=table)
+        if method == "depth" or settings.complete_search == "depth":
+            out = depth_first(state, max_nodes=nodes - spent, deadline=deadline, max_table=table)
+        else:
+            out = best_first(state, max_nodes=nodes - spent, deadline=deadline, max_table=table, settings=settings)
         out.nodes += spent
     out.seconds = time.monotonic() - started
-    common = dict(nodes=out.nodes, positions=out.positions, max_depth=out.max_depth, seconds=out.seconds,
-                  table_bytes=table_entry_bytes(out.key_bytes, out.positions), coverage=coverage)
+    actions: tuple[str, ...] = ()
     if out.end == WON:
         actions = tuple(state.action_text(m) for m in out.moves)
-        return SolveResult(WINNABLE, actions, f"a winning line of {len(actions)} actions", **common)
-    if out.end == EXHAUSTED:
-        return SolveResult(UNWINNABLE, (), f"no position reachable from here is won: all {out.positions} "
-                           f"distinct positions the covered moves reach were examined", **common)
-    reason = {
-        TIME: f"the time budget of {budget_seconds} s ran out",
-        NODES: f"the node budget of {max_nodes or DEFAULT_NODES} positions ran out",
-        TABLE: f"the transposition table is full ({max_table or DEFAULT_TABLE} positions)",
-    }[out.end]
-    return SolveResult(UNKNOWN, (), f"{reason} after {out.nodes} positions, undecided", **common)
+        status, reason = WINNABLE, f"a winning line of {len(actions)} actions"
+    elif out.end == EXHAUSTED:
+        status = UNWINNABLE
+        reason = (
+            f"no position reachable from here is won: all {out.positions} "
+            f"distinct positions the covered moves reach were examined"
+        )
+    else:
+        status, reason = (
+            UNKNOWN,
+            {
+                TIME: f"the time budget of {budget_seconds} s ran out",
+                NODES: f"the node budget of {max_nodes or DEFAULT_NODES} positions ran out",
+                TABLE: f"the transposition table is full ({max_table or DEFAULT_TABLE} positions)",
+            }[out.end]
+            + f" after {out.nodes} positions, undecided",
+        )
+    table_bytes = table_entry_bytes(out.key_bytes, out.positions)
+    return SolveResult(
+        status, actions, reason, out.nodes, out.positions, out.max_depth, out.seconds, table_bytes, coverage
+    )
 
 
-__all__ = ["DEFAULT_NODES", "DEFAULT_SECONDS", "DEFAULT_TABLE", "UNKNOWN", "UNWINNABLE", "WINNABLE", "SolveResult",
-           "coverage_for", "solve", "state_for"]
+__all__ = [
+    "DEFAULT_NODES",
+    "DEFAULT_SECONDS",
+    "DEFAULT_TABLE",
+    "UNKNOWN",
+    "UNWINNABLE",
+    "WINNABLE",
+    "SearchSettings",
+    "SolveResult",
+    "SolverState",
+    "coverage_for",
+    "settings_for",
+    "solve",
+    "state_for",
+]

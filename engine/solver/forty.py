@@ -17,11 +17,27 @@ from __future__ import annotations
 
 from ..cards import RANK_CHARS, SUIT_CHARS
 from ..position import Position
+from .state import Places, SearchSettings, SolverMove, Weights
 
 COL_COL, COL_UP, WASTE_COL, WASTE_UP, BACK, DRAW = range(6)
 WASTE, STOCK, SLOT = 50, 60, 100  # place numbers beside columns 0 … 9
 MEMO_CAP = 1 << 18  # piles whose estimate counts are remembered (some 40 MB at most), then forgotten
-UNBUILT_WEIGHT = 1  # of a card not on its successor in suit, in the stage beams' estimate (measured: 1, 2)
+#: beam searches before the complete one; best-first ties: the newest position first, a dive
+#: toward a win (it wins more deals: docs/winnability.md)
+SETTINGS = SearchSettings(
+    beam_widths=(10, 30, 100, 300, 1000, 3000),
+    newest_first=True,
+    covered_moves=(
+        "column to column",
+        "column to foundation",
+        "waste to column",
+        "waste to foundation",
+        "stock to waste (draw)",
+        "foundation to column (take-backs)",
+    ),
+    reductions=("the two copies of a card are interchangeable, and so are the two foundations of a suit",),
+)
+UNBUILT_WEIGHT = 1  # of a card not on its successor in suit, in the stage beams' estimate
 
 
 def card_text(card: int) -> str:
@@ -34,8 +50,6 @@ class FortyState:
     __slots__ = ("cols", "stock", "waste", "found", "colkey", "placed", "_deck_stock", "_memo")
 
     n_cards = 104
-    beam_widths = (10, 30, 100, 300, 1000, 3000)  # beam searches before the complete one (engine.solver.solve)
-    newest_first = True  # best-first ties: the newest position first, a dive toward a win (measured: more wins)
 
     def __init__(self, pos: Position) -> None:
         self.cols = [[c.index for c in col] for col in pos.columns]
@@ -65,8 +79,7 @@ class FortyState:
 
     def encode(self) -> bytes:
         """Everything needed to :meth:`decode` this position again (slots and columns in order)."""
-        return (bytes(self.found) + bytes((len(self.stock), len(self.waste))) + bytes(self.waste)
-                + b"".join(self.colkey))
+        return bytes(self.found) + bytes((len(self.stock), len(self.waste))) + bytes(self.waste) + b"".join(self.colkey)
 
     def decode(self, data: bytes) -> None:
         self.found = list(data[:8])
@@ -79,13 +92,13 @@ class FortyState:
         for _ in range(10):
             end = at + 1 + data[at]
             colkey.append(data[at:end])
-            cols.append(list(data[at + 1:end]))
+            cols.append(list(data[at + 1 : end]))
             at = end
         self.cols = cols
         self.colkey = colkey
         self.placed = sum(self.found)
 
-    def estimate(self) -> int:
+    def estimate(self, weights: Weights | None = None) -> int:
         """Lower is closer to a win: cards not yet up, plus, for every card of a
         column or the waste, one if a lower card lies beneath it (it must move
         before that card can go up) and one more if that lower card is of its own
@@ -120,7 +133,7 @@ class FortyState:
 
     # -- safe foundation moves -----------------------------------------
 
-    def auto_move(self):
+    def auto_move(self) -> SolverMove | None:
         """A foundation move that provably loses nothing (docs/winnability.md):
         the card goes onto the lower of its suit's two foundations."""
         found = self.found
@@ -149,7 +162,7 @@ class FortyState:
 
     # -- moves -----------------------------------------------------------
 
-    def moves(self) -> list:
+    def moves(self) -> list[SolverMove]:
         cols, found = self.cols, self.found
         up = {}  # card -> the first slot that accepts it
         for s in range(4):
@@ -158,7 +171,7 @@ class FortyState:
                 up[s * 13 + a] = s
             if b != a and b < 13:
                 up[s * 13 + b] = s + 4
-        out = []
+        out: list[SolverMove] = []
         empty = -1
         by_top: dict[int, list[int]] = {}
         for j in range(10):
@@ -208,7 +221,7 @@ class FortyState:
 
     # -- make / unmake -------------------------------------------------
 
-    def do(self, m) -> bool:
+    def do(self, m: SolverMove) -> bool:
         kind, a, b, card, _ = m
         if kind == COL_COL:
             self.cols[b].append(self.cols[a].pop())
@@ -235,7 +248,7 @@ class FortyState:
             self.waste.append(self.stock.pop())
         return False
 
-    def undo(self, m, flip: bool) -> None:
+    def undo(self, m: SolverMove, flip: bool) -> None:
         kind, a, b, card, _ = m
         if kind == COL_COL:
             self.cols[a].append(self.cols[b].pop())
@@ -264,7 +277,7 @@ class FortyState:
     # -- text ------------------------------------------------------------
 
     @staticmethod
-    def action_text(m) -> str:
+    def action_text(m: SolverMove) -> str:
         kind, a, b, card, _ = m
         text = card_text(card)
         if kind == COL_COL:
@@ -280,7 +293,7 @@ class FortyState:
         return "S"
 
     @staticmethod
-    def places(m) -> tuple[int, int, int]:
+    def places(m: SolverMove) -> Places:
         """(the card moved, where it came from, where it went); a draw names no card (-1)."""
         kind, a, b, card, _ = m
         if kind == DRAW:
@@ -290,7 +303,7 @@ class FortyState:
         return card, a, b
 
 
-def _by_score(m) -> int:
+def _by_score(m: SolverMove) -> int:
     return m[4]
 
 

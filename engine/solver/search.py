@@ -18,8 +18,15 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from functools import partial
+from typing import Any
+
+from .state import SearchSettings, SolverMove, SolverState, StagedState
+
+#: settings of a search called without any: the state's own estimate, oldest first
+DEFAULT = SearchSettings()
 
 WON, EXHAUSTED, NODES, TIME, TABLE = "won", "exhausted", "nodes", "time", "table"
 
@@ -30,7 +37,7 @@ class Outcome:
     position the reduced move set reaches was examined) or a cap that struck."""
 
     end: str
-    moves: list[Any] = field(default_factory=list)
+    moves: list[SolverMove] = field(default_factory=list)
     nodes: int = 0
     positions: int = 0
     max_depth: int = 0
@@ -38,8 +45,14 @@ class Outcome:
     key_bytes: int = 0
 
 
-def depth_first(state: Any, *, max_nodes: int, deadline: float | None, max_table: int,
-                clock: Callable[[], float] = time.monotonic) -> Outcome:
+def depth_first(
+    state: SolverState,
+    *,
+    max_nodes: int,
+    deadline: float | None,
+    max_table: int,
+    clock: Callable[[], float] = time.monotonic,
+) -> Outcome:
     """Search from ``state`` (changed in place, and changed back unless won)."""
     started = clock()
     seen: set[bytes] = set()
@@ -49,8 +62,8 @@ def depth_first(state: Any, *, max_nodes: int, deadline: float | None, max_table
     nodes = 0
     max_depth = 0
     key_bytes = 0
-    auto_move, do, undo, key, won, moves_of, places, dead = (
-        state.auto_move, state.do, state.undo, state.key, state.won, state.moves, state.places, state.dead)
+    auto_move, do, undo, key = state.auto_move, state.do, state.undo, state.key
+    won, moves_of, places, dead = state.won, state.moves, state.places, state.dead
 
     def enter(prev: tuple[int, int, int, bool] | None) -> str | None:
         nonlocal nodes, key_bytes
@@ -65,25 +78,22 @@ def depth_first(state: Any, *, max_nodes: int, deadline: float | None, max_table
             return WON
         k = key()
         if k in seen:
-            for _ in range(autos):
-                m, flip = path.pop()
-                undo(m, flip)
+            _undo_last(path, undo, autos)
             return EXHAUSTED
         if len(seen) >= max_table:
             return TABLE
         seen.add(k)
         key_bytes += len(k)
         if dead():
-            for _ in range(autos):
-                m, flip = path.pop()
-                undo(m, flip)
+            _undo_last(path, undo, autos)
             return EXHAUSTED
         frames.append([moves_of(), 0, autos, prev if autos == 0 else None])
         return None
 
     def outcome(end: str) -> Outcome:
-        return Outcome(end, [m for m, _ in path] if end == WON else [], nodes, len(seen), max_depth,
-                       clock() - started, key_bytes)
+        return Outcome(
+            end, [m for m, _ in path] if end == WON else [], nodes, len(seen), max_depth, clock() - started, key_bytes
+        )
 
     result = enter(None)
     if result is not None:
@@ -97,8 +107,7 @@ def depth_first(state: Any, *, max_nodes: int, deadline: float | None, max_table
             prev = frame[3]
             card, src, dst = places(m)
             if prev is not None and prev[0] == card and prev[2] == src and not (dst == prev[1] and prev[3]):
-                # the same card moves twice in a row: one move from the position before does the same
-                continue
+                continue  # the same card twice in a row: one move from the position before does the same
             if nodes >= max_nodes:
                 return _unwound(outcome(NODES), state, path)
             if deadline is not None and not nodes & 255 and clock() > deadline:
@@ -107,27 +116,25 @@ def depth_first(state: Any, *, max_nodes: int, deadline: float | None, max_table
             path.append((m, flip))
             result = enter((card, src, dst, flip))
             if result is None:
-                if len(frames) > max_depth:
-                    max_depth = len(frames)
+                max_depth = max(max_depth, len(frames))
                 continue
-            if result == WON:
-                return outcome(WON)
-            if result == TABLE:
-                return _unwound(outcome(TABLE), state, path)
-            m, flip = path.pop()
-            undo(m, flip)
-        else:
+            if result != EXHAUSTED:
+                return outcome(WON) if result == WON else _unwound(outcome(TABLE), state, path)
+            _undo_last(path, undo, 1)
+        else:  # every move of this position tried: back to the one before (its autos, then the move to it)
             frames.pop()
-            for _ in range(frame[2]):
-                m, flip = path.pop()
-                undo(m, flip)
-            if frames:
-                m, flip = path.pop()
-                undo(m, flip)
+            _undo_last(path, undo, frame[2] + (1 if frames else 0))
     return outcome(EXHAUSTED)
 
 
-def _unwound(result: Outcome, state: Any, path: list[tuple[Any, bool]]) -> Outcome:
+def _undo_last(path: list[tuple[SolverMove, bool]], undo: Callable[[SolverMove, bool], None], count: int) -> None:
+    """Undo the last ``count`` moves of ``path``."""
+    for _ in range(count):
+        m, flip = path.pop()
+        undo(m, flip)
+
+
+def _unwound(result: Outcome, state: SolverState, path: list[tuple[SolverMove, bool]]) -> Outcome:
     while path:
         m, flip = path.pop()
         state.undo(m, flip)
@@ -139,7 +146,7 @@ class _Frontier:
     parent key and the moves from it, which give the winning line back), the
     node count and caps, and the expansion of one position into its children."""
 
-    def __init__(self, state: Any, max_nodes: int, deadline: float | None, clock: Callable[[], float]) -> None:
+    def __init__(self, state: SolverState, max_nodes: int, deadline: float | None, clock: Callable[[], float]) -> None:
         self.state = state
         self.max_nodes, self.deadline, self.clock = max_nodes, deadline, clock
         self.started = clock()
@@ -209,17 +216,33 @@ class _Frontier:
 
     def outcome(self, end: str) -> Outcome:
         self.state.decode(self.root)
-        return Outcome(end, self.moves if end == WON else [], self.nodes, len(self.parents), 0,
-                       self.clock() - self.started, self.key_bytes)
+        return Outcome(
+            end,
+            self.moves if end == WON else [],
+            self.nodes,
+            len(self.parents),
+            0,
+            self.clock() - self.started,
+            self.key_bytes,
+        )
 
 
-def best_first(state: Any, *, max_nodes: int, deadline: float | None, max_table: int,
-               clock: Callable[[], float] = time.monotonic) -> Outcome:
-    """Expand the position with the lowest ``state.estimate()`` first (ties: the
-    oldest, or the newest if ``state.newest_first``); every position is stored
-    once (key → parent), so the table cap bounds memory."""
+def best_first(
+    state: SolverState,
+    *,
+    max_nodes: int,
+    deadline: float | None,
+    max_table: int,
+    settings: SearchSettings = DEFAULT,
+    clock: Callable[[], float] = time.monotonic,
+) -> Outcome:
+    """Expand the position with the lowest estimate first (ties: the oldest, or
+    the newest with ``settings.newest_first``); every position is stored once
+    (key → parent), so the table cap bounds memory."""
     tree = _Frontier(state, max_nodes, deadline, clock)
-    parents, estimate, encode, dead = tree.parents, state.estimate, state.encode, state.dead
+    parents, encode, dead, weights = tree.parents, state.encode, state.dead, settings.weights
+    estimate = partial(state.estimate, weights)
+
     root = tree.start()
     if root is None:
         return tree.outcome(WON)
@@ -227,7 +250,7 @@ def best_first(state: Any, *, max_nodes: int, deadline: float | None, max_table:
     if not dead():
         heap.append((estimate(), 0, encode(), root, None))
     seq = 0
-    order = -1 if getattr(state, "newest_first", False) else 1
+    order = -1 if settings.newest_first else 1
     while heap:
         _, _, data, pk, prev = heapq.heappop(heap)
         for k, moves, child_prev in tree.children(data, pk, prev):
@@ -244,19 +267,29 @@ def best_first(state: Any, *, max_nodes: int, deadline: float | None, max_table:
     return tree.outcome(EXHAUSTED)
 
 
-def beam(state: Any, *, width: int, max_nodes: int, deadline: float | None, max_table: int,
-         clock: Callable[[], float] = time.monotonic) -> Outcome:
+def beam(
+    state: SolverState,
+    *,
+    width: int,
+    max_nodes: int,
+    deadline: float | None,
+    max_table: int,
+    settings: SearchSettings = DEFAULT,
+    clock: Callable[[], float] = time.monotonic,
+) -> Outcome:
     """Beam search, incomplete, for finding wins fast: of the new positions one
     move deeper than the current layer, keep the ``width`` of lowest estimate
     (ties: the newest) as the next layer. ``exhausted`` here only means the beam
     died out, never that the position is lost. Only kept positions are stored."""
     tree = _Frontier(state, max_nodes, deadline, clock)
-    parents, estimate, encode, dead = tree.parents, state.estimate, state.encode, state.dead
+    parents, encode, dead, weights = tree.parents, state.encode, state.dead, settings.weights
+    estimate = partial(state.estimate, weights)
+
     root = tree.start()
     if root is None:
         return tree.outcome(WON)
     # an entry: (estimate, -age, encoded position, key, prev for the pruning, parent key, moves from the parent)
-    layer = [(0, 0, encode(), root, None, None, ())]
+    layer: list[tuple[Any, ...]] = [(0, 0, encode(), root, None, None, ())]
     seq = 0
     while layer:
         found: dict[bytes, tuple[Any, ...]] = {}
@@ -276,8 +309,16 @@ def beam(state: Any, *, width: int, max_nodes: int, deadline: float | None, max_
     return tree.outcome(EXHAUSTED)
 
 
-def stage_beam(state: Any, *, width: int, max_nodes: int, deadline: float | None, max_table: int,
-               clock: Callable[[], float] = time.monotonic) -> Outcome:
+def stage_beam(
+    state: StagedState,
+    *,
+    width: int,
+    max_nodes: int,
+    deadline: float | None,
+    max_table: int,
+    settings: SearchSettings = DEFAULT,
+    clock: Callable[[], float] = time.monotonic,
+) -> Outcome:
     """Beam search by stage (``state.stage()``, a number no move raises and no
     move lowers by more than one: Forty Thieves, the cards left in the stock),
     incomplete like :func:`beam`. From the
@@ -286,16 +327,14 @@ def stage_beam(state: Any, *, width: int, max_nodes: int, deadline: float | None
     stage it keeps the ``width`` of lowest estimate as the next layer. A plain beam
     keyed by depth spends its width on moves that only shuffle the columns; this
     one gives every stage its share, so the search reaches the end of the stock.
-    It ranks by ``state.stage_estimate()`` where the state has one (an estimate
-    for comparing positions of one stage), else by ``state.estimate()``."""
+    It ranks by ``state.stage_estimate()``, an estimate for comparing positions of one stage."""
     tree = _Frontier(state, max_nodes, deadline, clock)
-    parents, encode, stage = tree.parents, state.encode, state.stage
-    estimate = getattr(state, "stage_estimate", state.estimate)
+    parents, encode, stage, estimate = tree.parents, state.encode, state.stage, state.stage_estimate
     root = tree.start()
     if root is None:
         return tree.outcome(WON)
     # an entry: (estimate, -age, encoded position, key, prev for the pruning), then parent key and moves
-    heap = [(0, 0, encode(), root, None)]
+    heap: list[tuple[Any, ...]] = [(0, 0, encode(), root, None)]
     level = stage()
     seq = 0
     while heap:
@@ -323,9 +362,9 @@ def stage_beam(state: Any, *, width: int, max_nodes: int, deadline: float | None
         if len(parents) + len(chosen) > max_table:
             return tree.outcome(TABLE)
         heap = []
-        for *entry, pk, moves in chosen:
-            parents[entry[3]] = (pk, moves)
-            tree.key_bytes += len(entry[3])
-            heap.append(tuple(entry))
+        for *kept, pk, moves in chosen:
+            parents[kept[3]] = (pk, moves)
+            tree.key_bytes += len(kept[3])
+            heap.append(tuple(kept))
         level -= 1
     return tree.outcome(EXHAUSTED)

@@ -17,23 +17,46 @@ from functools import lru_cache
 
 from ..cards import RANK_CHARS, SUIT_CHARS
 from ..position import Position
+from .state import CardValue, Places, SearchSettings, SolverMove, Weights
 
 GROUP, UP, BACK = 0, 1, 2
-#: weights of :meth:`YukonState.estimate` (face-down cards, unbuilt face-up cards, cards
-#: on face-down ones). The first is the default (with the beam searches it decided the
-#: most classic deals); on classic deals each of them wins many deals within a few
-#: thousand positions that the others do not win within 200,000, so a search may
-#: restart with each in turn (``state.weights = style``). The last one leaves out the
-#: unbuilt cards, as the first version of the solver did.
+#: weights of :meth:`YukonState.estimate` (face-down cards, unbuilt face-up cards, cards on
+#: face-down ones); the first is the default. Each wins classic deals the others do not, so
+#: the beams try them in turn (how they were chosen: docs/winnability.md).
 STYLES = ((4, 2, 1), (4, 2, 0), (4, 8, 0), (4, 0, 0))
-#: the beam searches' portfolio for classic deals, (weights, part of the beam share): on
-#: the bench corpus the second and last styles win most hard deals within a few thousand
-#: positions and three deals no other style wins, the third one deal no other style wins
-#: (since buried cards are dropped), while two deals need the first style's widest beam,
-#: hence its larger part (docs/winnability.md). Relaxed deals keep the first.
+#: the beam portfolio for classic deals: (weights, part of the beam share)
 PORTFOLIO = ((STYLES[0], 4), (STYLES[1], 1), (STYLES[3], 1), (STYLES[2], 1))
 #: the beam searches' share of the budgets for classic deals (docs/winnability.md)
 CLASSIC_BEAM_SHARE = 0.5
+#: widths of the beam searches before the complete search (they find most wins of classic
+#: deals far sooner; docs/winnability.md)
+BEAM_WIDTHS = (10, 30, 100, 300, 1000)
+#: what an ``unwinnable`` answer covers (engine.solver.coverage_for)
+COVERED_MOVES = (
+    "column to column: every group of up to 20 face-up cards whose bottom card fits",
+    "column to foundation",
+    "foundation to column (take-backs)",
+)
+REDUCTIONS = (
+    "positions where some card can never leave the card it lies on are dropped as lost: every place it could "
+    "go is buried for good, it cannot go up to its foundation, and no column can empty for a king "
+    "(stuck cards, proved in docs/winnability.md)",
+    "a card counts as never going up when a stuck card lies right on it, or a lower card of its suit never goes "
+    "up, so a card waiting for it is stuck too (buried cards, proved in docs/winnability.md)",
+)
+#: classic deals the beams leave undecided are mostly lost, and depth-first examines positions
+#: about twice as fast as best-first, so it wins or exhausts more of them within the rest
+CLASSIC_SETTINGS = SearchSettings(
+    styles=PORTFOLIO,
+    beam_widths=BEAM_WIDTHS,
+    beam_share=CLASSIC_BEAM_SHARE,
+    complete_search="depth",
+    covered_moves=COVERED_MOVES,
+    reductions=REDUCTIONS,
+)
+RELAXED_SETTINGS = SearchSettings(
+    styles=((STYLES[0], 1),), beam_widths=BEAM_WIDTHS, covered_moves=COVERED_MOVES, reductions=REDUCTIONS
+)
 FOUNDATION = 100  # "place" number of a foundation, beside column numbers 0 … 6
 MAX_GROUP = 20
 
@@ -45,16 +68,12 @@ def card_text(card: int) -> str:
 class YukonState:
     """A Yukon position the search changes in place and changes back."""
 
-    __slots__ = ("cols", "down", "found", "loc", "colkey", "onto", "targets", "relaxed", "placed", "fits", "weights",
-                 "styles", "beam_share", "complete_search")
+    __slots__ = ("cols", "down", "found", "loc", "colkey", "onto", "targets", "relaxed", "placed", "fits")
 
     n_cards = 52
-    #: widths of the beam searches :func:`engine.solver.solve` runs before the complete
-    #: search (they find most wins of classic deals far sooner; docs/winnability.md)
-    beam_widths = (10, 30, 100, 300, 1000)
 
-    def __init__(self, pos: Position) -> None:
-        self.relaxed = not pos.rules.alternate_colours  # type: ignore[attr-defined]
+    def __init__(self, pos: Position, *, relaxed: bool) -> None:
+        self.relaxed = relaxed
         self.cols = [[c.index for c in col] for col in pos.columns]
         self.down = list(pos.down)
         self.found = [len(f) for f in pos.foundations]
@@ -67,16 +86,6 @@ class YukonState:
         #: may be put onto; fits[g * 52 + t]: whether ``g`` may be put onto ``t``
         self.onto, self.targets, self.fits = _build_tables(self.relaxed)
         self.placed = sum(self.found)
-        self.weights = STYLES[0]
-        #: the beam portfolio :func:`engine.solver.solve` runs
-        self.styles = ((STYLES[0], 1),) if self.relaxed else PORTFOLIO
-        #: the share of the budgets the beams get, and the complete search that runs after
-        #: them (see :func:`engine.solver.solve`): classic deals the beams leave undecided
-        #: are mostly lost, and depth-first examines positions about twice as fast as
-        #: best-first, so it wins or exhausts more of them within the rest
-        #: (docs/winnability.md); relaxed deals keep the defaults (None: ``BEAM_SHARE``)
-        self.beam_share = None if self.relaxed else CLASSIC_BEAM_SHARE
-        self.complete_search = "best" if self.relaxed else "depth"
 
     def _colkey(self, i: int) -> bytes:
         col = self.cols[i]
@@ -101,7 +110,7 @@ class YukonState:
         at = 0
         for i in range(7):
             n, d = data[at], data[at + 1]
-            col = list(data[at + 2:at + 2 + n])
+            col = list(data[at + 2 : at + 2 + n])
             at += 2 + n
             cols.append(col)
             down.append(d)
@@ -116,12 +125,12 @@ class YukonState:
         self.found = found
         self.placed = sum(found)
 
-    def estimate(self) -> int:
-        """Lower is closer to a win, weighed by :attr:`weights` (see :data:`STYLES`):
+    def estimate(self, weights: Weights | None = None) -> int:
+        """Lower is closer to a win, weighed by ``weights`` (default ``STYLES[0]``):
         face-down cards, cards not yet up, face-up cards not built on the card
         below them (each needs at least one more move), and face-up cards lying
         on face-down ones (they must all move before those turn up)."""
-        w_down, w_break, w_cover = self.weights
+        w_down, w_break, w_cover = weights or STYLES[0]
         fits, down = self.fits, self.down
         breaks = covers = 0
         for i, col in enumerate(self.cols):
@@ -135,7 +144,7 @@ class YukonState:
 
     # -- safe foundation moves -----------------------------------------
 
-    def auto_move(self):
+    def auto_move(self) -> SolverMove | None:
         """A foundation move that provably loses nothing (docs/winnability.md), or None.
 
         Classic: rank ≤ both opposite-colour foundations + 1 and ≤ the other
@@ -163,41 +172,11 @@ class YukonState:
     # -- dead ends -------------------------------------------------------
 
     def dead(self) -> bool:
-        """Whether some card can provably never leave its place (docs/winnability.md,
-        "stuck cards"): then the position is lost.
-
-        Greatest fixed point over two sets: ``held`` (cards that never move, or
-        for face-down cards never turn up) and ``glued`` (cards that never leave
-        the card below them: never the bottom of a moved group, never put up;
-        a face-down card is glued when held, or when it would have no way out
-        once turned up). Every column card starts in both; a card is let out as
-        soon as one way out is open given the cards still held or glued. A
-        worklist holds the cards to look at again: letting a card out only puts
-        back the cards whose way out it may have opened.
-        Going up is a way out only from the top of a column: it needs no glued
-        card right on the card (one would never leave it), and every lower card
-        of its suit able to go up, so neither glued nor with a glued card right
-        on it ("buried cards").
-        The position is lost when a card stays glued.
-        """
+        """Whether some card can provably never leave its place ("stuck cards"): then the
+        position is lost. A greatest fixed point over held and glued cards, let out
+        through a worklist; docs/winnability.md ("Computing the stuck-card test") says how."""
         cols, down, loc, targets, onto = self.cols, self.down, self.loc, self.targets, self.onto
-        held = [False] * 52
-        # free[t]: a card may be put on t (on a foundation: it may be taken back; a
-        # column card: face up, or turned up, with no glued card right above it)
-        free = [True] * 52
-        at = [0] * 52  # a card's place in its column
-        above = [52] * 52  # the card right above a card (52: none, never glued)
-        work = []
-        for col in cols:
-            for p, c in enumerate(col):
-                held[c] = True
-                free[c] = False
-                at[c] = p
-                if p:
-                    above[col[p - 1]] = c
-            if col:
-                free[col[-1]] = True
-            work += reversed(col)  # top down: a card turns up once the one above leaves
+        held, free, at, above, work = _column_facts(cols)
         glued = held + [False]
         stuck = len(work)  # cards still glued: at none the position is not lost, whatever is left to do
         # a column is or may become empty (the king's own one too: the king may
@@ -235,7 +214,7 @@ class YukonState:
                     if not may_empty:
                         may_empty = True
                         work += 12, 25, 38, 51
-                    unburied = (c,)
+                    unburied: tuple[int, ...] = (c,)
                 else:
                     b = col[p - 1]
                     work.append(b)  # b may turn up, or go up
@@ -270,10 +249,10 @@ class YukonState:
 
     # -- moves -----------------------------------------------------------
 
-    def moves(self) -> list:
+    def moves(self) -> list[SolverMove]:
         """Every legal move (symmetric duplicates left out), best first."""
         cols, down, loc, found = self.cols, self.down, self.loc, self.found
-        out = []
+        out: list[SolverMove] = []
         empty = -1
         for j in range(7):
             if not cols[j]:
@@ -340,7 +319,7 @@ class YukonState:
 
     # -- make / unmake -------------------------------------------------
 
-    def do(self, m) -> bool:
+    def do(self, m: SolverMove) -> bool:
         """Apply a move; return whether it turned a face-down card up."""
         kind, a, start, b, card, _ = m
         cols, loc = self.cols, self.loc
@@ -379,7 +358,7 @@ class YukonState:
             self.colkey[b] = self._colkey(b)
         return flip
 
-    def undo(self, m, flip: bool) -> None:
+    def undo(self, m: SolverMove, flip: bool) -> None:
         kind, a, start, b, card, _ = m
         cols, loc = self.cols, self.loc
         if kind == GROUP:
@@ -416,7 +395,7 @@ class YukonState:
     # -- text ------------------------------------------------------------
 
     @staticmethod
-    def action_text(m) -> str:
+    def action_text(m: SolverMove) -> str:
         kind, a, _, b, card, _ = m
         if kind == GROUP:
             return f"T{a + 1}:{card_text(card)}>T{b + 1}"
@@ -425,7 +404,7 @@ class YukonState:
         return f"F{a + 1}:{card_text(card)}>T{b + 1}"
 
     @staticmethod
-    def places(m) -> tuple[int, int, int]:
+    def places(m: SolverMove) -> Places:
         """(the card moved, where it came from, where it went): column numbers or FOUNDATION."""
         kind, a, _, b, card, _ = m
         if kind == GROUP:
@@ -433,6 +412,29 @@ class YukonState:
         if kind == UP:
             return card, a, FOUNDATION
         return card, FOUNDATION, b
+
+
+def _column_facts(cols: list[list[CardValue]]) -> tuple[list[bool], list[bool], list[int], list[int], list[int]]:
+    """The starting sets of :meth:`YukonState.dead`: ``held`` (every column card), ``free[t]``
+    (a card may be put on ``t``: a foundation card, or a column's top card), each card's place
+    in its column, the card right above each (52: none, never glued), and the worklist (each
+    column top down: a card turns up once the one above it leaves)."""
+    held = [False] * 52
+    free = [True] * 52
+    at = [0] * 52
+    above = [52] * 52
+    work: list[CardValue] = []
+    for col in cols:
+        for p, c in enumerate(col):
+            held[c] = True
+            free[c] = False
+            at[c] = p
+            if p:
+                above[col[p - 1]] = c
+        if col:
+            free[col[-1]] = True
+        work += reversed(col)
+    return held, free, at, above, work
 
 
 def _red(card: int) -> bool:
@@ -443,6 +445,7 @@ def _red(card: int) -> bool:
 def _build_tables(relaxed: bool) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...], bytes]:
     """What builds on what, for one rule set (built once, shared by every state of it):
     ``g`` goes onto ``t`` one rank higher, of the other colour unless ``relaxed``."""
+
     def builds(g: int, t: int) -> bool:
         return t % 13 == g % 13 + 1 and (relaxed or _red(g) != _red(t))
 
@@ -452,7 +455,7 @@ def _build_tables(relaxed: bool) -> tuple[tuple[tuple[int, ...], ...], tuple[tup
     return onto, targets, fits
 
 
-def _by_score(m) -> int:
+def _by_score(m: SolverMove) -> int:
     return m[5]
 
 

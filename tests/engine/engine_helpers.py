@@ -9,7 +9,7 @@ too (their ``conftest.py`` puts this folder on the path).
 from __future__ import annotations
 
 from collections import Counter
-from functools import lru_cache
+from functools import cache
 
 import pytest
 
@@ -22,9 +22,16 @@ def cards(text: str) -> list[Card]:
     return [Card.from_text(t) for t in text.split()]
 
 
-def build_position(tag: str, columns: list[str | None], foundations: str | None = None,
-                   stock: str | None = None, waste: str = "", score: int = 0, moves: int = 0,
-                   takebacks: int = 0) -> str:
+def build_position(
+    tag: str,
+    columns: list[str | None],
+    foundations: str | None = None,
+    stock: str | None = None,
+    waste: str = "",
+    score: int = 0,
+    moves: int = 0,
+    takebacks: int = 0,
+) -> str:
     """The text form of a position with the given piles.
 
     ``columns`` lists each column bottom to top as space-separated cards, face-down
@@ -121,7 +128,7 @@ def _preference(pos: Position, action) -> int | None:
     return 2
 
 
-@lru_cache(maxsize=None)
+@cache
 def find_win(code: str, max_nodes: int = 5000) -> tuple | None:
     """A winning list of canonical actions for the deal of ``code`` without
     take-backs, found by depth-first search over ``legal_actions()`` with a

@@ -80,20 +80,20 @@ def _reference_deck(number: int, decks: int) -> list[str]:
     return deck
 
 
-@pytest.mark.parametrize("number", [0, 1, 2, 31, 32, 12345, 2 ** 32 + 7, MAX_DEAL])
+@pytest.mark.parametrize("number", [0, 1, 2, 31, 32, 12345, 2**32 + 7, MAX_DEAL])
 def test_deals_follow_the_spec_algorithm(number):
     deck = _reference_deck(number, 1)
     yukon = Game.from_code(GameCode("YU", "C", number)).position
     expected, at = [[deck[0]]], 1
     for k in range(2, 8):
-        expected.append(deck[at:at + k + 4])
+        expected.append(deck[at : at + k + 4])
         at += k + 4
     assert [[str(c) for c in col] for col in yukon.columns] == expected
     assert yukon.down == [0, 1, 2, 3, 4, 5, 6]
 
     deck = _reference_deck(number, 2)
     forty = Game.from_code(GameCode("FT", "N", number)).position
-    assert [[str(c) for c in col] for col in forty.columns] == [deck[4 * i:4 * i + 4] for i in range(10)]
+    assert [[str(c) for c in col] for col in forty.columns] == [deck[4 * i : 4 * i + 4] for i in range(10)]
     assert [str(c) for c in reversed(forty.stock)] == deck[40:]
 
 
@@ -110,8 +110,16 @@ T7: (3H) (3C) (AS) (4S) (2D) (8S) TS 3D 2C 9D 7C
 """
 
 FORTY_AAAAAAB_COLUMNS = [
-    "6D 7D JS 8S", "KC 7H 6C 8S", "6S 9S 5S TD", "KH JD AD QC", "TC 4H 3S 4S",
-    "JS 9C JC KS", "5C 3C 7C AS", "8C 9S 8H 9H", "QH 3H 6S 7H", "AC AH AC 6H",
+    "6D 7D JS 8S",
+    "KC 7H 6C 8S",
+    "6S 9S 5S TD",
+    "KH JD AD QC",
+    "TC 4H 3S 4S",
+    "JS 9C JC KS",
+    "5C 3C 7C AS",
+    "8C 9S 8H 9H",
+    "QH 3H 6S 7H",
+    "AC AH AC 6H",
 ]
 FORTY_AAAAAAB_STOCK = """
 6D KD 3D KS JC TH 5C 5H 2H 3C 2S 8D 7S 4C 8D 2D
@@ -168,8 +176,10 @@ def test_the_rule_letter_does_not_change_the_deal(deal):
 # -- game codes ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("deal, number", [("AAAAAAA", 0), ("AAAAAAB", 1), ("AAAAABA", 32), ("AAAAAB7", 63),
-                                          ("7777777", 34359738367), ("BAAAAAA", 32 ** 6)])
+@pytest.mark.parametrize(
+    "deal, number",
+    [("AAAAAAA", 0), ("AAAAAAB", 1), ("AAAAABA", 32), ("AAAAAB7", 63), ("7777777", 34359738367), ("BAAAAAA", 32**6)],
+)
 def test_base32_deal_numbers(deal, number):
     code = GameCode.from_text(f"YU1-C-{deal}")
     assert code.number == number
@@ -179,7 +189,7 @@ def test_base32_deal_numbers(deal, number):
 
 
 def test_largest_deal_number_is_2_to_the_35_minus_1():
-    assert MAX_DEAL == 2 ** 35 - 1 == 34359738367
+    assert MAX_DEAL == 2**35 - 1 == 34359738367
     with pytest.raises(InvalidCodeError) as exc:
         GameCode("YU", "C", MAX_DEAL + 1)
     assert exc.value.part == "deal"
@@ -187,12 +197,15 @@ def test_largest_deal_number_is_2_to_the_35_minus_1():
         GameCode("YU", "C", -1)
 
 
-@pytest.mark.parametrize("text, canonical", [
-    ("YU1-C-AAAAAAB", "YU1-C-AAAAAAB"),
-    ("yu1-c-aaaaaab", "YU1-C-AAAAAAB"),
-    ("  Yu1-r-AaAaAb7\n", "YU1-R-AAAAAB7"),
-    ("\tft1-n-aaaaaab ", "FT1-N-AAAAAAB"),
-])
+@pytest.mark.parametrize(
+    "text, canonical",
+    [
+        ("YU1-C-AAAAAAB", "YU1-C-AAAAAAB"),
+        ("yu1-c-aaaaaab", "YU1-C-AAAAAAB"),
+        ("  Yu1-r-AaAaAb7\n", "YU1-R-AAAAAB7"),
+        ("\tft1-n-aaaaaab ", "FT1-N-AAAAAAB"),
+    ],
+)
 def test_codes_are_case_insensitive_and_trimmed(text, canonical):
     code = GameCode.from_text(text)
     assert str(code) == canonical
@@ -215,29 +228,32 @@ def _code_error(text: str) -> InvalidCodeError:
     return exc.value
 
 
-@pytest.mark.parametrize("text, part, position, words", [
-    ("YU2-C-AAAAAAB", "version", 3, "unsupported version 2"),
-    ("FT7-N-AAAAAAB", "version", 3, "unsupported version 7"),
-    ("YU10-C-AAAAAAB", "version", 3, "unsupported version 10"),
-    ("YU-C-AAAAAAB", "version", 3, "version"),
-    ("FT1-R-AAAAAAB", "rules", 5, "rule letter R is not valid for FT"),
-    ("FT1-C-AAAAAAB", "rules", 5, "rule letter C is not valid for FT"),
-    ("YU1-N-AAAAAAB", "rules", 5, "rule letter N is not valid for YU"),
-    ("YU1-X-AAAAAAB", "rules", 5, "rule letter X is not valid for YU"),
-    ("YU1-C-AAAA0AB", "deal", 11, "character 5 '0' is not base32"),
-    ("YU1-C-1AAAAAA", "deal", 7, "character 1 '1' is not base32"),
-    ("YU1-C-AAAAAA8", "deal", 13, "character 7 '8' is not base32"),
-    ("YU1-C-AA9AAAA", "deal", 9, "character 3 '9' is not base32"),
-    ("YU1-C-AAAAA-B", "format", None, "three parts"),
-    ("XX1-C-AAAAAAB", "game", 1, "unknown game 'XX'"),
-    ("KL1-N-AAAAAAB", "game", 1, "unknown game 'KL'"),
-    ("YU1-C-AAAAAA", "deal", 7, "7 characters, found 6"),
-    ("YU1-C-AAAAAAAA", "deal", 7, "7 characters, found 8"),
-    ("YU1-C-", "deal", 7, "found 0"),
-    ("YU1-C", "format", None, "three parts"),
-    ("", "format", None, "empty"),
-    ("   ", "format", None, "empty"),
-])
+@pytest.mark.parametrize(
+    "text, part, position, words",
+    [
+        ("YU2-C-AAAAAAB", "version", 3, "unsupported version 2"),
+        ("FT7-N-AAAAAAB", "version", 3, "unsupported version 7"),
+        ("YU10-C-AAAAAAB", "version", 3, "unsupported version 10"),
+        ("YU-C-AAAAAAB", "version", 3, "version"),
+        ("FT1-R-AAAAAAB", "rules", 5, "rule letter R is not valid for FT"),
+        ("FT1-C-AAAAAAB", "rules", 5, "rule letter C is not valid for FT"),
+        ("YU1-N-AAAAAAB", "rules", 5, "rule letter N is not valid for YU"),
+        ("YU1-X-AAAAAAB", "rules", 5, "rule letter X is not valid for YU"),
+        ("YU1-C-AAAA0AB", "deal", 11, "character 5 '0' is not base32"),
+        ("YU1-C-1AAAAAA", "deal", 7, "character 1 '1' is not base32"),
+        ("YU1-C-AAAAAA8", "deal", 13, "character 7 '8' is not base32"),
+        ("YU1-C-AA9AAAA", "deal", 9, "character 3 '9' is not base32"),
+        ("YU1-C-AAAAA-B", "format", None, "three parts"),
+        ("XX1-C-AAAAAAB", "game", 1, "unknown game 'XX'"),
+        ("KL1-N-AAAAAAB", "game", 1, "unknown game 'KL'"),
+        ("YU1-C-AAAAAA", "deal", 7, "7 characters, found 6"),
+        ("YU1-C-AAAAAAAA", "deal", 7, "7 characters, found 8"),
+        ("YU1-C-", "deal", 7, "found 0"),
+        ("YU1-C", "format", None, "three parts"),
+        ("", "format", None, "empty"),
+        ("   ", "format", None, "empty"),
+    ],
+)
 def test_code_errors_name_the_part_and_the_position(text, part, position, words):
     error = _code_error(text)
     assert error.part == part
@@ -308,8 +324,9 @@ def test_every_card_prints_and_parses_back():
             assert card.red == (suit_char in "HD")
 
 
-@pytest.mark.parametrize("text", ["", "1D", "0D", "11D", "1X", "TX", "TDD", "D", "T", "XD", "ZZ", "10", "♦10",
-                                  "T D", "Aſ", "ıS"])
+@pytest.mark.parametrize(
+    "text", ["", "1D", "0D", "11D", "1X", "TX", "TDD", "D", "T", "XD", "ZZ", "10", "♦10", "T D", "Aſ", "ıS"]
+)
 def test_bad_cards_raise(text):
     with pytest.raises(InvalidCardError) as exc:
         Card.from_text(text)

@@ -6,8 +6,21 @@ import json
 
 import pytest
 
-from engine import (DRAW, UNDO, Card, Draw, Game, IllegalActionError, InvalidActionError, Move, Undo,
-                    action_from_json, format_log, parse_action, parse_log)
+from engine import (
+    DRAW,
+    UNDO,
+    Card,
+    Draw,
+    Game,
+    IllegalActionError,
+    InvalidActionError,
+    Move,
+    Undo,
+    action_from_json,
+    format_log,
+    parse_action,
+    parse_log,
+)
 
 
 def move(source, source_index, target, target_index, card=None):
@@ -88,15 +101,18 @@ def test_two_digit_pile_numbers():
     assert parse_action("W>F8") == move("W", 0, "F", 8)
 
 
-@pytest.mark.parametrize("log", [
-    "T2:TD>T5 T3>T5 S U",
-    "T2:TD>T5,T3>T5,S,U",
-    "T2:TD>T5;T3>T5;S;U",
-    "T2:TD>T5\nT3>T5\nS\nU\n",
-    "T2:TD>T5\r\nT3>T5\r\nS\r\nU",
-    "  T2:TD>T5 ,; T3>T5\t\n\n S ;U  ",
-    "# a game\nT2:TD>T5 # the ten\nT3>T5  #, S, U\nS, U # end",
-])
+@pytest.mark.parametrize(
+    "log",
+    [
+        "T2:TD>T5 T3>T5 S U",
+        "T2:TD>T5,T3>T5,S,U",
+        "T2:TD>T5;T3>T5;S;U",
+        "T2:TD>T5\nT3>T5\nS\nU\n",
+        "T2:TD>T5\r\nT3>T5\r\nS\r\nU",
+        "  T2:TD>T5 ,; T3>T5\t\n\n S ;U  ",
+        "# a game\nT2:TD>T5 # the ten\nT3>T5  #, S, U\nS, U # end",
+    ],
+)
 def test_separators_and_comments(log):
     assert [str(a) for a in parse_log(log)] == ["T2:TD>T5", "T3>T5", "S", "U"]
 
@@ -198,26 +214,29 @@ def test_syntax_errors_in_a_log_carry_the_index_and_text(text, _):
     assert text in exc.value.message
 
 
-@pytest.mark.parametrize("item, words", [
-    ({"from": "T1"}, "needs 'to'"),
-    ({"to": "T1"}, "needs 'from'"),
-    ({"from": "T1", "to": "T2", "x": 1}, "unexpected key 'x'"),
-    ({"action": "redo"}, '"draw" or "undo"'),
-    ({"action": "draw", "to": "W"}, "unexpected key 'to'"),
-    ({"from": 1, "to": "T2"}, "'from' must be a string"),
-    ({"from": "T1", "to": None}, "'to' must be a string"),
-    ({"from": "T1", "to": "T2", "card": 5}, "'card' must be a string"),
-    ({"from": "T1 T2", "to": "T3"}, "not a pile"),
-    ({"from": "T1", "to": "T2>T3"}, "not a pile"),
-    ({"from": "T1", "to": "T2", "card": "XX"}, "'XX' is not a card"),
-    ({"from": "T1", "to": "W"}, "target 'W'"),
-    ({"from": "S", "card": "6D", "to": "W"}, "write S"),
-    (3, "not a number"),
-    (None, "not null"),
-    (True, "not a boolean"),
-    ([], "not an array"),
-    ("T1>W", "target 'W'"),
-])
+@pytest.mark.parametrize(
+    "item, words",
+    [
+        ({"from": "T1"}, "needs 'to'"),
+        ({"to": "T1"}, "needs 'from'"),
+        ({"from": "T1", "to": "T2", "x": 1}, "unexpected key 'x'"),
+        ({"action": "redo"}, '"draw" or "undo"'),
+        ({"action": "draw", "to": "W"}, "unexpected key 'to'"),
+        ({"from": 1, "to": "T2"}, "'from' must be a string"),
+        ({"from": "T1", "to": None}, "'to' must be a string"),
+        ({"from": "T1", "to": "T2", "card": 5}, "'card' must be a string"),
+        ({"from": "T1 T2", "to": "T3"}, "not a pile"),
+        ({"from": "T1", "to": "T2>T3"}, "not a pile"),
+        ({"from": "T1", "to": "T2", "card": "XX"}, "'XX' is not a card"),
+        ({"from": "T1", "to": "W"}, "target 'W'"),
+        ({"from": "S", "card": "6D", "to": "W"}, "write S"),
+        (3, "not a number"),
+        (None, "not null"),
+        (True, "not a boolean"),
+        ([], "not an array"),
+        ("T1>W", "target 'W'"),
+    ],
+)
 def test_json_syntax_errors(item, words):
     with pytest.raises(InvalidActionError) as exc:
         action_from_json(item)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from engine_helpers import build_position
 
 from engine import Game, InvalidPositionError, Position, parse_action
+from tests.engine.engine_helpers import build_position
 
-YUKON_DEAL = ("YU1-C 7H/9s4H8D8H5CJH/6h9cJS5HKH3S2H/jd5d7d4D2SAH6CKS/kdtdtcjcTH8CQS4C6S/7sac5sadkc6DQCQDQH9H/"
-              "3h3cas4s2d8sTS3D2C9D7C ---- - - 0 0 0")
+YUKON_DEAL = (
+    "YU1-C 7H/9s4H8D8H5CJH/6h9cJS5HKH3S2H/jd5d7d4D2SAH6CKS/kdtdtcjcTH8CQS4C6S/7sac5sadkc6DQCQDQH9H/"
+    "3h3cas4s2d8sTS3D2C9D7C ---- - - 0 0 0"
+)
 
 
 def test_the_deal_in_text_form():
@@ -42,27 +44,30 @@ def test_round_trip_of_a_played_position():
     assert str(Position.from_text(text)) == text
 
 
-@pytest.mark.parametrize("text, words", [
-    ("", "8 fields"),
-    ("YU1-C 7H ---- - - 0 0", "8 fields"),
-    (YUKON_DEAL.replace("YU1-C", "YU1-X"), "unknown rules"),
-    (YUKON_DEAL.replace("YU1-C", "FT1-N"), "10 columns"),
-    (YUKON_DEAL.replace("7H/9s4H", "7H/9S4h"), "below"),
-    (YUKON_DEAL.replace("7H/9s4H", "7h/9s4H"), "face-down"),
-    (YUKON_DEAL.replace("9s4H8D", "9s4H8d"), "below"),
-    (YUKON_DEAL.replace("----", "---"), "4 foundations"),
-    (YUKON_DEAL.replace("----", "X---"), "not a rank"),
-    (YUKON_DEAL.replace("----", "A---"), "AS appears 2 times"),
-    (YUKON_DEAL.replace("7H/", "7H7H/"), "7H appears 2 times"),
-    (YUKON_DEAL.replace("7H/", "/"), "column 1: write '-' for an empty pile"),
-    (YUKON_DEAL.replace("7H/", "-/"), "7H appears 0 times"),
-    (YUKON_DEAL.replace("7H/", "7/"), "two-character"),
-    (YUKON_DEAL.replace("7H/", "7X/"), "column 1"),
-    (YUKON_DEAL.replace(" - - ", " 2C - "), "no stock"),
-    (YUKON_DEAL.replace(" 0 0 0", " -5 0 0"), "score"),
-    (YUKON_DEAL.replace(" 0 0 0", " 0 x 0"), "moves"),
-    (YUKON_DEAL.replace(" 0 0 0", " 0 0 ٣"), "takebacks"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("", "8 fields"),
+        ("YU1-C 7H ---- - - 0 0", "8 fields"),
+        (YUKON_DEAL.replace("YU1-C", "YU1-X"), "unknown rules"),
+        (YUKON_DEAL.replace("YU1-C", "FT1-N"), "10 columns"),
+        (YUKON_DEAL.replace("7H/9s4H", "7H/9S4h"), "below"),
+        (YUKON_DEAL.replace("7H/9s4H", "7h/9s4H"), "face-down"),
+        (YUKON_DEAL.replace("9s4H8D", "9s4H8d"), "below"),
+        (YUKON_DEAL.replace("----", "---"), "4 foundations"),
+        (YUKON_DEAL.replace("----", "X---"), "not a rank"),
+        (YUKON_DEAL.replace("----", "A---"), "AS appears 2 times"),
+        (YUKON_DEAL.replace("7H/", "7H7H/"), "7H appears 2 times"),
+        (YUKON_DEAL.replace("7H/", "/"), "column 1: write '-' for an empty pile"),
+        (YUKON_DEAL.replace("7H/", "-/"), "7H appears 0 times"),
+        (YUKON_DEAL.replace("7H/", "7/"), "two-character"),
+        (YUKON_DEAL.replace("7H/", "7X/"), "column 1"),
+        (YUKON_DEAL.replace(" - - ", " 2C - "), "no stock"),
+        (YUKON_DEAL.replace(" 0 0 0", " -5 0 0"), "score"),
+        (YUKON_DEAL.replace(" 0 0 0", " 0 x 0"), "moves"),
+        (YUKON_DEAL.replace(" 0 0 0", " 0 0 ٣"), "takebacks"),
+    ],
+)
 def test_bad_position_texts(text, words):
     with pytest.raises(InvalidPositionError) as exc:
         Position.from_text(text)

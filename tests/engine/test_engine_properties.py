@@ -4,14 +4,28 @@ canonical round trips, position text round trips, and push agreeing with legal_a
 from __future__ import annotations
 
 import pytest
+
+pytest.importorskip("hypothesis", reason="the property tests need hypothesis (the test extra)")
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from engine_helpers import build_position, card_counts, refused
 
-from engine import (DECK, UNDO, Game, GameCode, IllegalActionError, InvalidActionError, Move, Position, format_log,
-                    parse_action, parse_log)
+from engine import (
+    DECK,
+    UNDO,
+    Game,
+    GameCode,
+    IllegalActionError,
+    InvalidActionError,
+    Move,
+    Position,
+    format_log,
+    parse_action,
+    parse_log,
+)
 from engine.actions import json_key
 from engine.codes import MAX_DEAL
+from engine.rules import Rules
+from tests.engine.engine_helpers import build_position, card_counts, refused
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -175,7 +189,11 @@ def test_push_items_is_push_on_each_item_and_stops_at_the_first_refused(code, da
         assert len(canonical) == len(items) - 1  # the refused item's index
     assert str(fast.position) == str(one_by_one.position)
     assert (fast.actions, fast.undos, fast.is_won, fast.can_undo) == (
-        one_by_one.actions, one_by_one.undos, one_by_one.is_won, one_by_one.can_undo)
+        one_by_one.actions,
+        one_by_one.undos,
+        one_by_one.is_won,
+        one_by_one.can_undo,
+    )
 
 
 _CARD_TEXTS = [str(card) for card in DECK]
@@ -184,23 +202,29 @@ random_move_texts = st.builds(
     "{}:{}>{}".format,
     st.one_of(st.builds("T{}".format, _pile_numbers), st.just("W"), st.builds("F{}".format, _pile_numbers)),
     st.sampled_from(_CARD_TEXTS),
-    st.one_of(st.just("F"), st.builds("T{}".format, _pile_numbers), st.builds("F{}".format, _pile_numbers)))
+    st.one_of(st.just("F"), st.builds("T{}".format, _pile_numbers), st.builds("F{}".format, _pile_numbers)),
+)
 
 
 def plausible_move_texts(pos: Position) -> st.SearchStrategy[str]:
     """Moves of a face-up card (Yukon: of the group on it) or a foundation's top card, onto any
     pile: most break a build rule, some do not."""
-    sources = [(f"T{i}", column[pos.down[i - 1]:]) for i, column in enumerate(pos.columns, 1) if column]
+    sources = [(f"T{i}", column[pos.down[i - 1] :]) for i, column in enumerate(pos.columns, 1) if column]
     if pos.waste:
         sources.append(("W", pos.waste[-1:]))
     sources += [(f"F{i}", foundation[-1:]) for i, foundation in enumerate(pos.foundations, 1) if foundation]
     if not sources:
         return random_move_texts
-    targets = st.one_of(st.just("F"), st.builds("T{}".format, st.integers(1, len(pos.columns))),
-                        st.builds("F{}".format, st.integers(1, len(pos.foundations))))
+    targets = st.one_of(
+        st.just("F"),
+        st.builds("T{}".format, st.integers(1, len(pos.columns))),
+        st.builds("F{}".format, st.integers(1, len(pos.foundations))),
+    )
     return st.sampled_from(sources).flatmap(
-        lambda source: st.builds(lambda card, target: f"{source[0]}:{card}>{target}", st.sampled_from(source[1]),
-                                 targets))
+        lambda source: st.builds(
+            lambda card, target: f"{source[0]}:{card}>{target}", st.sampled_from(source[1]), targets
+        )
+    )
 
 
 @settings(SETTINGS, max_examples=200)
@@ -254,25 +278,37 @@ def test_compiled_actions_are_checked_like_the_general_path(code, data, steps):
         replayed.push(parse_action(text))  # each canonical text is what push gave for the item
     assert str(fast.position) == str(one_by_one.position) == str(replayed.position)
     assert (fast.actions, fast.undos, fast.is_won, fast.can_undo) == (
-        one_by_one.actions, one_by_one.undos, one_by_one.is_won, one_by_one.can_undo)
+        one_by_one.actions,
+        one_by_one.undos,
+        one_by_one.is_won,
+        one_by_one.can_undo,
+    )
 
 
 TWENTY_ONE = "QC 2H 3S 4H 5S 6H 7S 8H 9S TH JS QH KS AH 2S 3H 4S 5H 6S 7H 8S"
 
 
-@pytest.mark.parametrize("tag, columns, kw, text, rule", [
-    ("YU1-C", [TWENTY_ONE, "KD", "", None, "", "", ""], {}, "T1:QC>T2", "group.max-20"),
-    ("YU1-C", ["KD", "QC", "", None, "", "", ""], {}, "T2:QC>T3", "empty-column.king-only"),
-    ("YU1-R", ["KD", "jc QC", "", None, "", "", ""], {}, "T2:JC>T1", "card.face-down"),
-    ("YU1-C", ["KD", "QC", "", None, "", "", ""], {}, "T2:QC>F", "foundation.build"),
-    ("FT1-N", ["KD", "QD", None, "", "", "", "", "", "", ""], {"waste": "JD 5C"}, "W:JD>T2", "card.mismatch"),
-    ("FT1-N", ["KD", "QD", None, "", "", "", "", "", "", ""], {"waste": "JD 5C"}, "W:5C>F", "foundation.build"),
-    ("FT1-N", ["KD", "QD 5S", None, "", "", "", "", "", "", ""], {}, "T2:QD>T1", "move.single-card"),
-    ("YU1-C", ["KD", "QC", "", None, "", "", ""], {"foundations": "-2--"}, "F2:2H>T1", "tableau.build"),
-    ("YU1-R", ["KD", "QC", "", None, "", "", ""], {"foundations": "-2--"}, "F2:2H>T3", "empty-column.king-only"),
-    ("FT1-N", ["KD", "QD 5S", None, "", "", "", "", "", "", ""], {"foundations": "2-------"}, "F1:2S>T1",
-     "tableau.same-suit"),
-])
+@pytest.mark.parametrize(
+    "tag, columns, kw, text, rule",
+    [
+        ("YU1-C", [TWENTY_ONE, "KD", "", None, "", "", ""], {}, "T1:QC>T2", "group.max-20"),
+        ("YU1-C", ["KD", "QC", "", None, "", "", ""], {}, "T2:QC>T3", "empty-column.king-only"),
+        ("YU1-R", ["KD", "jc QC", "", None, "", "", ""], {}, "T2:JC>T1", "card.face-down"),
+        ("YU1-C", ["KD", "QC", "", None, "", "", ""], {}, "T2:QC>F", "foundation.build"),
+        ("FT1-N", ["KD", "QD", None, "", "", "", "", "", "", ""], {"waste": "JD 5C"}, "W:JD>T2", "card.mismatch"),
+        ("FT1-N", ["KD", "QD", None, "", "", "", "", "", "", ""], {"waste": "JD 5C"}, "W:5C>F", "foundation.build"),
+        ("FT1-N", ["KD", "QD 5S", None, "", "", "", "", "", "", ""], {}, "T2:QD>T1", "move.single-card"),
+        ("YU1-C", ["KD", "QC", "", None, "", "", ""], {"foundations": "-2--"}, "F2:2H>T1", "tableau.build"),
+        ("YU1-R", ["KD", "QC", "", None, "", "", ""], {"foundations": "-2--"}, "F2:2H>T3", "empty-column.king-only"),
+        (
+            "FT1-N",
+            ["KD", "QD 5S", None, "", "", "", "", "", "", ""],
+            {"foundations": "2-------"},
+            "F1:2S>T1",
+            "tableau.same-suit",
+        ),
+    ],
+)
 def test_compiled_actions_refused_with_the_rule_they_break(tag, columns, kw, text, rule):
     """Rules no random game reaches easily, on the fast path of ``push_items`` (the
     text compiled before): refused with the same rule as ``Game.push``, nothing changed."""
@@ -308,7 +344,7 @@ def test_the_compiled_actions_stay_bounded_and_keep_the_texts_in_use(monkeypatch
 @pytest.mark.parametrize("form", ["text", "objects"])
 def test_a_log_seen_before_takes_no_general_path(monkeypatch, form):
     """The second replay of a log, in text form or as action objects, checks and applies
-    every action in the loop itself: nothing goes through ``Rules.play`` again."""
+    every action from its compiled op: nothing is parsed or compiled again."""
     game = Game.from_code("FT1-N-AAAAAAB")
     log = []
     for _ in range(40):
@@ -318,8 +354,9 @@ def test_a_log_seen_before_takes_no_general_path(monkeypatch, form):
     items = log if form == "text" else [parse_action(text).to_json() for text in log]
     Game.from_code("FT1-N-AAAAAAB").push_items(items, [])  # compiles what it has not seen
     general: list = []
-    real = Game._push_item
-    monkeypatch.setattr(Game, "_push_item", lambda self, item, append: general.append(item) or real(self, item, append))
+    for name in ("compile", "compile_text"):  # the only work besides the checks: compiling an item seen anew
+        real = getattr(Rules, name)
+        monkeypatch.setattr(Rules, name, lambda self, *args, real=real: general.append(args) or real(self, *args))
     again, canonical = Game.from_code("FT1-N-AAAAAAB"), []
     again.push_items(items, canonical)
     assert general == [] and canonical == log

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from engine_helpers import build_position, column, played, refused
 
 from engine import Game, Move
+from tests.engine.engine_helpers import build_position, column, played, refused
 
 
 def forty(columns: list[str | None], **kw) -> Game:
@@ -58,8 +58,11 @@ def test_only_one_card_moves_even_in_sequence():
     assert error.rule == "move.single-card"
     assert refused(game, "T1:9H>T6").rule == "move.single-card"
     assert played(game, "T8>T6") == "T8:4S>T6"
-    assert not [a for a in game.legal_actions() if isinstance(a, Move) and a.source == "T"
-                and a.card is not game.position.columns[a.source_index - 1][-1]]
+    assert not [
+        a
+        for a in game.legal_actions()
+        if isinstance(a, Move) and a.source == "T" and a.card is not game.position.columns[a.source_index - 1][-1]
+    ]
 
 
 def test_the_named_card_must_be_the_top_card():
@@ -83,12 +86,15 @@ def test_a_card_never_goes_onto_its_own_column():
     assert refused(game, "T6>T6").rule == "source.empty"
 
 
-@pytest.mark.parametrize("text, rule", [
-    ("T11>T1", "pile.no-such-column"),
-    ("T1>T11", "pile.no-such-column"),
-    ("T1>F9", "pile.no-such-foundation"),
-    ("F9>T1", "pile.no-such-foundation"),
-])
+@pytest.mark.parametrize(
+    "text, rule",
+    [
+        ("T11>T1", "pile.no-such-column"),
+        ("T1>T11", "pile.no-such-column"),
+        ("T1>F9", "pile.no-such-foundation"),
+        ("F9>T1", "pile.no-such-foundation"),
+    ],
+)
 def test_pile_numbers_out_of_range(text, rule):
     error = refused(forty(TABLEAU), text)
     assert error.rule == rule
@@ -179,17 +185,20 @@ def test_foundations_fixed_suits_ace_first():
     assert game.position.score == 30
 
 
-@pytest.mark.parametrize("foundations, card, slot", [
-    ("--------", "AS", 1),   # both slots accept: the leftmost
-    ("A-------", "AS", 5),   # the first slot does not accept a second ace
-    ("A---A---", "2S", 1),
-    ("3---A---", "2S", 5),   # the first slot wants 4S
-    ("3---A---", "4S", 1),
-    ("----A---", "AS", 1),
-    ("----A---", "2S", 5),
-    ("-------Q", "KC", 8),
-    ("---Q---J", "KC", 4),
-])
+@pytest.mark.parametrize(
+    "foundations, card, slot",
+    [
+        ("--------", "AS", 1),  # both slots accept: the leftmost
+        ("A-------", "AS", 5),  # the first slot does not accept a second ace
+        ("A---A---", "2S", 1),
+        ("3---A---", "2S", 5),  # the first slot wants 4S
+        ("3---A---", "4S", 1),
+        ("----A---", "AS", 1),
+        ("----A---", "2S", 5),
+        ("-------Q", "KC", 8),
+        ("---Q---J", "KC", 4),
+    ],
+)
 def test_foundation_without_index_is_the_leftmost_slot_that_accepts(foundations, card, slot):
     game = forty([card, "", "", "", "", "", "", "", "", None], foundations=foundations)
     assert played(game, "T1>F") == f"T1:{card}>F{slot}"
@@ -245,12 +254,12 @@ def test_take_back_follows_the_tableau_rule():
 
 def test_the_score_floor_applies_action_by_action():
     game = forty(TAKEBACK, foundations="3-------", score=10)
-    played(game, "F1>T2")        # 10 - 15 -> 0, not -5
+    played(game, "F1>T2")  # 10 - 15 -> 0, not -5
     assert game.position.score == 0
-    played(game, "T2>F")         # 0 + 10 -> 10: the lost 5 is not carried
+    played(game, "T2>F")  # 0 + 10 -> 10: the lost 5 is not carried
     assert game.position.score == 10
-    played(game, "F1>T1")        # 10 - 15 -> 0
-    played(game, "F1>T4")        # 0 - 15 -> 0
+    played(game, "F1>T1")  # 10 - 15 -> 0
+    played(game, "F1>T4")  # 0 - 15 -> 0
     assert game.position.score == 0
     assert game.position.takebacks == 3
     played(game, "T4>F")
@@ -258,8 +267,10 @@ def test_the_score_floor_applies_action_by_action():
 
 
 def test_legal_actions_are_all_legal_and_canonical():
-    positions = [Game.from_code("FT1-N-AAAAAAB").position,
-                 forty(TAKEBACK, foundations="3---A---", waste="2S 5H", stock="", score=40).position]
+    positions = [
+        Game.from_code("FT1-N-AAAAAAB").position,
+        forty(TAKEBACK, foundations="3---A---", waste="2S 5H", stock="", score=40).position,
+    ]
     for pos in positions:
         before = str(pos)
         actions = Game.from_position(before).legal_actions()

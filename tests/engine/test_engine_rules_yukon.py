@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from engine_helpers import build_position, column, played, refused
 
 from engine import Game
+from tests.engine.engine_helpers import build_position, column, played, refused
 
 BOTH = ["YU1-C", "YU1-R"]
 
@@ -146,8 +146,9 @@ def test_an_empty_column_takes_nothing_but_a_king(tag):
     # not even to uncover a face-down card
     assert refused(game, "T3:QD>T4").rule == "empty-column.king-only"
     assert refused(game, "T2>T5").rule == "empty-column.king-only"
-    assert not [a for a in game.legal_actions() if a.target == "T" and a.target_index in (4, 5, 6)
-                and a.card.rank != 13]
+    assert not [
+        a for a in game.legal_actions() if a.target == "T" and a.target_index in (4, 5, 6) and a.card.rank != 13
+    ]
 
 
 # -- face-down cards -------------------------------------------------------------
@@ -161,8 +162,7 @@ def test_a_face_down_card_is_turned_up_at_once_for_5_points(tag):
     assert game.position.down[1] == 1
     assert column(game, 2) == "9C 4C"
     assert game.position.score == 25
-    assert build_position(tag, ["KS QH 3D", "9c 4C", "", "", "", "", None]).split()[1] == \
-        str(game.position).split()[1]
+    assert build_position(tag, ["KS QH 3D", "9c 4C", "", "", "", "", None]).split()[1] == str(game.position).split()[1]
 
 
 def test_moving_off_a_face_up_card_turns_nothing_up():
@@ -297,14 +297,17 @@ def test_yukon_has_no_stock_and_no_waste(tag, text):
     assert refused(game, text).rule == "stock.none"
 
 
-@pytest.mark.parametrize("text, rule", [
-    ("T8>T1", "pile.no-such-column"),
-    ("T1>T8", "pile.no-such-column"),
-    ("T10:KS>T1", "pile.no-such-column"),
-    ("T1>F5", "pile.no-such-foundation"),
-    ("F5>T1", "pile.no-such-foundation"),
-    ("F8:KS>T1", "pile.no-such-foundation"),
-])
+@pytest.mark.parametrize(
+    "text, rule",
+    [
+        ("T8>T1", "pile.no-such-column"),
+        ("T1>T8", "pile.no-such-column"),
+        ("T10:KS>T1", "pile.no-such-column"),
+        ("T1>F5", "pile.no-such-foundation"),
+        ("F5>T1", "pile.no-such-foundation"),
+        ("F8:KS>T1", "pile.no-such-foundation"),
+    ],
+)
 def test_pile_numbers_out_of_range(text, rule):
     error = refused(yukon("YU1-C", GROUP), text)
     assert error.rule == rule
@@ -344,8 +347,9 @@ def test_legal_actions_are_all_legal_and_canonical():
 
 
 def test_a_position_text_round_trips_through_from_position():
-    text = build_position("YU1-R", ["KS", "9c 4c QH 3D", "", "", "", "", None], foundations="----",
-                          score=35, moves=12, takebacks=2)
+    text = build_position(
+        "YU1-R", ["KS", "9c 4c QH 3D", "", "", "", "", None], foundations="----", score=35, moves=12, takebacks=2
+    )
     game = Game.from_position(text)
     assert str(game.position) == text
     assert (game.position.score, game.position.moves, game.position.takebacks) == (35, 12, 2)

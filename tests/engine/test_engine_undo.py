@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from engine_helpers import build_position, without_counters
 
 from engine import UNDO, Game, IllegalActionError, parse_action
 from engine.rules import UNDO_DEPTH
+from tests.engine.engine_helpers import build_position, without_counters
 
 
 def push(game: Game, *texts: str) -> None:
@@ -59,8 +59,9 @@ def test_undo_restores_foundations_waste_and_stock():
 
 
 def test_undo_restores_take_backs_and_the_score_before_the_floor():
-    game = Game.from_position(build_position("FT1-N", ["", "4S", "", "", "", "", "", "", "", None],
-                                             foundations="3-------", score=10))
+    game = Game.from_position(
+        build_position("FT1-N", ["", "4S", "", "", "", "", "", "", "", None], foundations="3-------", score=10)
+    )
     push(game, "F1>T2")
     assert (game.position.score, game.position.takebacks) == (0, 1)
     push(game, "U")
@@ -70,8 +71,9 @@ def test_undo_restores_take_backs_and_the_score_before_the_floor():
 
 
 def test_yukon_take_back_undone():
-    game = Game.from_position(build_position("YU1-C", ["KH", "", "", "", "", "", None], foundations="Q---",
-                                             score=120, moves=80))
+    game = Game.from_position(
+        build_position("YU1-C", ["KH", "", "", "", "", "", None], foundations="Q---", score=120, moves=80)
+    )
     push(game, "F1>T1")
     assert game.position.takebacks == 1
     push(game, "U")

@@ -1,16 +1,16 @@
 """Won games and their scores: Yukon 625 without take-backs, Forty Thieves 1040 + 5 per
 waste card played to a column, minus the take-back penalties.
 
-The wins are found by a small search over ``legal_actions()`` (engine_helpers.find_win)
+The wins are found by a small search over ``legal_actions()`` (tests.engine.engine_helpers.find_win)
 and then replayed from the deal; nothing about them is written down in advance.
 """
 
 from __future__ import annotations
 
 import pytest
-from engine_helpers import card_counts, find_win
 
 from engine import DECK, DRAW, UNDO, Game, IllegalActionError, Move, parse_action
+from tests.engine.engine_helpers import card_counts, find_win
 
 YUKON_WINS = ["YU1-C-AAAAAAB", "YU1-R-AAAAAAD"]
 FORTY_WIN = "FT1-N-AAAAAA3"

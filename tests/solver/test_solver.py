@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from engine import Game, GameCode, Position
+from engine import Game, Position
 from engine.solver import UNKNOWN, UNWINNABLE, WINNABLE, solve, state_for
 from engine.solver.search import best_first, depth_first
 from verifier import replay
@@ -139,7 +139,11 @@ def test_same_answer_every_run(code, method):
     first = solve(pos, budget_seconds=None, max_nodes=3000, method=method)
     second = solve(pos, budget_seconds=None, max_nodes=3000, method=method)
     assert (first.status, first.actions, first.nodes, first.positions) == (
-        second.status, second.actions, second.nodes, second.positions)
+        second.status,
+        second.actions,
+        second.nodes,
+        second.positions,
+    )
     assert str(pos) == str(Game.from_code(code).position)  # the solver never changes its input
 
 
@@ -153,6 +157,7 @@ def test_searches_leave_the_state_as_they_found_it(search):
 
 
 # -- keys, make/unmake and move generation against the engine ---------------
+
 
 def random_walk(code: str, steps: int, seed: int) -> Game:
     rng = random.Random(seed)
@@ -231,12 +236,12 @@ def test_keys_ignore_column_order_and_which_copy_is_where():
     c = state_for(Position.from_text("YU1-C 2SKS/JS/TS/9S/8S/7S6S5S4S3S/KHQS AQKK - - 0 0 0"))
     assert c.key() != a.key()  # face-down state is part of the key
     x = state_for(Position.from_text(FORTY_DEAD))
-    y = state_for(Position.from_text(
-        "FT1-N QDJD/QSKC/QHKS/QHKD/QCKS/QCKD/TDKH/TDKC/QDJD/QSKH JJ9JJJ9J - - 0 0 0"))
+    y = state_for(Position.from_text("FT1-N QDJD/QSKC/QHKS/QHKD/QCKS/QCKD/TDKH/TDKC/QDJD/QSKH JJ9JJJ9J - - 0 0 0"))
     assert x.key() == y.key()
 
 
 # -- safe foundation moves ---------------------------------------------------
+
 
 def auto_texts(text: str) -> str | None:
     state = state_for(Position.from_text(text))
@@ -250,20 +255,25 @@ def yukon_with(tag: str, found: str, top: str) -> str:
     from engine.cards import DECK
 
     up = {s: "A23456789TJQK".index(ch) + 1 for s, ch in zip("SHDC", found)}
-    rest = sorted((c for c in DECK if c.rank > up["SHDC"[c.suit]] and str(c) not in ("KS", "KH", "KD", "KC", top)),
-                  key=lambda c: c.rank)  # queens on top of T5 and T6
+    rest = sorted(
+        (c for c in DECK if c.rank > up["SHDC"[c.suit]] and str(c) not in ("KS", "KH", "KD", "KC", top)),
+        key=lambda c: c.rank,
+    )  # queens on top of T5 and T6
     half = len(rest) // 2
     cols = "/".join(["KS", "KH", "KD", "KC", "".join(map(str, rest[:half])), "".join(map(str, rest[half:])), top])
     return f"{tag} {cols} {found} - - 0 0 0"
 
 
-@pytest.mark.parametrize("found, safe", [
-    ("4434", True),    # opposite colours (spades, clubs) at 4, diamonds at 3
-    ("4444", True),
-    ("4424", False),   # the other red suit two below: an unproved case
-    ("3444", False),   # an opposite colour two below: the 4S could be needed on 5H
-    ("4443", False),
-])
+@pytest.mark.parametrize(
+    "found, safe",
+    [
+        ("4434", True),  # opposite colours (spades, clubs) at 4, diamonds at 3
+        ("4444", True),
+        ("4424", False),  # the other red suit two below: an unproved case
+        ("3444", False),  # an opposite colour two below: the 4S could be needed on 5H
+        ("4443", False),
+    ],
+)
 def test_safe_moves_classic(found, safe):
     text = yukon_with("YU1-C", found, "5H")
     assert auto_texts(text) == ("T7:5H>F2" if safe else None)
@@ -279,11 +289,14 @@ def test_aces_are_always_safe():
     assert auto_texts(text) == "T7:AD>F3"
 
 
-@pytest.mark.parametrize("found, card, safe", [
-    ("TJ", "JH", True),     # onto the lower foundation (T): the other JH is up already
-    ("JJ", "QH", True),     # both at J
-    ("JT", "QH", False),    # onto the higher one while a JH is still out
-])
+@pytest.mark.parametrize(
+    "found, card, safe",
+    [
+        ("TJ", "JH", True),  # onto the lower foundation (T): the other JH is up already
+        ("JJ", "QH", True),  # both at J
+        ("JT", "QH", False),  # onto the higher one while a JH is still out
+    ],
+)
 def test_safe_moves_forty_thieves_go_onto_the_lower_foundation(found, card, safe):
     from engine.cards import DECK
 

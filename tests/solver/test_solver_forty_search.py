@@ -68,8 +68,9 @@ def test_a_narrow_beam_finds_a_win_whose_line_replays(code, search, width):
 @pytest.mark.parametrize("search, width", [(beam, 1), (stage_beam, 10)])
 def test_a_beam_that_dies_out_proves_nothing(search, width):
     code = "FT1-N-AAAAAAB"
-    out = search(state_for(Game.from_code(code).position), width=width, max_nodes=100_000, deadline=None,
-                 max_table=10**6)
+    out = search(
+        state_for(Game.from_code(code).position), width=width, max_nodes=100_000, deadline=None, max_table=10**6
+    )
     assert out.end == EXHAUSTED  # the single line it followed got stuck ...
     assert solve(Game.from_code(code).position, budget_seconds=None, max_nodes=200_000).status == WINNABLE
 

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from engine import Game
 from engine.position import Position
-from engine.solver import BEAM_SHARE, UNWINNABLE, WINNABLE, _beams, coverage_for, solve, state_for
+from engine.solver import (
+    BEAM_SHARE,
+    UNWINNABLE,
+    WINNABLE,
+    SearchSettings,
+    _beams,
+    coverage_for,
+    settings_for,
+    solve,
+    state_for,
+)
 from engine.solver.search import best_first, depth_first
 from engine.solver.yukon import CLASSIC_BEAM_SHARE, PORTFOLIO, STYLES
 from verifier import replay
@@ -27,18 +39,18 @@ def unbuilt(state) -> int:
 @pytest.mark.parametrize("style", STYLES)
 def test_the_estimate_weighs_what_it_says(style):
     state = state_for(Game.from_code("YU1-C-KDURELR").position)
-    state.weights = style
     w_down, w_break, w_cover = style
     covers = sum(len(col) - d for col, d in zip(state.cols, state.down) if d)
-    assert state.estimate() == w_down * sum(state.down) + 52 + w_break * unbuilt(state) + w_cover * covers
+    assert state.estimate(style) == w_down * sum(state.down) + 52 + w_break * unbuilt(state) + w_cover * covers
 
 
 @pytest.mark.parametrize("style", STYLES)
 def test_every_style_wins_and_the_line_replays(style):
     code = "YU1-C-AAAAAAB"
     state = state_for(Game.from_code(code).position)
-    state.weights = style
-    out = best_first(state, max_nodes=100_000, deadline=None, max_table=1_000_000)
+    out = best_first(
+        state, max_nodes=100_000, deadline=None, max_table=1_000_000, settings=SearchSettings(weights=style)
+    )
     assert out.end == "won"
     assert replay(code, [state.action_text(m) for m in out.moves]).won
 
@@ -47,8 +59,8 @@ def test_every_style_wins_and_the_line_replays(style):
 @pytest.mark.parametrize("code", ["YU1-C-K3ATZIG", "YU1-C-F2PEZZ4", "YU1-C-RUNCE5R"])
 def test_deals_the_unbuilt_count_wins_quickly_with_no_position_called_stuck(code):
     state = state_for(Game.from_code(code).position)
-    state.weights = (4, 2, 0)  # the unbuilt count without the covers
-    out = best_first(state, max_nodes=20_000, deadline=None, max_table=1_000_000)
+    unbuilt_only = SearchSettings(weights=(4, 2, 0))  # the unbuilt count without the covers
+    out = best_first(state, max_nodes=20_000, deadline=None, max_table=1_000_000, settings=unbuilt_only)
     assert out.end == "won"
     game = Game.from_code(code)
     for action in [state.action_text(m) for m in out.moves]:
@@ -100,7 +112,9 @@ def stuck_by_passes(state) -> bool:
                 covered = p < down[i] and glued[col[p + 1]]  # face down for good
                 leaves = not covered and (
                     (not glued_above(c) and all(not buried(13 * suit + r) for r in range(found[suit], rank)))
-                    or (rank == 12 and may_empty) or any(open_target(t) for t in state.targets[c]))
+                    or (rank == 12 and may_empty)
+                    or any(open_target(t) for t in state.targets[c])
+                )
                 if leaves:
                     held[c] = glued[c] = False
                     changed = True
@@ -131,13 +145,13 @@ def test_the_worklist_finds_the_same_stuck_positions_as_repeated_passes(code):
 
 
 def test_yukon_gets_beam_searches_of_growing_width():
-    widths = state_for(Game.from_code("YU1-C-KDURELR").position).beam_widths
+    widths = settings_for(Game.from_code("YU1-C-KDURELR").position).beam_widths
     assert widths and list(widths) == sorted(widths)
 
 
 def test_classic_deals_get_a_portfolio_of_styles_and_relaxed_deals_one():
-    classic = state_for(Game.from_code("YU1-C-VWNIL64").position)
-    relaxed = state_for(Game.from_code("YU1-R-VWNIL64").position)
+    classic = settings_for(Game.from_code("YU1-C-VWNIL64").position)
+    relaxed = settings_for(Game.from_code("YU1-R-VWNIL64").position)
     assert classic.styles == PORTFOLIO and len({style for style, _ in PORTFOLIO}) == len(PORTFOLIO) > 1
     assert classic.styles[0][0] == STYLES[0] and all(style in STYLES for style, _ in PORTFOLIO)
     assert relaxed.styles == ((STYLES[0], 1),)
@@ -147,24 +161,26 @@ def test_classic_deals_get_a_portfolio_of_styles_and_relaxed_deals_one():
 @pytest.mark.parametrize("code", ["YU1-C-VWNIL64", "YU1-C-X2N7ZL6"])
 def test_the_portfolio_wins_a_deal_the_first_style_alone_does_not(code):
     state = state_for(Game.from_code(code).position)
-    alone = state_for(Game.from_code(code).position)
-    alone.styles = ((STYLES[0], 1),)
-    assert _beams(alone, 40_000, None, 10**6).end != "won"
-    out = _beams(state, 40_000, None, 10**6)
+    settings = settings_for(Game.from_code(code).position)
+    alone = replace(settings, styles=((STYLES[0], 1),))
+    assert _beams(state_for(Game.from_code(code).position), alone, 40_000, None, 10**6).end != "won"
+    out = _beams(state, settings, 40_000, None, 10**6)
     assert out.end == "won" and out.nodes <= int(40_000 * CLASSIC_BEAM_SHARE)
-    assert state.weights == STYLES[0]  # the complete search gets the first style back
+    assert settings.weights is None  # the complete search keeps the state's own estimate (the first style)
     assert replay(code, [state.action_text(m) for m in out.moves]).won
     result = solve(Game.from_code(code).position, budget_seconds=None, max_nodes=40_000)
     assert result.status == WINNABLE and result.actions == tuple(state.action_text(m) for m in out.moves)
 
 
 def test_classic_deals_get_half_the_budget_for_beams_then_depth_first_and_relaxed_deals_the_defaults():
-    classic = state_for(Game.from_code("YU1-C-KDURELR").position)
-    relaxed = state_for(Game.from_code("YU1-R-KDURELR").position)
+    classic = settings_for(Game.from_code("YU1-C-KDURELR").position)
+    relaxed = settings_for(Game.from_code("YU1-R-KDURELR").position)
     assert (classic.beam_share, classic.complete_search) == (CLASSIC_BEAM_SHARE, "depth")
     assert CLASSIC_BEAM_SHARE < BEAM_SHARE
     assert (relaxed.beam_share, relaxed.complete_search) == (None, "best")
-    out = _beams(classic, 20_000, None, 10**6)  # no style wins this deal: the beams spend their whole share
+    out = _beams(
+        state_for(Game.from_code("YU1-C-KDURELR").position), classic, 20_000, None, 10**6
+    )  # no style wins this deal: the beams spend their whole share
     assert out.end != "won" and int(20_000 * CLASSIC_BEAM_SHARE) - 1000 < out.nodes <= int(20_000 * CLASSIC_BEAM_SHARE)
 
 
@@ -174,7 +190,7 @@ def test_a_classic_deal_the_beams_leave_is_proved_lost_by_the_depth_first_search
     best = best_first(state_for(position), max_nodes=10**6, deadline=None, max_table=10**6)
     # both examine every position, but not the same number of times
     assert depth.end == best.end == "exhausted" and depth.positions == best.positions and depth.nodes != best.nodes
-    beams = _beams(state_for(position), 200_000, None, 10**6)
+    beams = _beams(state_for(position), settings_for(position), 200_000, None, 10**6)
     assert beams.end == "exhausted"  # every beam died out without a win, well within its share
     result = solve(position, budget_seconds=None, max_nodes=200_000)
     assert result.status == UNWINNABLE and result.nodes == beams.nodes + depth.nodes
@@ -222,8 +238,7 @@ def test_a_hand_built_dead_end_is_seen_at_once_and_a_search_without_the_test_agr
     position = Position.from_text(text)
     assert state_for(position).dead() and stuck_by_passes(state_for(position))
     # the complete search without the test agrees: nothing reachable is won
-    assert best_first(without_the_test(position), max_nodes=10_000, deadline=None,
-                      max_table=10**6).end == "exhausted"
+    assert best_first(without_the_test(position), max_nodes=10_000, deadline=None, max_table=10**6).end == "exhausted"
     result = solve(position, budget_seconds=None, max_nodes=10_000)
     assert result.status == UNWINNABLE and result.positions == 1
 

@@ -10,17 +10,24 @@ import pytest
 
 import engine.solver
 from engine import Game, InvalidCodeError
-from verifier import replay
-from verifier import solving
-from verifier.solving import (EXIT_ILLEGAL, EXIT_OK, EXIT_UNDECIDED, EXIT_UNUSABLE, IllegalLogError, hint_code,
-                              register, solve_code)
+from verifier import cli, replay, solving
+from verifier.solving import (
+    EXIT_ILLEGAL,
+    EXIT_OK,
+    EXIT_UNDECIDED,
+    EXIT_UNUSABLE,
+    IllegalLogError,
+    hint_code,
+    register,
+    solve_code,
+)
 
 NODES = 200_000
 
 
 def run(argv: list[str]) -> tuple[int, str]:
     out = io.StringIO()
-    return solving.main(argv, out), out.getvalue()
+    return cli.main(argv, out), out.getvalue()
 
 
 def test_solve_code_from_the_start_is_replayed_as_won():
@@ -43,8 +50,9 @@ def test_solve_code_after_a_partial_log_with_undo():
 
 
 def test_a_json_log_is_accepted():
-    answer = solve_code("YU1-C-AAAAAAB", [{"from": "T7", "card": "TS", "to": "T2"}], budget_seconds=None,
-                        max_nodes=NODES)
+    answer = solve_code(
+        "YU1-C-AAAAAAB", [{"from": "T7", "card": "TS", "to": "T2"}], budget_seconds=None, max_nodes=NODES
+    )
     assert answer.prefix == ("T7:TS>T2",) and answer.verified
 
 
@@ -136,10 +144,15 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert code == EXIT_UNDECIDED and json.loads(text)["status"] == "unknown"
 
 
-@pytest.mark.parametrize("argv", [["solve", "YU1-C-AAAAAAB", "--budget-seconds", "0"],
-                                  ["solve", "YU1-C-AAAAAAB", "--budget-seconds", "soon"],
-                                  ["solve", "YU1-C-AAAAAAB", "--max-nodes", "-3"],
-                                  ["hint", "YU1-C-AAAAAAB"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["solve", "YU1-C-AAAAAAB", "--budget-seconds", "0"],
+        ["solve", "YU1-C-AAAAAAB", "--budget-seconds", "soon"],
+        ["solve", "YU1-C-AAAAAAB", "--max-nodes", "-3"],
+        ["hint", "YU1-C-AAAAAAB"],
+    ],
+)
 def test_cli_rejects_bad_options(argv, capsys):
     with pytest.raises(SystemExit) as info:
         run(argv)

@@ -41,16 +41,19 @@ def test_results_match_replay_and_keep_order_and_passthrough():
     assert results[2]["claims"]["score"] == {"claimed": 5, "actual": 0, "match": False}
 
 
-@pytest.mark.parametrize("line, reason", [
-    ("{not json", "not valid JSON"),
-    ("[1, 2]", "JSON object"),
-    ('{"code": "YU1-C-AAAAAAB"}', "missing 'moves'"),
-    ('{"moves": "S"}', "missing 'code'"),
-    ('{"code": "YU1-C-AAAAAAB", "moves": 5}', "'moves' must be"),
-    ('{"code": "YU1-C-AAAA0AB", "moves": ""}', "not base32"),
-    ('{"code": "YU1-C-AAAAAAB", "moves": "", "claimed": 3}', "'claimed' must be"),
-    ('{"code": "YU1-C-AAAAAAB", "moves": "", "claimed": {"time": 3}}', "unknown claimed field"),
-])
+@pytest.mark.parametrize(
+    "line, reason",
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "JSON object"),
+        ('{"code": "YU1-C-AAAAAAB"}', "missing 'moves'"),
+        ('{"moves": "S"}', "missing 'code'"),
+        ('{"code": "YU1-C-AAAAAAB", "moves": 5}', "'moves' must be"),
+        ('{"code": "YU1-C-AAAA0AB", "moves": ""}', "not base32"),
+        ('{"code": "YU1-C-AAAAAAB", "moves": "", "claimed": 3}', "'claimed' must be"),
+        ('{"code": "YU1-C-AAAAAAB", "moves": "", "claimed": {"time": 3}}', "unknown claimed field"),
+    ],
+)
 def test_malformed_line_gives_an_error_result_and_the_run_goes_on(line, reason):
     results, total, failed = run([line, json.dumps(LEGAL_FT)])
     assert total == 2 and failed == 1
@@ -87,8 +90,13 @@ def test_cli_batch_from_a_file_and_exit_status(tmp_path, capsys):
 
 
 def test_cli_batch_reads_standard_input():
-    proc = subprocess.run([sys.executable, "-m", "verifier", "batch", "-"], input="\n".join(lines_of(LEGAL_FT, "x")),
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "verifier", "batch", "-"],
+        input="\n".join(lines_of(LEGAL_FT, "x")),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1
     first, second = (json.loads(x) for x in proc.stdout.splitlines())
     assert first["verified"] is True and "input_error" in second

@@ -90,11 +90,14 @@ def test_deal_as_a_board(capsys):
     assert "T7: (3H) (3C) (AS) (4S) (2D) (8S) TS 3D 2C 9D 7C\n" in out
 
 
-@pytest.mark.parametrize("code, reason", [
-    ("YU2-C-AAAAAAB", "unsupported version 2"),
-    ("FT1-R-AAAAAAB", "rule letter R is not valid for FT"),
-    ("YU1-C-AAAA0AB", "character 5 '0' is not base32"),
-])
+@pytest.mark.parametrize(
+    "code, reason",
+    [
+        ("YU2-C-AAAAAAB", "unsupported version 2"),
+        ("FT1-R-AAAAAAB", "rule letter R is not valid for FT"),
+        ("YU1-C-AAAA0AB", "character 5 '0' is not base32"),
+    ],
+)
 def test_deal_with_a_bad_code_exits_2(code, reason, capsys):
     status, out, err = run(["deal", code, "--json"], capsys)
     assert status == 2
@@ -160,13 +163,16 @@ def test_replay_with_claims(tmp_path, capsys):
     assert data["claims"]["score"] == {"claimed": 50, "actual": 5, "match": False}
 
 
-@pytest.mark.parametrize("content, reason", [
-    ("[1, 2", "not valid JSON"),
-    ('{"moves": "S", "claimed": {"points": 3}}', "points"),
-    ('{"claimed": {"score": 3}}', "needs 'moves'"),
-    ('{"moves": 5}', "'moves' must be"),
-    ('{"moves": "S", "extra": 1}', "extra"),
-])
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        ("[1, 2", "not valid JSON"),
+        ('{"moves": "S", "claimed": {"points": 3}}', "points"),
+        ('{"claimed": {"score": 3}}', "needs 'moves'"),
+        ('{"moves": 5}', "'moves' must be"),
+        ('{"moves": "S", "extra": 1}', "extra"),
+    ],
+)
 def test_replay_with_unusable_input_exits_2(content, reason, tmp_path, capsys):
     status, out, err = run(["replay", "FT1-N-AAAAAAB", write(tmp_path, content, "x.json")], capsys)
     assert status == 2
@@ -198,8 +204,9 @@ def test_replay_of_undecodable_bytes_exits_2(tmp_path, capsys):
 
 
 def _python_m_verifier(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "verifier", *args], input=stdin, capture_output=True, text=True,
-                          cwd=ROOT, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "verifier", *args], input=stdin, capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
 
 
 def test_a_real_process_deal_and_replay():

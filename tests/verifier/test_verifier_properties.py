@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
+pytest.importorskip("hypothesis", reason="the property tests need hypothesis (the test extra)")
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,8 +29,11 @@ noise = st.sampled_from(["U", "S", "T1>T2", "T3>F", "W>T1", "F1>T1", "T1:10♦>T
 
 def _top_of_source(game: Game, move: Move):
     pos = game.position
-    pile = pos.waste if move.source == "W" else (
-        pos.columns if move.source == "T" else pos.foundations)[move.source_index - 1]
+    pile = (
+        pos.waste
+        if move.source == "W"
+        else (pos.columns if move.source == "T" else pos.foundations)[move.source_index - 1]
+    )
     return pile[-1]
 
 
@@ -92,9 +98,23 @@ def test_the_canonical_log_replays_to_the_same_verdict(case):
     assert again.legal
     assert again.canonical == verdict.canonical
     assert again.position == verdict.position
-    assert (again.score, again.moves, again.actions, again.undos, again.takebacks, again.won,
-            again.foundation_cards) == (verdict.score, verdict.moves, verdict.actions, verdict.undos,
-                                        verdict.takebacks, verdict.won, verdict.foundation_cards)
+    assert (
+        again.score,
+        again.moves,
+        again.actions,
+        again.undos,
+        again.takebacks,
+        again.won,
+        again.foundation_cards,
+    ) == (
+        verdict.score,
+        verdict.moves,
+        verdict.actions,
+        verdict.undos,
+        verdict.takebacks,
+        verdict.won,
+        verdict.foundation_cards,
+    )
     if verdict.legal:
         assert again.to_json() == verdict.to_json()
 
@@ -105,11 +125,15 @@ def test_a_replay_agrees_with_the_game(case):
     code, written = case
     verdict = replay(code, written)
     game = Game.from_code(code)
-    for text in written[:verdict.error.index if verdict.error else len(written)]:
+    for text in written[: verdict.error.index if verdict.error else len(written)]:
         game.push(parse_action(text))
     assert verdict.position == str(game.position)
     assert (verdict.score, verdict.moves, verdict.takebacks, verdict.won) == (
-        game.position.score, game.position.moves, game.position.takebacks, game.is_won)
+        game.position.score,
+        game.position.moves,
+        game.position.takebacks,
+        game.is_won,
+    )
     if verdict.error:
         assert verdict.error.position == str(game.position)
     claimed = {"score": game.position.score, "moves": game.position.moves, "won": game.is_won}

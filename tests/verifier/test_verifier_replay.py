@@ -5,22 +5,46 @@ from __future__ import annotations
 import json
 
 import pytest
-from engine_helpers import find_win
 
 import engine
 from engine import Game, GameCode, InvalidActionError, InvalidCodeError, format_log, parse_action
+from tests.engine.engine_helpers import find_win
 from verifier import Verdict, replay
 
 CODE = "YU1-C-AAAAAAB"
 # 6S onto 7H; TS.. onto JH turning 8S up (+5); 6D.. onto 7C turning KC up (+5); undo; QD.. onto KS
 LOG = "T5>T1 T7:TS>T2 T6:6D>T2 U t6:qd>t4"
 CANONICAL = ["T5:6S>T1", "T7:TS>T2", "T6:6D>T2", "U", "T6:QD>T4"]
-JSON_LOG = [{"from": "T5", "to": "T1"}, "T7:TS>T2", {"from": "T6", "card": "6D", "to": "T2"}, {"action": "undo"},
-            {"from": "t6", "card": "qd", "to": "t4"}]
+JSON_LOG = [
+    {"from": "T5", "to": "T1"},
+    "T7:TS>T2",
+    {"from": "T6", "card": "6D", "to": "T2"},
+    {"action": "undo"},
+    {"from": "t6", "card": "qd", "to": "t4"},
+]
 
-VERDICT_KEYS = {"code", "game", "rules", "variant", "legal", "verified", "won", "score", "moves", "actions", "undos",
-                "takebacks", "foundation_cards", "error", "claims", "claims_match", "canonical", "position",
-                "engine_version", "rules_version"}
+VERDICT_KEYS = {
+    "code",
+    "game",
+    "rules",
+    "variant",
+    "legal",
+    "verified",
+    "won",
+    "score",
+    "moves",
+    "actions",
+    "undos",
+    "takebacks",
+    "foundation_cards",
+    "error",
+    "claims",
+    "claims_match",
+    "canonical",
+    "position",
+    "engine_version",
+    "rules_version",
+}
 ERROR_KEYS = {"index", "action", "rule", "message", "kind", "position"}
 
 
@@ -55,8 +79,14 @@ def test_the_verdict_json_shape():
     assert data["code"] == CODE
     assert (data["game"], data["rules"], data["variant"]) == ("yukon", "classic", "yukon-classic")
     assert (data["legal"], data["verified"], data["won"]) == (True, True, False)
-    assert (data["score"], data["moves"], data["actions"], data["undos"], data["takebacks"],
-            data["foundation_cards"]) == (5, 4, 5, 1, 0, 0)
+    assert (
+        data["score"],
+        data["moves"],
+        data["actions"],
+        data["undos"],
+        data["takebacks"],
+        data["foundation_cards"],
+    ) == (5, 4, 5, 1, 0, 0)
     assert data["canonical"] == " ".join(CANONICAL)
     assert data["error"] is None and data["claims"] is None and data["claims_match"] is None
     assert data["engine_version"] == engine.__version__
@@ -101,8 +131,14 @@ def test_a_rule_error_reports_index_action_rule_message_and_the_position_before(
     assert verdict.position == error.position
     data = verdict.to_json()["error"]
     assert set(data) == ERROR_KEYS
-    assert data == {"index": 1, "action": "T2:JH>T1", "rule": "tableau.build", "message": error.message,
-                    "kind": "rule", "position": error.position}
+    assert data == {
+        "index": 1,
+        "action": "T2:JH>T1",
+        "rule": "tableau.build",
+        "message": error.message,
+        "kind": "rule",
+        "position": error.position,
+    }
 
 
 def test_a_syntax_error_reports_what_was_expected_and_is_not_a_rule():
@@ -114,16 +150,19 @@ def test_a_syntax_error_reports_what_was_expected_and_is_not_a_rule():
     assert verdict.canonical == ["T5:6S>T1"]
 
 
-@pytest.mark.parametrize("log, index, rule", [
-    ("U", 0, "undo.nothing-to-undo"),
-    ("S", 0, "stock.none"),
-    ("T5>T1 U U", 2, "undo.nothing-to-undo"),
-    ("T4:KS>T1", 0, "tableau.build"),
-    ("T2:9S>T1", 0, "card.face-down"),
-    ("T1>F", 0, "foundation.build"),
-    ("T8>T1", 0, "pile.no-such-column"),
-    ("T6:QC>T4", 0, "tableau.alternate-colour"),
-])
+@pytest.mark.parametrize(
+    "log, index, rule",
+    [
+        ("U", 0, "undo.nothing-to-undo"),
+        ("S", 0, "stock.none"),
+        ("T5>T1 U U", 2, "undo.nothing-to-undo"),
+        ("T4:KS>T1", 0, "tableau.build"),
+        ("T2:9S>T1", 0, "card.face-down"),
+        ("T1>F", 0, "foundation.build"),
+        ("T8>T1", 0, "pile.no-such-column"),
+        ("T6:QC>T4", 0, "tableau.alternate-colour"),
+    ],
+)
 def test_rule_errors_in_yukon(log, index, rule):
     error = replay(CODE, log).error
     assert (error.index, error.rule, error.kind) == (index, rule, "rule")
@@ -133,16 +172,19 @@ def test_the_same_log_under_relaxed_rules():
     assert replay("YU1-R-AAAAAAB", "T6:QC>T4").legal
 
 
-@pytest.mark.parametrize("log, index, rule", [
-    ("S " * 64 + "S", 64, "stock.empty"),
-    ("T7>F T7>F", 1, "foundation.build"),  # 7C onto an empty foundation
-    ("T10>T9 T10:AC>F4 T10:AH>F2 T10:AC>F T10>F", 4, "source.empty"),
-    ("T10:AC>F4", 0, "move.single-card"),
-    ("T1>T2", 0, "tableau.build"),  # 8S onto 8S
-    ("T1>T3", 0, "tableau.same-suit"),  # 8S onto TD
-    ("T7>F F1>F", 1, "foundation.to-foundation"),
-    ("W>T1", 0, "source.empty"),
-])
+@pytest.mark.parametrize(
+    "log, index, rule",
+    [
+        ("S " * 64 + "S", 64, "stock.empty"),
+        ("T7>F T7>F", 1, "foundation.build"),  # 7C onto an empty foundation
+        ("T10>T9 T10:AC>F4 T10:AH>F2 T10:AC>F T10>F", 4, "source.empty"),
+        ("T10:AC>F4", 0, "move.single-card"),
+        ("T1>T2", 0, "tableau.build"),  # 8S onto 8S
+        ("T1>T3", 0, "tableau.same-suit"),  # 8S onto TD
+        ("T7>F F1>F", 1, "foundation.to-foundation"),
+        ("W>T1", 0, "source.empty"),
+    ],
+)
 def test_rule_errors_in_forty_thieves(log, index, rule):
     error = replay("FT1-N-AAAAAAB", log).error
     assert (error.index, error.rule) == (index, rule)
@@ -182,9 +224,11 @@ def test_bad_input_outside_the_log_raises():
 
 def test_claims_that_match():
     verdict = replay(CODE, LOG, {"score": 5, "moves": 4, "won": False})
-    assert verdict.claims == {"score": {"claimed": 5, "actual": 5, "match": True},
-                              "moves": {"claimed": 4, "actual": 4, "match": True},
-                              "won": {"claimed": False, "actual": False, "match": True}}
+    assert verdict.claims == {
+        "score": {"claimed": 5, "actual": 5, "match": True},
+        "moves": {"claimed": 4, "actual": 4, "match": True},
+        "won": {"claimed": False, "actual": False, "match": True},
+    }
     assert verdict.claims_match is True
     assert verdict.verified is True
     data = verdict.to_json()
@@ -193,8 +237,10 @@ def test_claims_that_match():
 
 def test_claims_are_compared_field_by_field():
     verdict = replay(CODE, LOG, {"score": 10, "moves": 4})
-    assert verdict.claims == {"score": {"claimed": 10, "actual": 5, "match": False},
-                              "moves": {"claimed": 4, "actual": 4, "match": True}}
+    assert verdict.claims == {
+        "score": {"claimed": 10, "actual": 5, "match": False},
+        "moves": {"claimed": 4, "actual": 4, "match": True},
+    }
     assert verdict.legal is True
     assert verdict.claims_match is False
     assert verdict.verified is False
@@ -209,8 +255,9 @@ def test_the_move_counter_claim_counts_undone_moves():
     assert verdict.claims["moves"] == {"claimed": 3, "actual": 4, "match": False}
 
 
-@pytest.mark.parametrize("claimed", [{"score": "5"}, {"score": 5.0}, {"score": True}, {"won": 0}, {"won": "false"},
-                                     {"moves": [4]}])
+@pytest.mark.parametrize(
+    "claimed", [{"score": "5"}, {"score": 5.0}, {"score": True}, {"won": 0}, {"won": "false"}, {"moves": [4]}]
+)
 def test_a_claim_of_the_wrong_type_never_matches(claimed):
     verdict = replay(CODE, LOG, claimed)
     assert verdict.claims_match is False

@@ -1,0 +1,185 @@
+"""Every rule set the engine knows, declared once.
+
+A :class:`RuleSet` names a rule set (code letters, names, variant id, display
+name) and holds what is data rather than rule logic: the deal's layout, the
+stock policy, the scoring table and the solver-state factory. Game codes,
+position text forms, the API's enums and the pages derive from
+:data:`RULE_SETS`; ``docs/adding-a-game.md`` says what a new game adds.
+
+>>> by_variant("yukon-relaxed").code_prefix
+'YU1-R'
+>>> [g.name for g in GAMES.values()]
+['yukon', 'forty-thieves']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING
+
+from ..position import Position
+from ..solver.forty import SETTINGS as FORTY_SETTINGS
+from ..solver.forty import FortyState
+from ..solver.state import SearchSettings
+from ..solver.yukon import CLASSIC_SETTINGS, RELAXED_SETTINGS, YukonState
+from .base import Rules
+from .forty_thieves import FortyThieves
+from .yukon import Yukon
+
+if TYPE_CHECKING:
+    from ..solver.state import SolverState
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The deal: cards per column and face-down cards at their bottom, dealt in
+    deck order column by column; the rest of the deck(s) is the stock."""
+
+    decks: int
+    columns: tuple[int, ...]
+    face_down: tuple[int, ...]
+    #: the suit each foundation slot takes, left to right
+    foundation_suits: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StockPolicy:
+    """How the stock is gone through: ``passes`` times, ``per_draw`` cards a draw.
+    The interpreter implements one pass of one card (the only policy in play)."""
+
+    passes: int = 1
+    per_draw: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Scoring:
+    """Points for a card onto a foundation, a face-down card turned up, a waste card
+    onto a column and a take-back; the score never falls below 0."""
+
+    foundation: int = 10
+    flip: int = 0
+    waste_to_column: int = 0
+    takeback: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Game:
+    """A game: its two code letters and names."""
+
+    letters: str  # "YU"
+    name: str  # "yukon": the ``game`` field of verdicts and records
+    title: str  # "Yukon": in rule messages and pages
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """One rule set of a game, everything about it that is not rule logic."""
+
+    game: Game
+    letter: str  # the code's rule letter: "C"
+    rules_name: str  # "classic": the ``rules`` field of verdicts
+    variant: str  # "yukon-classic": leaderboards and records
+    title: str  # "Yukon, classic rules": pages
+    layout: Layout
+    stock: StockPolicy | None  # None: no stock and no waste
+    scoring: Scoring
+    #: the most cards one move takes (1: a column's top card only)
+    max_group: int
+    #: makes the rule logic (a :class:`Rules` subclass) for this set
+    rules_factory: Callable[[RuleSet], Rules]
+    #: the solver's own mutable copy of a position, and how the solver searches it
+    solver_state: Callable[[Position], SolverState]
+    search: SearchSettings
+    rules: Rules = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rules", self.rules_factory(self))
+
+    @property
+    def code_prefix(self) -> str:
+        """``YU1-C``: the start of its game codes and the rules field of its positions."""
+        return f"{self.game.letters}1-{self.letter}"
+
+
+YUKON = Game("YU", "yukon", "Yukon")
+FORTY_THIEVES = Game("FT", "forty-thieves", "Forty Thieves")
+
+_YUKON_LAYOUT = Layout(1, (1, 6, 7, 8, 9, 10, 11), (0, 1, 2, 3, 4, 5, 6), (0, 1, 2, 3))
+_YUKON_SCORING = Scoring(flip=5)
+
+#: every rule set, in the order the API and the pages list them
+RULE_SETS: tuple[RuleSet, ...] = (
+    RuleSet(
+        YUKON,
+        "C",
+        "classic",
+        "yukon-classic",
+        "Yukon, classic rules",
+        _YUKON_LAYOUT,
+        None,
+        _YUKON_SCORING,
+        20,
+        partial(Yukon, alternate_colours=True),
+        partial(YukonState, relaxed=False),
+        CLASSIC_SETTINGS,
+    ),
+    RuleSet(
+        YUKON,
+        "R",
+        "relaxed",
+        "yukon-relaxed",
+        "Yukon, relaxed rules",
+        _YUKON_LAYOUT,
+        None,
+        _YUKON_SCORING,
+        20,
+        partial(Yukon, alternate_colours=False),
+        partial(YukonState, relaxed=True),
+        RELAXED_SETTINGS,
+    ),
+    RuleSet(
+        FORTY_THIEVES,
+        "N",
+        "normal",
+        "forty-thieves",
+        "Forty Thieves",
+        Layout(2, (4,) * 10, (0,) * 10, (0, 1, 2, 3, 0, 1, 2, 3)),
+        StockPolicy(passes=1, per_draw=1),
+        Scoring(waste_to_column=5, takeback=-15),
+        1,
+        FortyThieves,
+        FortyState,
+        FORTY_SETTINGS,
+    ),
+)
+
+#: every game, by its code letters
+GAMES: dict[str, Game] = {s.game.letters: s.game for s in RULE_SETS}
+_BY_LETTERS = {(s.game.letters, s.letter): s for s in RULE_SETS}
+_BY_VARIANT = {s.variant: s for s in RULE_SETS}
+_BY_PREFIX = {s.code_prefix: s for s in RULE_SETS}
+
+for _set in RULE_SETS:
+    Position.register_rules(_set.rules)
+
+
+def rule_set(game: str, letter: str) -> RuleSet:
+    """The rule set of code letters ``YU`` + ``C``; ``KeyError`` if unknown."""
+    return _BY_LETTERS[(game, letter)]
+
+
+def by_variant(variant: str) -> RuleSet:
+    """The rule set of a variant id such as ``forty-thieves``; ``KeyError`` if unknown."""
+    return _BY_VARIANT[variant]
+
+
+def by_prefix(prefix: str) -> RuleSet:
+    """The rule set of ``YU1-C``; ``KeyError`` if unknown."""
+    return _BY_PREFIX[prefix]
+
+
+def rule_letters(game: str) -> dict[str, str]:
+    """The rule letters a game accepts and their names: ``{"C": "classic", "R": "relaxed"}``."""
+    return {s.letter: s.rules_name for s in RULE_SETS if s.game.letters == game}
