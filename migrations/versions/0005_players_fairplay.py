@@ -2,7 +2,7 @@
 the player, ranked, flags, per-action times, copy_of and vouched_by; status gains ``review``
 
 Revision ID: 0005
-Revises: 0003
+Revises: 0004
 Create Date: 2026-12-01
 
 Every stored record is kept with every value it had. What the migration adds:

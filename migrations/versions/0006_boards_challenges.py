@@ -5,7 +5,7 @@ already stored (each player's best visible record per deal and per variant, and
 their running totals), so that the boards read the same before and after.
 
 Revision ID: 0006
-Revises: 0003
+Revises: 0005
 Create Date: 2026-12-01
 """
 
