@@ -101,7 +101,7 @@ def prepare_challenges(app: Any, server: LiveServer) -> None:
     """What the worker tier keeps ready: today's and this week's challenges on the deals played
     above (none for Yukon relaxed's week: "being prepared"), and two past daily challenges of
     Forty Thieves, yesterday's won by a record moved into its window."""
-    from datetime import datetime, timedelta, timezone
+    from datetime import UTC, datetime, timedelta
 
     from sqlalchemy import update
 
@@ -109,10 +109,11 @@ def prepare_challenges(app: Any, server: LiveServer) -> None:
     from api.challenges import window
     from api.models import BoardEntry, Challenge, Record
 
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     yesterday = window("daily", now)[0] - timedelta(days=1)
     response = app.test_client().post("/api/v1/records", json={
-        "code": "FT1-N-AAAAAAD", "player": "Väinö Mäkinen-Virtanen", "moves": " ".join(play_greedy("FT1-N-AAAAAAD", 25))})
+        "code": "FT1-N-AAAAAAD", "player": "Väinö Mäkinen-Virtanen",
+        "moves": " ".join(play_greedy("FT1-N-AAAAAAD", 25))})
     assert response.status_code == 201, response.get_data(as_text=True)
     server.records["past"] = past = response.get_json()
     plan = [("yukon-classic", "daily", "YU1-C-AAAAAAC"), ("yukon-classic", "weekly", "YU1-C-AAAAAAB"),
@@ -122,11 +123,13 @@ def prepare_challenges(app: Any, server: LiveServer) -> None:
         moved = yesterday + timedelta(hours=12)
         session.execute(update(Record).where(Record.id == past["id"]).values(received_at=moved))
         session.execute(update(BoardEntry).where(BoardEntry.record_id == past["id"]).values(received_at=moved))
-        challenges = [Challenge(variant=variant, kind=kind, starts_at=window(kind, now)[0], ends_at=window(kind, now)[1],
-                                code=code, candidate=0, par=40, par_line="", prepared_at=now)
+        challenges = [Challenge(variant=variant, kind=kind, starts_at=window(kind, now)[0],
+                                ends_at=window(kind, now)[1], code=code, candidate=0, par=40, par_line="",
+                                prepared_at=now)
                       for variant, kind, code in plan]
-        challenges += [Challenge(variant="forty-thieves", kind="daily", starts_at=start, ends_at=start + timedelta(days=1),
-                                 code=code, candidate=0, par=60, par_line="", prepared_at=start)
+        challenges += [Challenge(variant="forty-thieves", kind="daily", starts_at=start,
+                                 ends_at=start + timedelta(days=1), code=code, candidate=0, par=60, par_line="",
+                                 prepared_at=start)
                        for start, code in [(yesterday, "FT1-N-AAAAAAD"),
                                            (yesterday - timedelta(days=1), "FT1-N-AAAAAAE")]]
         session.add_all(challenges)
