@@ -511,6 +511,7 @@ def player(name: str) -> Any:
     stored = session.scalars(select(Record).where(Record.player_id == found.id)
                              .order_by(Record.id.desc()).limit(PLAYER_RECORDS)).all()
     return render("player.html", title=_("Player {name}", name=found.name), player=found,
+                  description=_("The records, statistics and challenge ranks of {name}.", name=found.name),
                   records=[(record, flag_texts(record)) for record in stored],
                   stats=stats.player_stats(session, found.name), challenge_ranks=stats.challenge_ranks(session, found.name))
 
@@ -591,7 +592,9 @@ def challenge_page(variant: str) -> Any:
         top = boards.page(session.connection(), boards.entry_board(f"challenge:{challenge.id}"), 1, None)
         past.append({"challenge": challenge, "winner": (with_records(top["ranked"]) or [None])[0]})
     return render("challenge.html", title=_("Challenges: {variant}", variant=_(VARIANT_TITLES[variant])),
-                  variant=variant, current=current, past=past)
+                  variant=variant, variants=VARIANTS, current=current, past=past,
+                  description=_("The daily and weekly challenge of {variant}: today's deal, its board and past "
+                                "challenges.", variant=_(VARIANT_TITLES[variant])))
 
 
 class _FieldError(Exception):

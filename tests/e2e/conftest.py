@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from e2e_helpers import MARKUP_NAME
+from e2e_helpers import LONG_NAME, MARKUP_NAME
 from tests.play import play_greedy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,12 +61,14 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
         ("kim", "김민지", "YU1-R-AAAAAB7", 20),
         # long names: words that must wrap, and one word as long as a name may be
         ("vaino", "Väinö Mäkinen-Virtanen", "FT1-N-AAAAAAC", 30),
-        ("long", "Hubert_Blaine_Wolfeschlegelstein", "YU1-C-AAAAAAC", 10),
+        ("long", LONG_NAME, "YU1-C-AAAAAAC", 10),
     ]:
         response = client.post("/api/v1/records", json={"code": code, "player": player,
                                                         "moves": " ".join(play_greedy(code, length))})
         assert response.status_code == 201, response.get_data(as_text=True)
         server.records[name] = response.get_json()
+    flagged_records(client, server)
+    prepare_challenges(app, server)
     http = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=http.serve_forever, name="e2e-server", daemon=True)
     thread.start()
@@ -78,6 +80,63 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
         thread.join(timeout=10)
         http.server_close()
         app.extensions["api.db"].dispose()
+
+
+def flagged_records(client: Any, server: LiveServer) -> None:
+    """Two flagged records of the long-named player: a copy of ann's log (unranked) and a game
+    played faster than people play (in review)."""
+    response = client.post("/api/v1/records", json={"code": "YU1-C-AAAAAAB", "player": LONG_NAME,
+                                                    "moves": server.records["ann"]["canonical"]})
+    assert response.status_code == 201 and response.get_json()["ranked"] is False, response.get_data(as_text=True)
+    server.records["copy"] = response.get_json()
+    moves = play_greedy("YU1-C-AAAAAAD", 12)
+    response = client.post("/api/v1/records", json={"code": "YU1-C-AAAAAAD", "player": LONG_NAME,
+                                                    "moves": " ".join(moves),
+                                                    "times": [40 * (i + 1) for i in range(len(moves))]})
+    assert response.status_code == 201 and response.get_json()["status"] == "review", response.get_data(as_text=True)
+    server.records["fast"] = response.get_json()
+
+
+def prepare_challenges(app: Any, server: LiveServer) -> None:
+    """What the worker tier keeps ready: today's and this week's challenges on the deals played
+    above (none for Yukon relaxed's week: "being prepared"), and two past daily challenges of
+    Forty Thieves, yesterday's won by a record moved into its window."""
+    from datetime import UTC, datetime, timedelta
+
+    from sqlalchemy import update
+
+    from api import boards
+    from api.challenges import window
+    from api.models import BoardEntry, Challenge, Record
+
+    now = datetime.now(UTC)
+    yesterday = window("daily", now)[0] - timedelta(days=1)
+    response = app.test_client().post("/api/v1/records", json={
+        "code": "FT1-N-AAAAAAD", "player": "Väinö Mäkinen-Virtanen",
+        "moves": " ".join(play_greedy("FT1-N-AAAAAAD", 25))})
+    assert response.status_code == 201, response.get_data(as_text=True)
+    server.records["past"] = past = response.get_json()
+    plan = [("yukon-classic", "daily", "YU1-C-AAAAAAC"), ("yukon-classic", "weekly", "YU1-C-AAAAAAB"),
+            ("yukon-relaxed", "daily", "YU1-R-AAAAAB7"),
+            ("forty-thieves", "daily", "FT1-N-AAAAAAB"), ("forty-thieves", "weekly", "FT1-N-AAAAAAC")]
+    with app.extensions["api.db"].sessions() as session:
+        moved = yesterday + timedelta(hours=12)
+        session.execute(update(Record).where(Record.id == past["id"]).values(received_at=moved))
+        session.execute(update(BoardEntry).where(BoardEntry.record_id == past["id"]).values(received_at=moved))
+        challenges = [Challenge(variant=variant, kind=kind, starts_at=window(kind, now)[0],
+                                ends_at=window(kind, now)[1], code=code, candidate=0, par=40, par_line="",
+                                prepared_at=now)
+                      for variant, kind, code in plan]
+        challenges += [Challenge(variant="forty-thieves", kind="daily", starts_at=start,
+                                 ends_at=start + timedelta(days=1), code=code, candidate=0, par=60, par_line="",
+                                 prepared_at=start)
+                       for start, code in [(yesterday, "FT1-N-AAAAAAD"),
+                                           (yesterday - timedelta(days=1), "FT1-N-AAAAAAE")]]
+        session.add_all(challenges)
+        session.flush()
+        for challenge in challenges:
+            boards.fill_challenge(session.connection(), challenge.id)
+        session.commit()
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 import pytest
 from babel.messages.pofile import read_po
+from e2e_helpers import LONG_NAME
 
 from api.i18n import catalog_path
 from api.routes.pages import board_labels
@@ -43,6 +44,12 @@ def paths(live_server: Any) -> dict[str, tuple[str, int]]:
         "check-illegal": (ILLEGAL_CHECK, 200),
         "check-syntax": ("/check?code=YU1-C-AAAAAAB&moves=" + quote("T1>T2x"), 200),
         "check-bad-code": ("/check?code=YU1-Q-AAAAAAB&moves=S", 422),
+        # a player with ranked, copied (unranked) and in-review records, statistics and challenge ranks
+        "player": (f"/players/{LONG_NAME}", 200),
+        "player-words": ("/players/" + quote("Väinö Mäkinen-Virtanen"), 200),
+        # today's and this week's boards, the countdown and past challenges (one won, one not played)
+        "challenge-forty-thieves": ("/challenges/forty-thieves", 200),
+        "challenge-yukon-relaxed": ("/challenges/yukon-relaxed", 200),  # the week's challenge being prepared
         "bad-deal": ("/deals/YU9-C-AAAAAAB", 404),
         "no-record": ("/records/999999", 404),
     }
@@ -82,7 +89,8 @@ def test_no_page_is_wider_than_the_screen(open_page, live_server, expect, screen
         if name.startswith("record") or name in ("check-illegal", "check-syntax"):
             viewer_ready(page, expect)
         assert page.evaluate(OVERFLOW) == [], (name, lang, width)
-        if width in (390, 1366) and name in ("home", "record-forty-thieves", "deal-forty-thieves", "check-illegal"):
+        if width in (390, 1366) and name in ("home", "record-forty-thieves", "deal-forty-thieves", "check-illegal",
+                                             "player", "challenge-forty-thieves"):
             screenshot(page, f"layout-{name}-{lang}-{width}")
         page.context.close()
 
@@ -252,6 +260,59 @@ def test_the_pages_without_javascript(open_page, live_server, expect, screenshot
     expect(page.locator("[data-verdict] h2")).to_have_text("✗ Illegal log")
     expect(page.locator("[data-check-viewer] .action.illegal")).to_have_text("T1>T2")
     screenshot(page, "check-no-script")
+
+
+def test_the_player_and_challenge_pages_without_javascript(open_page, live_server, expect, screenshot):
+    off = {"java_script_enabled": False}
+    records = live_server.records
+    page = open_page("/", **off)  # each leaderboard links its game's challenges, and so does the header
+    for variant in ("yukon-classic", "yukon-relaxed", "forty-thieves"):
+        link = page.locator(f"[data-variant={variant}] .panel-link a")
+        assert link.get_attribute("href") == f"/challenges/{variant}"
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Challenges").click()
+    expect(page).to_have_url(re.compile(r"/challenges/yukon-classic$"))
+    expect(page.locator("[data-challenge=daily] td.player")).to_have_text(LONG_NAME)
+
+    page = open_page("/challenges/forty-thieves", **off)
+    daily, weekly = page.locator("[data-challenge=daily]"), page.locator("[data-challenge=weekly]")
+    expect(daily.locator("td.player a")).to_have_text("pekka")
+    assert daily.locator("td.player a").get_attribute("href") == "/players/pekka"
+    assert daily.locator("td.result a").get_attribute("href") == f"/records/{records['pekka']['id']}"
+    expect(weekly.locator("td.player")).to_have_text("Väinö Mäkinen-Virtanen")
+    expect(daily.locator(".countdown")).to_have_text(
+        re.compile(r"^Next challenge in \d+ h \d+ min \(\d{4}-\d\d-\d\d 00:00 UTC\)$"))
+    expect(daily).to_contain_text("Par: 40 moves")
+    past = page.locator(".past-challenges tbody tr")
+    expect(past).to_have_count(2)
+    expect(past.nth(0).locator("td.player")).to_have_text("Väinö Mäkinen-Virtanen")
+    expect(past.nth(0).locator("td.code")).to_have_text("FT1-N-AAAAAAD")
+    expect(past.nth(1)).to_contain_text("No record on this challenge yet.")
+    expect(open_page("/challenges/yukon-relaxed", **off).locator("[data-challenge=weekly] .notice")).to_contain_text(
+        "being prepared")
+
+    daily.locator("td.player a").click()  # a name on a board opens the player's page
+    expect(page.locator("h1")).to_have_text("Player pekka")
+
+    page = open_page(f"/records/{records['copy']['id']}", **off)  # the record's flags, and its player's page
+    expect(page.locator(".flags li")).to_have_text(
+        f"copy: the same log was stored earlier as record {records['ann']['id']}")
+    screenshot(page, "record-flags-no-script")
+    page.locator(".summary dd.player a").click()
+    expect(page.locator("h1")).to_have_text(f"Player {LONG_NAME}")
+    rows = page.locator("table.player-records tbody tr")
+    expect(rows).to_have_count(3)  # newest first: the fast game, the copy, the first game
+    expect(rows.nth(0)).to_contain_text("in review")
+    expect(rows.nth(0).locator(".flag-list li")).to_have_text(re.compile(r"^timing: "))
+    expect(rows.nth(1)).to_contain_text("unranked")
+    expect(rows.nth(1).locator(".flag-list li")).to_have_text(re.compile(r"^copy: "))
+    stats = page.locator(".player-stats tbody tr")
+    expect(stats).to_have_count(1)  # only ranked records count
+    expect(stats.locator("td[data-label=Games]")).to_have_text("1")
+    ranks = page.locator(".challenge-ranks tbody tr")
+    expect(ranks).to_have_count(1)
+    expect(ranks.locator("td[data-label=Rank]")).to_have_text("1 of 1")
+    assert ranks.locator("td.primary a").get_attribute("href") == "/challenges/yukon-classic"
+    screenshot(page, "player-no-script")
 
 
 def test_the_copy_buttons(open_page, live_server, expect):

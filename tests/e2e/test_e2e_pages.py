@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from e2e_helpers import MARKUP_NAME
@@ -53,10 +54,16 @@ def test_the_home_page_shows_the_three_leaderboards_with_names_as_text(open_page
     assert MARKUP_NAME in names and "ann" in names
     assert page.locator("main img").count() == 0  # the markup is text, not an element
     markup = live_server.records["markup"]
-    link = classic.locator("td.player a", has_text="onerror")
-    assert link.get_attribute("href") == f"/records/{markup['id']}"
+    link = classic.locator("td.player a", has_text="onerror")  # the name: the player's page
+    assert unquote(link.get_attribute("href")) == f"/players/{MARKUP_NAME}"
+    row = classic.locator("tbody tr", has=page.locator("td.player a", has_text="onerror"))
+    assert row.locator("td.result a").get_attribute("href") == f"/records/{markup['id']}"  # the result: the record
     screenshot(page, "home")
     link.click()
+    expect(page.locator("h1")).to_have_text(f"Player {MARKUP_NAME}")
+    assert page.locator("main img").count() == 0
+    page.go_back()
+    row.locator("td.result a").click()
     expect(page.locator("h1 .player")).to_have_text(MARKUP_NAME)
     assert page.locator("main img").count() == 0
     screenshot(page, "record-markup-name")

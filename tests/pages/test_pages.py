@@ -428,8 +428,9 @@ def test_the_leaderboards_are_in_the_page_itself(client, submit):
     classic = document.find("section", data_variant="yukon-classic")
     rows = classic.find("tbody").find_all("tr")
     assert [row.find("td", class_="player").text for row in rows] == ["Väinö Mäkinen", "ann"]
-    link = rows[0].find("td", class_="player").find("a")
-    assert link.attrs["href"] == f"/records/{first['id']}?lang=fi"
+    link = rows[0].find("td", class_="player").find("a")  # a name links to the player's page, the result to the record
+    assert link.attrs["href"] == "/players/V%C3%A4in%C3%B6%20M%C3%A4kinen?lang=fi"
+    assert rows[0].find("td", class_="result").find("a").attrs["href"] == f"/records/{first['id']}?lang=fi"
     assert rows[0].find("td", class_="code").find("a").attrs["href"] == "/deals/YU1-C-AAAAAAB?lang=fi"
     assert [td.attrs["data-label"] for td in rows[0].find_all("td")] == ["#", "Pelaaja", "Jako", "Pisteet",
                                                                        "Siirrot", "Lopputulos"]

@@ -61,5 +61,5 @@ def test_the_player_statistics_partial_renders_the_stats_and_the_rank_on_each_ch
         g.lang, g.explicit_lang = "ko", "ko"
         html = render_template("_player_stats.html", stats=stats, challenge_ranks=ranks,
                                **pages._template_helpers())
-    assert "통계" in html and "<td class=\"num\">1</td>" in html
+    assert "통계" in html and "<td class=\"num\" data-label=\"게임 수\">1</td>" in html
     assert "도전별 순위" in html and f"2명 중 {ranks[0]['rank']}위" in html
