@@ -25,12 +25,12 @@ from sqlalchemy.orm import Session
 
 from engine import GameCode, InvalidCodeError
 
-from .fairplay import pack_times, unpack_times
 from .models import STATUSES, Record, RecordStatus
 from .players import adopt
 from .problems import field_errors
-from .routes.records import log_hash
+from .records import log_hash
 from .schemas import StatusChangeSchema, StrictBoolean, StrictInteger
+from .times import pack_times, unpack_times
 
 #: records written or read per database round trip
 BATCH = 500
