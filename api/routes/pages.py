@@ -29,7 +29,7 @@ from sqlalchemy import select
 from engine import Card, Game, GameCode, IllegalActionError, InvalidActionError, InvalidCodeError, Position
 from engine.actions import Draw, Move, Undo, item_text, log_items, parse_action, parse_item
 from engine.cards import SUIT_CHARS, SUIT_SYMBOLS
-from engine.rules import UNDO_DEPTH
+from engine.rules import RULE_SETS, UNDO_DEPTH
 from verifier import replay
 
 from .. import assets, boards, challenges, db, stats
@@ -44,11 +44,7 @@ from .leaderboard import with_records
 bp = Blueprint("pages", __name__)
 
 #: the leaderboards of the home page, in this order
-VARIANTS = (
-    ("yukon-classic", N_("Yukon, classic rules")),
-    ("yukon-relaxed", N_("Yukon, relaxed rules")),
-    ("forty-thieves", N_("Forty Thieves")),
-)
+VARIANTS = tuple((rule_set.variant, rule_set.title) for rule_set in RULE_SETS)  # titles: msgids (api.i18n)
 VARIANT_TITLES = dict(VARIANTS)
 #: the longest log whose positions the replay viewer is given (each position is about half a kilobyte)
 MAX_FRAMES = 5000
