@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import difflib
 import statistics
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import and_, func, literal, select
@@ -147,7 +147,7 @@ def decide(session: Session, record: Record, status: str, actor: str, reason: st
         if record.status == "review" and status == "visible":
             record.ranked = not any(not f.get("review") for f in record.flags or [])
         record.status = status
-        record.history.append(RecordStatus(status=status, actor=actor, at=datetime.now(timezone.utc), reason=reason))
+        record.history.append(RecordStatus(status=status, actor=actor, at=datetime.now(UTC), reason=reason))
     return record
 
 
@@ -177,7 +177,7 @@ def hint_player(session: Session) -> Player:
 
 def log_hint(session: Session, player: Player, code: str, actions: int, position: str) -> None:
     """Store a hint given (who, which deal, when, at which position)."""
-    session.add(Hint(player_id=player.id, code=code, at=datetime.now(timezone.utc), actions=actions,
+    session.add(Hint(player_id=player.id, code=code, at=datetime.now(UTC), actions=actions,
                      position=position))
     session.commit()
 

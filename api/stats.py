@@ -14,7 +14,7 @@ Each figure, over the player's eligible records of the variant (visible and rank
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
@@ -38,7 +38,7 @@ def streaks(days: list[date], today: date) -> tuple[int, int]:
 def player_stats(session: Session, player: str, variant: str | None = None,
                  moment: datetime | None = None) -> list[dict[str, Any]]:
     """The player's figures per variant (those where they have records or won a daily challenge)."""
-    today = (moment or datetime.now(timezone.utc)).astimezone(timezone.utc).date()
+    today = (moment or datetime.now(UTC)).astimezone(UTC).date()
     totals = session.scalars(select(PlayerStats).where(PlayerStats.player == player, *(
         () if variant is None else (PlayerStats.variant == variant,)))).all()
     won_days = session.execute(
@@ -53,8 +53,8 @@ def player_stats(session: Session, player: str, variant: str | None = None,
     by_variant = {row.variant: row for row in totals}
     out = []
     for name in sorted(set(by_variant) | set(days)):
-        row = by_variant.get(name)
-        games, wins = (row.games, row.wins) if row else (0, 0)
+        totals_row = by_variant.get(name)
+        games, wins = (totals_row.games, totals_row.wins) if totals_row else (0, 0)
         current, best = streaks(days.get(name, []), today)
         out.append({"variant": name, "games": games, "wins": wins,
                     "win_rate": round(wins / games, 4) if games else None,

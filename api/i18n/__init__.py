@@ -17,7 +17,7 @@ A missing or empty translation falls back to English.
 from __future__ import annotations
 
 import gettext as _gettext
-from functools import lru_cache
+from functools import cache
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -62,7 +62,7 @@ def catalog_path(lang: str) -> Path:
     return HERE / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
 
 
-@lru_cache(maxsize=None)
+@cache
 def translations(lang: str) -> _gettext.NullTranslations:
     """The translations of ``lang`` (English: none, every text is its own message id)."""
     if lang not in LANGUAGES:
@@ -170,7 +170,7 @@ def card_name(lang: str, card: Card | str) -> str:
                    suit=gettext(lang, SUIT_WORDS[card.suit]))
 
 
-@lru_cache(maxsize=None)
+@cache
 def card_names(lang: str) -> dict[str, str]:
     """Every card's text (``TD``) → its name in ``lang``."""
     from engine import DECK

@@ -8,11 +8,11 @@ import re
 from typing import Any
 
 import pytest
-from e2e_helpers import MARKUP_NAME
 
 from api.i18n import card_name, rule_message
 from api.routes.pages import board_labels, board_view
 from engine import Game
+from tests.e2e.e2e_helpers import MARKUP_NAME
 from verifier import replay
 
 
