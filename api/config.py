@@ -335,4 +335,4 @@ def rst_table() -> str:
     return "\n".join([rule, line(("variable", "meaning", "default")), rule, *map(line, rows), rule])
 
 
-__doc__ = f"{__doc__}\n{rst_table()}\n"
+__doc__ = f"{__doc__ or ''}\n{rst_table()}\n"

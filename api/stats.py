@@ -48,13 +48,13 @@ def player_stats(session: Session, player: str, variant: str | None = None,
                *(() if variant is None else (Challenge.variant == variant,)))
         .order_by(Challenge.starts_at)).all()
     days: dict[str, list[date]] = {}
-    for row in won_days:
-        days.setdefault(row.variant, []).append(row.starts_at.date())
+    for won in won_days:
+        days.setdefault(won.variant, []).append(won.starts_at.date())
     by_variant = {row.variant: row for row in totals}
     out = []
     for name in sorted(set(by_variant) | set(days)):
-        totals_row = by_variant.get(name)
-        games, wins = (totals_row.games, totals_row.wins) if totals_row else (0, 0)
+        row = by_variant.get(name)
+        games, wins = (row.games, row.wins) if row else (0, 0)
         current, best = streaks(days.get(name, []), today)
         out.append({"variant": name, "games": games, "wins": wins,
                     "win_rate": round(wins / games, 4) if games else None,
