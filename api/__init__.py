@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from flask import Flask, Request
 from sqlalchemy import make_url
@@ -66,7 +66,7 @@ class ServiceRequest(Request):
     def stream(self) -> IO[bytes]:
         limit = self.max_content_length
         if self.content_length is None and limit is not None and "wsgi.input_terminated" in self.environ:
-            return BoundedBody(self.environ["wsgi.input"], limit)
+            return cast(IO[bytes], BoundedBody(self.environ["wsgi.input"], limit))
         return get_input_stream(self.environ, max_content_length=limit)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from flask import current_app, request
 from sqlalchemy import select
@@ -68,7 +68,7 @@ def create_key(session: Session, name: str, admin: bool = False, vouch: bool = F
     if session.scalar(select(ApiKey).where(ApiKey.name == name)) is not None:
         raise ApiKeyError(f"there is already a key named {name!r} (names are never reused, even after revoking)")
     token = new_token()
-    key = ApiKey(name=name, key_hash=hash_token(token), admin=admin, vouch=vouch, created_at=datetime.now(timezone.utc))
+    key = ApiKey(name=name, key_hash=hash_token(token), admin=admin, vouch=vouch, created_at=datetime.now(UTC))
     session.add(key)
     session.commit()
     return key, token
@@ -80,7 +80,7 @@ def revoke_key(session: Session, name: str) -> ApiKey:
     if key is None:
         raise ApiKeyError(f"there is no key named {name!r}")
     if key.revoked_at is None:
-        key.revoked_at = datetime.now(timezone.utc)
+        key.revoked_at = datetime.now(UTC)
         session.commit()
     return key
 

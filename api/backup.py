@@ -7,7 +7,8 @@ gets keys of its own.
 
 Importing reads the file line by line (a batch of records in memory at a time),
 checks every line (types, the code, the log's hash, the status and its history)
-and runs in one transaction: a bad line names itself and nothing is imported. Into an empty database the records keep their ids; into one that
+and runs in one transaction: a bad line names itself and nothing is imported. Into an empty
+database the records keep their ids; into one that
 already has records they get new ids, and a record that is already there (the
 same player, code and log hash) is skipped and reported, never stored twice.
 """
@@ -25,12 +26,12 @@ from sqlalchemy.orm import Session
 
 from engine import GameCode, InvalidCodeError
 
-from .fairplay import pack_times, unpack_times
 from .models import STATUSES, Record, RecordStatus
 from .players import adopt
 from .problems import field_errors
-from .routes.records import log_hash
+from .records import log_hash
 from .schemas import StatusChangeSchema, StrictBoolean, StrictInteger
+from .times import pack_times, unpack_times
 
 #: records written or read per database round trip
 BATCH = 500

@@ -30,11 +30,28 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import (BigInteger, ColumnElement, Connection, String, and_, bindparam, case, cast, delete, event, func,
-                        inspect, literal, or_, select, tuple_, union_all)
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Connection,
+    String,
+    and_,
+    bindparam,
+    case,
+    cast,
+    delete,
+    event,
+    func,
+    inspect,
+    literal,
+    or_,
+    select,
+    tuple_,
+    union_all,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 
 from .models import BoardEntry, Challenge, PlayerStats, Record, Standing, UTCDateTime
@@ -150,7 +167,7 @@ def store_with_upkeep() -> Any:
         return _UPKEEP["store"]
     table = Record.__table__
     columns = [column.name for column in table.columns if not column.primary_key]
-    stored = (postgresql.insert(table).values({name: bindparam(name, type_=table.c[name].type) for name in columns})
+    stored = (postgresql.insert(table).values({name: bindparam(name, type_=table.c[name].type) for name in columns})  # type: ignore[arg-type]
               .on_conflict_do_nothing(index_elements=["player", "code", "log_hash"])
               .returning(*table.c).cte("stored"))
     entries = _entries_upsert(postgresql.insert, board_rows(source=stored).subquery()).returning(
@@ -176,7 +193,7 @@ def record_stored(connection: Connection, record_id: int) -> None:
     added to the player's totals; a changed challenge entry changes the player's
     standing. Runs in the caller's transaction; an ineligible record changes nothing."""
     entries, totals = _upkeep_statements(connection.dialect.name)
-    changed = connection.execute(entries, {"record_id": record_id}).all()
+    changed: Sequence[Any] = connection.execute(entries, {"record_id": record_id}).all()
     if totals is not None:
         connection.execute(totals, {"record_id": record_id})
     for challenge_id, player in changed:
@@ -291,7 +308,7 @@ def fill_challenge(connection: Connection, challenge_id: int) -> None:
                                    order_by=(rows.c.sort_key, rows.c.received_at, rows.c.record_id)).label("place")
     ranked = select(*(rows.c[name] for name in _ENTRY_COLUMNS), place).where(
         rows.c.challenge_id == challenge_id).subquery()
-    players = connection.execute(_insert(connection)(BoardEntry).from_select(
+    players: Sequence[str] = connection.execute(_insert(connection)(BoardEntry).from_select(
         _ENTRY_COLUMNS, select(*(ranked.c[name] for name in _ENTRY_COLUMNS)).where(ranked.c.place == 1))
         .returning(BoardEntry.player)).scalars().all()
     for player in players:
@@ -354,7 +371,7 @@ def decode_cursor(text: str, kinds: Sequence[type]) -> list[Any]:
                 raise BadCursor("not a cursor this server handed out") from None
             if value.tzinfo is None:
                 raise BadCursor("not a cursor this server handed out")
-            value = value.astimezone(timezone.utc)
+            value = value.astimezone(UTC)
         elif kind is int:
             if isinstance(value, bool) or not isinstance(value, int) or abs(value) >= 2 ** 63:
                 raise BadCursor("not a cursor this server handed out")
@@ -407,7 +424,7 @@ def _page_of(board: Board, ranked: list[tuple[int, Any]], more: bool, start: int
     return {"ranked": ranked, "has_more": more, "next_cursor": next_cursor}
 
 
-def _count_where(condition: ColumnElement[bool]) -> Any:
+def _count_where(condition: ColumnElement[bool]) -> ColumnElement[int]:
     return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
 
 

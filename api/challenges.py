@@ -35,7 +35,7 @@ import hashlib
 import logging
 import random
 from collections.abc import Iterator
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from sqlalchemy import func, literal, select, tuple_, update
@@ -60,10 +60,10 @@ SAFETY_SECONDS = 600.0
 
 def window(kind: str, moment: datetime) -> tuple[datetime, datetime]:
     """The window of the ``kind`` challenge running at ``moment``: (start, end), UTC."""
-    day = moment.astimezone(timezone.utc).date()
+    day = moment.astimezone(UTC).date()
     if kind == "weekly":
         day -= timedelta(days=day.weekday())
-    start = datetime.combine(day, time(0), timezone.utc)
+    start = datetime.combine(day, time(0), UTC)
     return start, start + timedelta(days=1 if kind == "daily" else 7)
 
 
@@ -154,6 +154,7 @@ def prepare(session: Session, variant: str, kind: str, moment: datetime, budget:
         answer = search(session, code, budget)
         if answer.status != WINNABLE:
             continue
+        assert answer.solution is not None  # a winnable answer holds its line
         line = shorten(code, answer.solution.split())
         challenge = Challenge(variant=variant, kind=kind, starts_at=start, ends_at=end, code=str(code),
                               candidate=index, par=replay(code, line).moves, par_line=" ".join(line),
@@ -176,7 +177,7 @@ def prepare_challenges(session: Session, day: date, budget: Budget, count: int, 
     (the worker tier runs this before ``next_reset``, so the next deal is ready in time)."""
     prepared = []
     for offset in range(ahead + 1):
-        moment = datetime.combine(day + timedelta(days=offset), time(12), timezone.utc)
+        moment = datetime.combine(day + timedelta(days=offset), time(12), UTC)
         for variant in BY_VARIANT:
             for kind in KINDS:
                 prepared.append(prepare(session, variant, kind, moment, budget, count))

@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import IO, Any
 
 import click
@@ -25,10 +25,10 @@ from sqlalchemy import func, select
 
 import engine
 
+from . import tasks
 from .auth import ApiKeyError, create_key, revoke_key
 from .backup import BackupError, begin_snapshot, count_records, export_records, import_records
 from .db import alembic_config, get_db
-from . import tasks
 from .fairplay import decide, review_queue
 from .models import STATUSES, ApiKey, Record
 from .players import issue_token
@@ -61,7 +61,8 @@ def rebuild_boards() -> None:
 def _state(revisions: frozenset[str], heads: frozenset[str]) -> str:
     if not revisions:
         return "empty (no migration applied)"
-    return ", ".join(sorted(revisions)) + (" (head)" if revisions == heads else f" (head is {', '.join(sorted(heads))})")
+    head = " (head)" if revisions == heads else f" (head is {', '.join(sorted(heads))})"
+    return ", ".join(sorted(revisions)) + head
 
 
 @db_cli.command("upgrade")
@@ -180,12 +181,11 @@ def records_import(source: IO[str], progress: bool | None) -> None:
     has records they get new ids, and those already stored (same player, code
     and log) are skipped and listed. A bad line stops the import and nothing
     is stored."""
-    with get_db().sessions() as session:
-        with _progress(_count_lines(source), "importing", progress) as advance:
-            try:
-                report = import_records(session, source, advance)  # read line by line, never whole
-            except BackupError as error:
-                raise click.ClickException(f"{error}; nothing was imported") from None
+    with get_db().sessions() as session, _progress(_count_lines(source), "importing", progress) as advance:
+        try:
+            report = import_records(session, source, advance)  # read line by line, never whole
+        except BackupError as error:
+            raise click.ClickException(f"{error}; nothing was imported") from None
     ids = "ids kept" if report.kept_ids else "new ids: the database was not empty"
     click.echo(f"imported {report.imported} records ({ids}); skipped {len(report.duplicates)} duplicates")
     for duplicate in report.duplicates:
@@ -349,7 +349,7 @@ def prepare_command(day: datetime | None, ahead: int) -> None:
     Exit status 1 if a window has no candidate proved winnable."""
     from .challenges import prepare_challenges
 
-    first = (day.date() if day else datetime.now(timezone.utc).date())
+    first = (day.date() if day else datetime.now(UTC).date())
     with get_db().sessions() as session:
         prepared = prepare_challenges(session, first, _budget(), current_app.config["CHALLENGE_CANDIDATES"], ahead)
         for challenge in prepared:

@@ -1,74 +1,16 @@
 """Settings from the environment, read once when the app is created.
 
-=========================  ==============================================  ===============================
-variable                   meaning                                         default
-=========================  ==============================================  ===============================
-``DATABASE_URL``           SQLAlchemy URL; ``postgres://`` and             SQLite file
-                           ``postgresql://`` use psycopg 3                 ``instance/records.sqlite3``
-``AUTO_MIGRATE``           upgrade the schema to head on start             ``1``
-``MAX_CONTENT_LENGTH``     largest request body, in bytes (else 413)       ``1048576`` (1 MiB)
-``MAX_LOG_ACTIONS``        most actions in one move log (else 422)         ``5000``
-``MAX_PLAYER_LENGTH``      longest player name, after trimming (≤ 64)      ``32``
-``MAX_PAGE_SIZE``          largest ``page_size`` and leaderboard ``limit``  ``100``
-``API_KEYS_REQUIRED``      ``POST /records`` needs an API key              on, except in debug mode
-``RATELIMIT_ENABLED``      rate limits on or off                           ``1``
-``RATELIMIT_STORAGE_URI``  where the counters live: ``memory://`` (one     ``memory://``
-                           process) or ``redis://host:port/db`` (shared)
-``RATELIMIT_PER_CLIENT``   requests per client IP, all endpoints           ``300 per minute``
-``RATELIMIT_WRITES``       writes per API key (per IP without a key)       ``60 per minute``
-``RATELIMIT_KEY_PREFIX``   prefix of the counters' keys in the storage     ``solitaire-verifier``
-``TRUSTED_PROXIES``        proxies in front that set ``X-Forwarded-For``   ``0``
-``LOG_LEVEL``              level of the JSON log on stderr                 ``INFO``
-``SOLVER_ENABLED``         run searches (off: stored answers only)         ``1``
-``SOLVER_BUDGET_SECONDS``  time budget of a deal's search                  ``10``
-``SOLVER_BUDGET_NODES``    node budget of a deal's search (empty: none)    none
-``SOLVER_QUEUE_SIZE``      searches waiting or running, all clients and    ``64``
-                           web processes together (more: 503)
-``SOLVER_STALE_SECONDS``   a pending search older than this is started     ``300``
-                           again (it was lost in a crash or restart)
-``SOLVER_HINT_SECONDS``    time budget of a hint's search                  ``2``
-``SOLVER_HINT_NODES``      node budget of a hint's search (empty: none)    none
-``RATELIMIT_SOLVER``       searches started per client IP (hints, new      ``30 per minute``
-                           deals), on top of ``RATELIMIT_PER_CLIENT``
-``DATABASE_CONNECT_TIMEOUT``  PostgreSQL: seconds to open a connection       ``3``
-                           (whole seconds, at least 2)
-``DATABASE_STATEMENT_TIMEOUT``  PostgreSQL: the server cancels a statement     ``5``
-                           after this; the client gives up on any answer
-                           one second later (a partition: 503)
-``DATABASE_POOL_TIMEOUT``  seconds a request waits for a pooled            ``3``
-                           connection when all are in use (then 503)
-``READYZ_TIMEOUT``         seconds ``/readyz`` waits for the database      ``2``
-                           before answering 503
-``FRAMES_CACHE_BYTES``     memory for records' frames, gzipped, per        ``33554432`` (32 MiB)
-                           process (``0``: no cache)
-``FRAMES_MAX_ACTIONS``     most actions of a log posted to                 ``1000``
-                           ``/frames.json`` (else 422)
-``CELERY_BROKER_URL``      the worker tier's broker (``redis://…`` or      none: searches run in the
-                           ``amqp://…``); unset: embedded, one user only   request (embedded)
-``CELERY_RESULT_BACKEND``  where bulk tasks' results wait for the          the broker (Redis), ``rpc://``
-                           command that sent them                          (RabbitMQ)
-``CELERY_QUEUE_PREFIX``    prefix of the queues' names (and Redis keys)    ``solitaire-verifier``
-``CELERY_VISIBILITY_TIMEOUT``  a task taken by a worker that died is       ``600``
-                           given to another after this many seconds
-``SOLVER_PENDING_PER_CLIENT``  searches waiting or running per client      ``2``
-                           (API key, else IP; more: 429)
-``SOLVER_UNKNOWN_SECONDS`` an ``unknown`` answer is kept this long, then   ``86400``
-                           searched again on request
-``SOLVER_HINT_KEEP_SECONDS``   a hint's answer is kept this long           ``3600``
-``SOLVER_WORKER_MAX_MEMORY_MB``  a worker process is replaced after a      ``1500``
-                           task that left it larger than this
-``CHALLENGE_NODES``        positions a challenge candidate's search may    ``100000``
-                           examine (part of which deal is picked)
-``CHALLENGE_CANDIDATES``   candidates tried per challenge window           ``16``
-``WINNABLE_POOL_SIZE``     deals proved winnable kept per variant for      ``200``
-                           ``GET /deals/random?winnable=true``
-=========================  ==============================================  ===============================
+Each setting is declared once, in :data:`SETTINGS`: its name, default, parse rule and
+meaning. :func:`load_settings` parses from it, and the table below and the README's
+(``python -m tools.settings_table``) are made from it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -198,121 +140,199 @@ def time_limits(budget_seconds: float) -> tuple[float, float]:
     return soft, soft + 3
 
 
-def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None,
-                  environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The app's settings: the environment, then ``overrides`` (``create_app(config)``), checked."""
-    env = os.environ if environ is None else environ
-    default_db = "sqlite:///" + str(Path(instance_path) / "records.sqlite3")
-    raw: dict[str, Any] = {
-        "DATABASE_URL": env.get("DATABASE_URL") or default_db,
-        "AUTO_MIGRATE": env.get("AUTO_MIGRATE", "1"),
-        "MAX_CONTENT_LENGTH": env.get("MAX_CONTENT_LENGTH", 1024 * 1024),
-        "MAX_LOG_ACTIONS": env.get("MAX_LOG_ACTIONS", 5000),
-        "MAX_PLAYER_LENGTH": env.get("MAX_PLAYER_LENGTH", 32),
-        "MAX_PAGE_SIZE": env.get("MAX_PAGE_SIZE", 100),
-        "API_KEYS_REQUIRED": env.get("API_KEYS_REQUIRED"),
-        "RATELIMIT_ENABLED": env.get("RATELIMIT_ENABLED", "1"),
-        "RATELIMIT_STORAGE_URI": env.get("RATELIMIT_STORAGE_URI") or "memory://",
-        "RATELIMIT_PER_CLIENT": env.get("RATELIMIT_PER_CLIENT") or "300 per minute",
-        "RATELIMIT_WRITES": env.get("RATELIMIT_WRITES") or "60 per minute",
-        "RATELIMIT_KEY_PREFIX": env.get("RATELIMIT_KEY_PREFIX", "solitaire-verifier"),
-        "TRUSTED_PROXIES": env.get("TRUSTED_PROXIES", "0"),
-        "LOG_LEVEL": env.get("LOG_LEVEL", "INFO"),
-        "SOLVER_ENABLED": env.get("SOLVER_ENABLED", "1"),
-        "SOLVER_BUDGET_SECONDS": env.get("SOLVER_BUDGET_SECONDS", "10"),
-        "SOLVER_BUDGET_NODES": env.get("SOLVER_BUDGET_NODES"),
-        "SOLVER_QUEUE_SIZE": env.get("SOLVER_QUEUE_SIZE", "64"),
-        "SOLVER_STALE_SECONDS": env.get("SOLVER_STALE_SECONDS", "300"),
-        "SOLVER_HINT_SECONDS": env.get("SOLVER_HINT_SECONDS", "2"),
-        "SOLVER_HINT_NODES": env.get("SOLVER_HINT_NODES"),
-        "RATELIMIT_SOLVER": env.get("RATELIMIT_SOLVER") or "30 per minute",
-        "DATABASE_CONNECT_TIMEOUT": env.get("DATABASE_CONNECT_TIMEOUT", "3"),
-        "DATABASE_STATEMENT_TIMEOUT": env.get("DATABASE_STATEMENT_TIMEOUT", "5"),
-        "DATABASE_POOL_TIMEOUT": env.get("DATABASE_POOL_TIMEOUT", "3"),
-        "READYZ_TIMEOUT": env.get("READYZ_TIMEOUT", "2"),
-        "FRAMES_CACHE_BYTES": env.get("FRAMES_CACHE_BYTES", str(32 * 1024 * 1024)),
-        "FRAMES_MAX_ACTIONS": env.get("FRAMES_MAX_ACTIONS", "1000"),
-        "CELERY_BROKER_URL": env.get("CELERY_BROKER_URL"),
-        "CELERY_RESULT_BACKEND": env.get("CELERY_RESULT_BACKEND"),
-        "CELERY_QUEUE_PREFIX": env.get("CELERY_QUEUE_PREFIX", "solitaire-verifier"),
-        "CELERY_VISIBILITY_TIMEOUT": env.get("CELERY_VISIBILITY_TIMEOUT", "600"),
-        "SOLVER_PENDING_PER_CLIENT": env.get("SOLVER_PENDING_PER_CLIENT", "2"),
-        "SOLVER_UNKNOWN_SECONDS": env.get("SOLVER_UNKNOWN_SECONDS", "86400"),
-        "SOLVER_HINT_KEEP_SECONDS": env.get("SOLVER_HINT_KEEP_SECONDS", "3600"),
-        "SOLVER_WORKER_MAX_MEMORY_MB": env.get("SOLVER_WORKER_MAX_MEMORY_MB", "1500"),
-        "CHALLENGE_NODES": env.get("CHALLENGE_NODES", "100000"),
-        "CHALLENGE_CANDIDATES": env.get("CHALLENGE_CANDIDATES", "16"),
-        "WINNABLE_POOL_SIZE": env.get("WINNABLE_POOL_SIZE", "200"),
-    }
-    raw.update(overrides or {})
-    level = str(raw["LOG_LEVEL"]).strip().upper()
+def parse_log_level(name: str, value: Any) -> str:
+    level = str(value).strip().upper()
     if level not in _LEVELS:
-        raise ConfigError(f"LOG_LEVEL={raw['LOG_LEVEL']!r}: expected one of {', '.join(sorted(_LEVELS))}")
-    proxies = raw["TRUSTED_PROXIES"]
-    proxies = 0 if str(proxies).strip() in ("", "0") else parse_positive_int("TRUSTED_PROXIES", proxies, most=10)
-    budget = parse_seconds("SOLVER_BUDGET_SECONDS", raw["SOLVER_BUDGET_SECONDS"])
-    stale = parse_seconds("SOLVER_STALE_SECONDS", raw["SOLVER_STALE_SECONDS"])
+        raise ConfigError(f"{name}={value!r}: expected one of {', '.join(sorted(_LEVELS))}")
+    return level
+
+
+def parse_proxies(name: str, value: Any) -> int:
+    """How many proxies set ``X-Forwarded-For``: ``0`` (or empty) to 10."""
+    return 0 if str(value).strip() in ("", "0") else parse_positive_int(name, value, most=10)
+
+
+def parse_cache_bytes(name: str, value: Any) -> int:
+    """A cache size in bytes, ``0`` for none."""
+    return 0 if str(value).strip() == "0" else parse_positive_int(name, value)
+
+
+def parse_database_url(name: str, value: Any) -> str:
+    return normalize_database_url(str(value).strip())
+
+
+def parse_text(name: str, value: Any) -> str:
+    return str(value).strip()
+
+
+def parse_optional_text(name: str, value: Any) -> str | None:
+    """Text, or ``None`` for ``None`` or empty (``CELERY_RESULT_BACKEND``: then made from the broker)."""
+    return str(value).strip() if value and str(value).strip() else None
+
+
+def parse_queue_prefix(name: str, value: Any) -> str:
+    prefix = str(value).strip()
+    if not prefix or not all(c.isalnum() or c in "-_." for c in prefix):
+        raise ConfigError(f"{name}={value!r}: expected letters, digits, '-', '_' or '.'")
+    return prefix
+
+
+def _instance_database(instance_path: str) -> str:
+    return "sqlite:///" + str(Path(instance_path) / "records.sqlite3")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One environment variable: ``default`` is used when it is unset (also when empty, with
+    ``blank_is_default``; a callable default is given the instance path); ``parse(name, value)``
+    checks and converts it; ``meaning`` and ``default_text`` (Markdown) are its documentation."""
+
+    name: str
+    default: Any
+    parse: Callable[[str, Any], Any]
+    meaning: str
+    default_text: str
+    blank_is_default: bool = False
+
+
+_MB = 1024 * 1024
+#: every setting, in the order the docs list them (new ones go at the end)
+SETTINGS: tuple[Setting, ...] = (
+    Setting("DATABASE_URL", _instance_database, parse_database_url,
+            "SQLAlchemy URL of the records database; `postgres://…` and `postgresql://…` use psycopg 3",
+            "SQLite file `instance/records.sqlite3`", blank_is_default=True),
+    Setting("AUTO_MIGRATE", "1", parse_bool,
+            "upgrade the schema to the latest migration on start (`1`/`0`, `true`/`false`)", "`1`"),
+    Setting("MAX_CONTENT_LENGTH", _MB, parse_positive_int,
+            "largest request body in bytes (larger: 413)", "`1048576` (1 MiB)"),
+    Setting("MAX_LOG_ACTIONS", 5000, parse_positive_int, "most actions in one move log (more: 422)", "`5000`"),
+    Setting("MAX_PLAYER_LENGTH", 32, partial(parse_positive_int, most=PLAYER_COLUMN_LENGTH),
+            f"longest player name, after trimming white space (at most {PLAYER_COLUMN_LENGTH})", "`32`"),
+    Setting("MAX_PAGE_SIZE", 100, partial(parse_positive_int, most=PAGE_SIZE_CEILING),
+            f"largest `page_size` of the record list and `limit` of the leaderboard (at most {PAGE_SIZE_CEILING})",
+            "`100`"),
+    Setting("API_KEYS_REQUIRED", None, parse_optional_bool,
+            "`POST /records` needs an API key (`1`/`0`; unset: yes, except in debug mode)", "unset"),
+    Setting("RATELIMIT_ENABLED", "1", parse_bool, "rate limits on or off", "`1`"),
+    Setting("RATELIMIT_STORAGE_URI", "memory://", parse_storage_uri,
+            "where the counters live: `memory://` (one process) or `redis://host:6379/0` (shared by every worker "
+            "and instance)", "`memory://`", blank_is_default=True),
+    Setting("RATELIMIT_PER_CLIENT", "300 per minute", parse_rate_limit,
+            "requests per client IP, all endpoints and pages together (health probes and static files exempt)",
+            "`300 per minute`", blank_is_default=True),
+    Setting("RATELIMIT_WRITES", "60 per minute", parse_rate_limit,
+            "record submissions and status changes per API key (per IP without a key)", "`60 per minute`",
+            blank_is_default=True),
+    Setting("RATELIMIT_KEY_PREFIX", "solitaire-verifier", parse_text,
+            "prefix of the counters in a shared storage", "`solitaire-verifier`"),
+    Setting("TRUSTED_PROXIES", "0", parse_proxies,
+            "how many proxies in front set `X-Forwarded-For` (for the client IP; at most 10)", "`0`"),
+    Setting("LOG_LEVEL", "INFO", parse_log_level, "level of the JSON log on stderr (`DEBUG` … `CRITICAL`)", "`INFO`"),
+    Setting("SOLVER_ENABLED", "1", parse_bool, "run solver searches (off: stored answers only, others 503)", "`1`"),
+    Setting("SOLVER_BUDGET_SECONDS", "10", parse_seconds, "time budget of a deal's search", "`10`"),
+    Setting("SOLVER_BUDGET_NODES", None, parse_optional_positive_int,
+            "node budget of a deal's search (empty: none)", "none"),
+    Setting("SOLVER_QUEUE_SIZE", "64", parse_positive_int,
+            "searches waiting or running, all clients and web processes together (more: 503)", "`64`"),
+    Setting("SOLVER_STALE_SECONDS", "300", parse_seconds,
+            "a search still pending after this is started again (it was lost in a crash or restart); longer than "
+            "`SOLVER_BUDGET_SECONDS`", "`300`"),
+    Setting("SOLVER_HINT_SECONDS", "2", parse_seconds, "time budget of a hint's search", "`2`"),
+    Setting("SOLVER_HINT_NODES", None, parse_optional_positive_int,
+            "node budget of a hint's search (empty: none)", "none"),
+    Setting("RATELIMIT_SOLVER", "30 per minute", parse_rate_limit,
+            "searches started per client IP (hints, and deals with no stored answer yet), on top of "
+            "`RATELIMIT_PER_CLIENT`", "`30 per minute`", blank_is_default=True),
+    Setting("DATABASE_CONNECT_TIMEOUT", "3", partial(parse_positive_int, most=3600),
+            "PostgreSQL: seconds to open a connection (whole seconds, at least 2)", "`3`"),
+    Setting("DATABASE_STATEMENT_TIMEOUT", "5", parse_seconds,
+            "PostgreSQL: seconds a statement may run (the server cancels it); the client gives up on any answer one "
+            "second later, so a database that stops answering is `503`, not a hang", "`5`"),
+    Setting("DATABASE_POOL_TIMEOUT", "3", parse_seconds,
+            "seconds a request waits for a pooled connection when all are in use (then `503`)", "`3`"),
+    Setting("READYZ_TIMEOUT", "2", parse_seconds,
+            "seconds `/api/v1/readyz` waits for the database before answering `503`", "`2`"),
+    Setting("FRAMES_CACHE_BYTES", str(32 * _MB), parse_cache_bytes,
+            "memory per process for the replay viewer's frames of records, gzipped (`0`: no cache)",
+            "`33554432` (32 MiB)"),
+    Setting("FRAMES_MAX_ACTIONS", "1000", partial(parse_positive_int, most=5000),
+            "most actions of a log posted to `/frames.json` (more: 422)", "`1000`"),
+    Setting("CELERY_BROKER_URL", None, parse_broker_url,
+            "the worker tier's broker, `redis://host:6379/db` or `amqp://user:password@host:5672//`; unset: the "
+            "embedded mode (searches run inside the request: one user only)", "unset"),
+    Setting("CELERY_RESULT_BACKEND", None, parse_optional_text,
+            "where re-verification ranges leave their results", "the broker (Redis), `rpc://` (RabbitMQ)"),
+    Setting("CELERY_QUEUE_PREFIX", "solitaire-verifier", parse_queue_prefix,
+            "prefix of the queue names (`<prefix>.hints`, `.searches`, `.bulk`) and of Celery's Redis keys",
+            "`solitaire-verifier`"),
+    Setting("CELERY_VISIBILITY_TIMEOUT", "600", parse_seconds,
+            "seconds after which a task of a worker that died goes to another worker (Redis); longer than a "
+            "search's hard time limit", "`600`"),
+    Setting("SOLVER_PENDING_PER_CLIENT", "2", parse_positive_int,
+            "searches one client (API key, else IP) may have waiting or running (more: 429)", "`2`"),
+    Setting("SOLVER_UNKNOWN_SECONDS", "86400", parse_seconds,
+            "an `unknown` answer is kept this long, then the deal is searched again", "`86400`"),
+    Setting("SOLVER_HINT_KEEP_SECONDS", "3600", parse_seconds,
+            "a hint's answer is kept (and can be polled) this long", "`3600`"),
+    Setting("SOLVER_WORKER_MAX_MEMORY_MB", "1500", parse_positive_int,
+            "a worker process left larger than this by a task is replaced", "`1500`"),
+    Setting("CHALLENGE_NODES", "100000", parse_positive_int,
+            "positions a challenge candidate's search may examine (part of which deal a challenge is)", "`100000`"),
+    Setting("CHALLENGE_CANDIDATES", "16", parse_positive_int,
+            "candidates tried per challenge window before giving up", "`16`"),
+    Setting("WINNABLE_POOL_SIZE", "200", parse_positive_int,
+            "deals proved winnable kept per variant for `GET /deals/random?winnable=true`", "`200`"),
+)
+
+
+def _from_environment(setting: Setting, env: Mapping[str, str], instance_path: str) -> Any:
+    value = env.get(setting.name)
+    if value is None or (setting.blank_is_default and not value):
+        return setting.default(instance_path) if callable(setting.default) else setting.default
+    return value
+
+
+def _check_together(settings: dict[str, Any], raw: Mapping[str, Any]) -> None:
+    """The checks between settings; fills in the result backend from the broker."""
+    budget, stale = settings["SOLVER_BUDGET_SECONDS"], settings["SOLVER_STALE_SECONDS"]
     if stale <= budget:
         raise ConfigError(f"SOLVER_STALE_SECONDS={raw['SOLVER_STALE_SECONDS']!r}: must be longer than "
                           f"SOLVER_BUDGET_SECONDS ({budget:g}), or running searches would be started again")
-    broker = parse_broker_url("CELERY_BROKER_URL", raw["CELERY_BROKER_URL"])
-    backend = raw["CELERY_RESULT_BACKEND"]
-    backend = str(backend).strip() if backend and str(backend).strip() else None
-    if backend is None and broker is not None:
-        backend = broker if broker.startswith(("redis://", "rediss://")) else "rpc://"
-    visibility = parse_seconds("CELERY_VISIBILITY_TIMEOUT", raw["CELERY_VISIBILITY_TIMEOUT"])
+    broker = settings["CELERY_BROKER_URL"]
+    if settings["CELERY_RESULT_BACKEND"] is None and broker is not None:
+        settings["CELERY_RESULT_BACKEND"] = broker if broker.startswith(("redis://", "rediss://")) else "rpc://"
     hard_limit = time_limits(budget)[1]
-    if visibility <= hard_limit:
+    if settings["CELERY_VISIBILITY_TIMEOUT"] <= hard_limit:
         raise ConfigError(f"CELERY_VISIBILITY_TIMEOUT={raw['CELERY_VISIBILITY_TIMEOUT']!r}: must be longer than a "
                           f"search's hard time limit ({hard_limit:g} s for SOLVER_BUDGET_SECONDS={budget:g}), or "
                           f"running searches would be handed to a second worker")
-    prefix = str(raw["CELERY_QUEUE_PREFIX"]).strip()
-    if not prefix or not all(c.isalnum() or c in "-_." for c in prefix):
-        raise ConfigError(f"CELERY_QUEUE_PREFIX={raw['CELERY_QUEUE_PREFIX']!r}: expected letters, digits, '-', '_' "
-                          f"or '.'")
-    return {
-        **raw,
-        "DATABASE_URL": normalize_database_url(str(raw["DATABASE_URL"]).strip()),
-        "AUTO_MIGRATE": parse_bool("AUTO_MIGRATE", raw["AUTO_MIGRATE"]),
-        "MAX_CONTENT_LENGTH": parse_positive_int("MAX_CONTENT_LENGTH", raw["MAX_CONTENT_LENGTH"]),
-        "MAX_LOG_ACTIONS": parse_positive_int("MAX_LOG_ACTIONS", raw["MAX_LOG_ACTIONS"]),
-        "MAX_PLAYER_LENGTH": parse_positive_int("MAX_PLAYER_LENGTH", raw["MAX_PLAYER_LENGTH"],
-                                                most=PLAYER_COLUMN_LENGTH),
-        "MAX_PAGE_SIZE": parse_positive_int("MAX_PAGE_SIZE", raw["MAX_PAGE_SIZE"], most=PAGE_SIZE_CEILING),
-        "API_KEYS_REQUIRED": parse_optional_bool("API_KEYS_REQUIRED", raw["API_KEYS_REQUIRED"]),
-        "RATELIMIT_ENABLED": parse_bool("RATELIMIT_ENABLED", raw["RATELIMIT_ENABLED"]),
-        "RATELIMIT_STORAGE_URI": parse_storage_uri("RATELIMIT_STORAGE_URI", raw["RATELIMIT_STORAGE_URI"]),
-        "RATELIMIT_PER_CLIENT": parse_rate_limit("RATELIMIT_PER_CLIENT", raw["RATELIMIT_PER_CLIENT"]),
-        "RATELIMIT_WRITES": parse_rate_limit("RATELIMIT_WRITES", raw["RATELIMIT_WRITES"]),
-        "RATELIMIT_KEY_PREFIX": str(raw["RATELIMIT_KEY_PREFIX"]).strip(),
-        "TRUSTED_PROXIES": proxies,
-        "LOG_LEVEL": level,
-        "SOLVER_ENABLED": parse_bool("SOLVER_ENABLED", raw["SOLVER_ENABLED"]),
-        "SOLVER_BUDGET_SECONDS": budget,
-        "SOLVER_BUDGET_NODES": parse_optional_positive_int("SOLVER_BUDGET_NODES", raw["SOLVER_BUDGET_NODES"]),
-        "SOLVER_QUEUE_SIZE": parse_positive_int("SOLVER_QUEUE_SIZE", raw["SOLVER_QUEUE_SIZE"]),
-        "SOLVER_STALE_SECONDS": stale,
-        "SOLVER_HINT_SECONDS": parse_seconds("SOLVER_HINT_SECONDS", raw["SOLVER_HINT_SECONDS"]),
-        "SOLVER_HINT_NODES": parse_optional_positive_int("SOLVER_HINT_NODES", raw["SOLVER_HINT_NODES"]),
-        "RATELIMIT_SOLVER": parse_rate_limit("RATELIMIT_SOLVER", raw["RATELIMIT_SOLVER"]),
-        "DATABASE_CONNECT_TIMEOUT": parse_positive_int("DATABASE_CONNECT_TIMEOUT", raw["DATABASE_CONNECT_TIMEOUT"],
-                                                       most=3600),
-        "DATABASE_STATEMENT_TIMEOUT": parse_seconds("DATABASE_STATEMENT_TIMEOUT", raw["DATABASE_STATEMENT_TIMEOUT"]),
-        "DATABASE_POOL_TIMEOUT": parse_seconds("DATABASE_POOL_TIMEOUT", raw["DATABASE_POOL_TIMEOUT"]),
-        "READYZ_TIMEOUT": parse_seconds("READYZ_TIMEOUT", raw["READYZ_TIMEOUT"]),
-        "FRAMES_CACHE_BYTES": 0 if str(raw["FRAMES_CACHE_BYTES"]).strip() == "0" else
-        parse_positive_int("FRAMES_CACHE_BYTES", raw["FRAMES_CACHE_BYTES"]),
-        "FRAMES_MAX_ACTIONS": parse_positive_int("FRAMES_MAX_ACTIONS", raw["FRAMES_MAX_ACTIONS"], most=5000),
-        "CELERY_BROKER_URL": broker,
-        "CELERY_RESULT_BACKEND": backend,
-        "CELERY_QUEUE_PREFIX": prefix,
-        "CELERY_VISIBILITY_TIMEOUT": visibility,
-        "SOLVER_PENDING_PER_CLIENT": parse_positive_int("SOLVER_PENDING_PER_CLIENT", raw["SOLVER_PENDING_PER_CLIENT"]),
-        "SOLVER_UNKNOWN_SECONDS": parse_seconds("SOLVER_UNKNOWN_SECONDS", raw["SOLVER_UNKNOWN_SECONDS"]),
-        "SOLVER_HINT_KEEP_SECONDS": parse_seconds("SOLVER_HINT_KEEP_SECONDS", raw["SOLVER_HINT_KEEP_SECONDS"]),
-        "SOLVER_WORKER_MAX_MEMORY_MB": parse_positive_int("SOLVER_WORKER_MAX_MEMORY_MB",
-                                                          raw["SOLVER_WORKER_MAX_MEMORY_MB"]),
-        "CHALLENGE_NODES": parse_positive_int("CHALLENGE_NODES", raw["CHALLENGE_NODES"]),
-        "CHALLENGE_CANDIDATES": parse_positive_int("CHALLENGE_CANDIDATES", raw["CHALLENGE_CANDIDATES"]),
-        "WINNABLE_POOL_SIZE": parse_positive_int("WINNABLE_POOL_SIZE", raw["WINNABLE_POOL_SIZE"]),
-    }
+
+
+def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None,
+                  environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The app's settings: the environment, then ``overrides`` (``create_app(config)``), checked.
+    Keys of ``overrides`` that are not settings pass through unchanged."""
+    env = os.environ if environ is None else environ
+    raw: dict[str, Any] = {setting.name: _from_environment(setting, env, instance_path) for setting in SETTINGS}
+    raw.update(overrides or {})
+    settings = {**raw, **{setting.name: setting.parse(setting.name, raw[setting.name]) for setting in SETTINGS}}
+    _check_together(settings, raw)
+    return settings
+
+
+def markdown_table() -> str:
+    """The README's table of the settings."""
+    rows = [f"| `{s.name}` | {s.meaning} | {s.default_text} |" for s in SETTINGS]
+    return "\n".join(["| variable | meaning | default |", "|---|---|---|", *rows])
+
+
+def rst_table() -> str:
+    """The same table in reStructuredText (this module's docstring)."""
+    rows = [(f"``{s.name}``", s.meaning.replace("`", "``"), s.default_text.replace("`", "``")) for s in SETTINGS]
+    widths = [max(len(row[i]) for row in [("variable", "meaning", "default"), *rows]) for i in range(3)]
+    rule = "  ".join("=" * width for width in widths)
+    line = lambda row: "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+    return "\n".join([rule, line(("variable", "meaning", "default")), rule, *map(line, rows), rule])
+
+
+__doc__ = f"{__doc__ or ''}\n{rst_table()}\n"

@@ -25,19 +25,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import psycopg
 from alembic import command
 from alembic.config import Config as AlembicConfig
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from flask import Flask, current_app, g
+from psycopg.errors import _WaitTimeout as _WAIT_TIMEOUT  # what Connection.wait raises past its timeout (3.3)
 from sqlalchemy import Connection, create_engine, event, make_url, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from .config import normalize_database_url
-
-import psycopg
-from psycopg.errors import _WaitTimeout as _WAIT_TIMEOUT  # what Connection.wait raises past its timeout (3.3)
 
 if sys.platform != "win32":
     import fcntl

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import difflib
 import statistics
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import and_, func, literal, select
@@ -33,6 +33,7 @@ from .auth import authenticate, bearer_token, unauthorized
 from .models import Hint, Player, Record, RecordStatus, Solvability
 from .players import is_player_token, player_for_token
 from .problems import Problem, invalid_field
+from .times import pack_times
 
 #: share of a log's actions found, in order, in a stored solver line that makes it solver-like
 SOLVER_SHARE = 0.8
@@ -54,41 +55,6 @@ def flag(name: str, reason: str, **evidence: Any) -> dict[str, Any]:
 
 
 # -- per-action times ----------------------------------------------------------
-
-def pack_times(times: list[int]) -> bytes:
-    """Times (non-decreasing ms from the start) as the gaps between them in LEB128 varints:
-    a gap under 16 s takes two bytes.
-
-    >>> pack_times([300, 1000, 1000])
-    b'\\xac\\x02\\xbc\\x05\\x00'
-    >>> unpack_times(pack_times([300, 1000, 1000, 2 ** 40]))
-    [300, 1000, 1000, 1099511627776]
-    """
-    out = bytearray()
-    previous = 0
-    for time in times:
-        gap, previous = time - previous, time
-        while True:
-            byte, gap = gap & 0x7F, gap >> 7
-            out.append(byte | (0x80 if gap else 0))
-            if not gap:
-                break
-    return bytes(out)
-
-
-def unpack_times(data: bytes | None) -> list[int] | None:
-    if data is None:
-        return None
-    times, total, gap, shift = [], 0, 0, 0
-    for byte in data:
-        gap |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            total += gap
-            times.append(total)
-            gap, shift = 0, 0
-    return times
-
 
 def check_times(times: list[int] | None, actions: int) -> None:
     """422 unless there is one time per action of the log and none is earlier than the one before."""
@@ -181,7 +147,7 @@ def decide(session: Session, record: Record, status: str, actor: str, reason: st
         if record.status == "review" and status == "visible":
             record.ranked = not any(not f.get("review") for f in record.flags or [])
         record.status = status
-        record.history.append(RecordStatus(status=status, actor=actor, at=datetime.now(timezone.utc), reason=reason))
+        record.history.append(RecordStatus(status=status, actor=actor, at=datetime.now(UTC), reason=reason))
     return record
 
 
@@ -211,7 +177,7 @@ def hint_player(session: Session) -> Player:
 
 def log_hint(session: Session, player: Player, code: str, actions: int, position: str) -> None:
     """Store a hint given (who, which deal, when, at which position)."""
-    session.add(Hint(player_id=player.id, code=code, at=datetime.now(timezone.utc), actions=actions,
+    session.add(Hint(player_id=player.id, code=code, at=datetime.now(UTC), actions=actions,
                      position=position))
     session.commit()
 

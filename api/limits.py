@@ -20,6 +20,7 @@ one.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 
@@ -75,10 +76,8 @@ def _too_many_requests(error: RateLimitExceeded) -> Response:
     retry_after = 1
     breached = get_limiter().current_limit
     if breached is not None:
-        try:
+        with contextlib.suppress(Exception):  # the storage went away between the hit and now: 1 s is a safe guess
             retry_after = max(1, math.ceil(breached.window.reset_time - time.time()))
-        except Exception:  # the storage went away between the hit and now: 1 s is a safe guess
-            pass
     return Problem(429, f"too many requests: the limit is {error.description}; try again in {retry_after} s",
                    "rate-limited", headers={"Retry-After": str(retry_after)}).response()
 

@@ -7,11 +7,27 @@ migrations and these models agree.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import (JSON, BigInteger, CheckConstraint, DateTime, Double, ForeignKey, Index, Integer, LargeBinary,
-                        MetaData, String, Text, UniqueConstraint, false, text, true)
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    false,
+    text,
+    true,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
@@ -47,12 +63,12 @@ class UTCDateTime(TypeDecorator[datetime]):
     def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
         if value is not None and value.tzinfo is None:
             raise ValueError("UTCDateTime needs a time with a zone")
-        return None if value is None else value.astimezone(timezone.utc)
+        return None if value is None else value.astimezone(UTC)
 
     def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
         if value is None:
             return None
-        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def claims(score: int | None, moves: int | None, won: bool | None) -> dict[str, Any] | None:
@@ -187,7 +203,7 @@ class Solvability(Base):
     id: Mapped[int] = mapped_column(Id, primary_key=True)
     code: Mapped[str] = mapped_column(String(16))                   # canonical game code
     variant: Mapped[str] = mapped_column(String(16))
-    budget: Mapped[str] = mapped_column(String(64))                 # the budget's identity, e.g. ``10s`` or ``2s+5000n``
+    budget: Mapped[str] = mapped_column(String(64))                 # the budget's identity: ``10s``, ``2s+5000n``
     budget_seconds: Mapped[float] = mapped_column(Double)
     budget_nodes: Mapped[int | None] = mapped_column(BigInteger)
     engine_version: Mapped[str] = mapped_column(String(32))         # the engine (and solver) that searched …

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import unicodedata
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 
@@ -26,8 +26,16 @@ from sqlalchemy import or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from .auth import (MAX_TOKEN_LENGTH, PLAYER_TOKEN_PREFIX, _TOKEN, authenticate, bearer_token, hash_token,
-                   keys_required, unauthorized)
+from .auth import (
+    _TOKEN,
+    MAX_TOKEN_LENGTH,
+    PLAYER_TOKEN_PREFIX,
+    authenticate,
+    bearer_token,
+    hash_token,
+    keys_required,
+    unauthorized,
+)
 from .models import ApiKey, Player
 from .problems import Problem, invalid_field
 
@@ -130,7 +138,7 @@ def register(session: Session, name: str) -> tuple[Player, str]:
         raise NameTaken(existing)
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     player = Player(name=text, skeleton_hash=skeleton_hash(text), token_hash=hash_token(token),
-                    created_at=datetime.now(timezone.utc))
+                    created_at=datetime.now(UTC))
     session.add(player)
     session.flush()
     return player, token
@@ -145,7 +153,8 @@ def issue_token(session: Session, name: str, replace: bool = False) -> tuple[Pla
     if player is None:
         raise LookupError(f"there is no player {name!r}")
     if player.token_hash is not None and not replace:
-        raise ValueError(f"{player.name!r} has a token already; --replace gives a new one and the old one stops working")
+        raise ValueError(f"{player.name!r} has a token already; --replace gives a new one and the old one "
+                         "stops working")
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     player.token_hash = hash_token(token)
     return player, token
@@ -160,9 +169,9 @@ def unregistered(session: Session, name: str) -> Player:
     if player is None:
         # concurrent first submissions under one name: the first insert wins, the others find it
         dialect = session.get_bind().dialect.name
-        insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(Player.__table__)
-        values = dict(name=text, skeleton_hash=skeleton_hash(text), token_hash=None,
-                      created_at=datetime.now(timezone.utc))
+        insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(Player.__table__)  # type: ignore[arg-type]
+        values = {"name": text, "skeleton_hash": skeleton_hash(text), "token_hash": None,
+                  "created_at": datetime.now(UTC)}
         new_id = session.execute(insert.values(**values).on_conflict_do_nothing().returning(Player.__table__.c.id)
                                  ).scalar()
         if new_id is not None:
@@ -235,7 +244,7 @@ def adopt(session: Session, name: str) -> Player:
         hashed = skeleton_hash(text)
         taken = session.scalar(select(Player.id).where(Player.skeleton_hash == hashed)) is not None
         player = Player(name=text, skeleton_hash=None if taken else hashed, token_hash=None,
-                        created_at=datetime.now(timezone.utc))
+                        created_at=datetime.now(UTC))
         session.add(player)
         session.flush()
     return player

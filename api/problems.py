@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from flask import Flask, current_app, g, has_request_context, request
 from flask.wrappers import Response
@@ -76,7 +76,7 @@ class Problem(Exception):
         return _schema.dump(body)
 
     def response(self) -> Response:
-        out = current_app.json.response(self.to_json())
+        out = cast(Response, current_app.json.response(self.to_json()))
         out.status_code = self.status
         out.mimetype = MEDIA_TYPE
         out.headers.update(self.headers)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -73,7 +73,7 @@ def reverify_records(session: Session, *, update: bool = True, progress: Callabl
         batch = session.scalars(query.order_by(Record.id).limit(BATCH)).all()
         if not batch:
             return
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         for record in batch:
             try:
                 changed = differences(record, replay(record.code, record.canonical, record.claimed))

@@ -21,6 +21,7 @@ from engine import BY_VARIANT
 from engine.actions import split_text_log
 
 from .models import STATUSES
+from .times import unpack_times
 
 VARIANTS = tuple(BY_VARIANT)
 #: JSON's safe integer range: what every client can represent exactly
@@ -305,8 +306,6 @@ class RecordSchema(Schema):
     times = fields.Method("_times")
 
     def _times(self, record: Any) -> list[int] | None:
-        from .fairplay import unpack_times
-
         packed = record["times"] if isinstance(record, dict) else record.times
         return unpack_times(packed)
 

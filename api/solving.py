@@ -39,7 +39,7 @@ import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -84,7 +84,12 @@ class Budget:
 
 
 def now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
+
+
+def _rows(result: Any) -> int:
+    """The rows an UPDATE changed (its result is a ``CursorResult``)."""
+    return int(result.rowcount)
 
 
 def log_hash(log_text: str) -> str:
@@ -174,9 +179,10 @@ class Solver:
     def places_taken(self) -> int:
         """Searches waiting or running now (the table is bounded by ``SOLVER_QUEUE_SIZE``)."""
         with self.database.sessions() as session:
-            return session.scalar(select(func.count()).select_from(SolverJob).where(SolverJob.expires_at >= now()))
+            return session.scalar(select(func.count()).select_from(SolverJob).where(SolverJob.expires_at >= now())) or 0
 
-    def _hand_over(self, session: Session, client: str | Callable[[], str], kind: str, claim: Callable[[], tuple[Any, bool]],
+    def _hand_over(self, session: Session, client: str | Callable[[], str], kind: str,
+                   claim: Callable[[], tuple[Any, bool]],
                    charge: Callable[[], None], task_args: Callable[[Any, int], tuple[Any, ...]],
                    budget: Budget) -> Any:
         """Take a place, charge the rate limit, claim the row; send its task if this
@@ -270,7 +276,7 @@ class Solver:
         result = session.execute(statement)
         session.commit()
         session.refresh(row)
-        if result.rowcount == 1:
+        if _rows(result) == 1:
             log.info("solvability %s (%s): searched again (attempt %d)", row.code, row.budget, row.attempts)
             return row, True
         return row, False
@@ -295,7 +301,8 @@ class Solver:
             HintAnswer.rules_version == engine.RULES_VERSION))
 
     def request_hint(self, session: Session, code: GameCode, canonical: str, after_actions: int,
-                     client: str | Callable[[], str] = "ip:unknown", charge: Callable[[], None] = lambda: None) -> HintAnswer:
+                     client: str | Callable[[], str] = "ip:unknown",
+                     charge: Callable[[], None] = lambda: None) -> HintAnswer:
         """The hint for the position after ``canonical``: answered (kept ``SOLVER_HINT_KEEP_SECONDS``),
         or pending after making sure a search is on its way, as for :meth:`request`."""
         row = self.find_hint(session, code, canonical)
@@ -346,7 +353,7 @@ class Solver:
                                                           HintAnswer.attempts == seen).values(**values))
         session.commit()
         session.refresh(row)
-        return row, result.rowcount == 1
+        return row, _rows(result) == 1
 
     def get_hint(self, session: Session, hint_id: int) -> HintAnswer:
         row = session.get(HintAnswer, hint_id) if 0 < hint_id < 2 ** 63 else None
@@ -427,7 +434,7 @@ class Solver:
             result = session.execute(update(Solvability)
                                      .where(Solvability.id == row_id, Solvability.status == PENDING).values(**values))
             session.commit()
-        stored = result.rowcount == 1
+        stored = _rows(result) == 1
         log.info("solver: row %d %s%s", row_id, status, "" if stored else " (already answered: not stored)")
         return stored
 
@@ -439,7 +446,7 @@ class Solver:
             result = session.execute(update(HintAnswer).where(HintAnswer.id == row_id, HintAnswer.status == PENDING)
                                      .values(status=status, reason=answer["reason"], answer=answer, solved_at=now()))
             session.commit()
-        return result.rowcount == 1
+        return _rows(result) == 1
 
     def failed(self, row_id: int, attempt: int, error: BaseException) -> None:
         """A deal's search that ended without an answer (see :meth:`_failed`)."""

@@ -14,7 +14,7 @@ Each figure, over the player's eligible records of the variant (visible and rank
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
@@ -38,7 +38,7 @@ def streaks(days: list[date], today: date) -> tuple[int, int]:
 def player_stats(session: Session, player: str, variant: str | None = None,
                  moment: datetime | None = None) -> list[dict[str, Any]]:
     """The player's figures per variant (those where they have records or won a daily challenge)."""
-    today = (moment or datetime.now(timezone.utc)).astimezone(timezone.utc).date()
+    today = (moment or datetime.now(UTC)).astimezone(UTC).date()
     totals = session.scalars(select(PlayerStats).where(PlayerStats.player == player, *(
         () if variant is None else (PlayerStats.variant == variant,)))).all()
     won_days = session.execute(
@@ -48,8 +48,8 @@ def player_stats(session: Session, player: str, variant: str | None = None,
                *(() if variant is None else (Challenge.variant == variant,)))
         .order_by(Challenge.starts_at)).all()
     days: dict[str, list[date]] = {}
-    for row in won_days:
-        days.setdefault(row.variant, []).append(row.starts_at.date())
+    for won in won_days:
+        days.setdefault(won.variant, []).append(won.starts_at.date())
     by_variant = {row.variant: row for row in totals}
     out = []
     for name in sorted(set(by_variant) | set(days)):

@@ -27,7 +27,7 @@ from api import create_app
 from api.db import get_db, scratch_postgres_database
 from api.models import Record
 from api.reverify import reverify_records
-from api.routes.records import new_record
+from api.records import new_record
 from verifier import replay
 
 from .corpus import VARIANTS, build_corpus

@@ -17,7 +17,7 @@ A missing or empty translation falls back to English.
 from __future__ import annotations
 
 import gettext as _gettext
-from functools import lru_cache
+from functools import cache
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from flask import after_this_request, has_request_context, request
 
 from engine import Card
 from engine.messages import MESSAGES
+from engine.rules import RULE_SETS
 from verifier import Verdict
 from verifier.verdict import ActionError
 
@@ -46,8 +47,10 @@ def N_(message: str) -> str:
     return message
 
 
+#: the registry's titles of games and rule sets, written out for the extractor (a test checks it has them all)
+REGISTRY_TITLES = (N_("Yukon"), N_("Forty Thieves"), N_("Yukon, classic rules"), N_("Yukon, relaxed rules"))
 #: game names, as the engine's ``Rules.name`` gives them in the ``{game}`` parameter
-GAME_NAMES = (N_("Yukon"), N_("Forty Thieves"))
+GAME_NAMES = tuple(dict.fromkeys(rule_set.game.title for rule_set in RULE_SETS))
 #: the words of a card's name (the same words as :attr:`engine.Card.name` in English)
 RANK_WORDS = (N_("ace"), N_("two"), N_("three"), N_("four"), N_("five"), N_("six"), N_("seven"), N_("eight"),
               N_("nine"), N_("ten"), N_("jack"), N_("queen"), N_("king"))
@@ -59,7 +62,7 @@ def catalog_path(lang: str) -> Path:
     return HERE / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
 
 
-@lru_cache(maxsize=None)
+@cache
 def translations(lang: str) -> _gettext.NullTranslations:
     """The translations of ``lang`` (English: none, every text is its own message id)."""
     if lang not in LANGUAGES:
@@ -167,7 +170,7 @@ def card_name(lang: str, card: Card | str) -> str:
                    suit=gettext(lang, SUIT_WORDS[card.suit]))
 
 
-@lru_cache(maxsize=None)
+@cache
 def card_names(lang: str) -> dict[str, str]:
     """Every card's text (``TD``) → its name in ``lang``."""
     from engine import DECK

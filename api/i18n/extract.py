@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from io import BytesIO
 from pathlib import Path
+from typing import Any
 
 from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
@@ -32,13 +33,14 @@ ROOT = HERE.parent.parent
 TEMPLATE = HERE / f"{DOMAIN}.pot"
 MESSAGES_FILE = "engine/messages.py"
 #: a fixed date (and no line numbers in the files), so that only a changed text changes a catalog
-STAMP = datetime(2025, 1, 1, tzinfo=timezone.utc)
+STAMP = datetime(2025, 1, 1, tzinfo=UTC)
 WIDTH = 100
 HEADER = ("# {language} messages of the solitaire-verifier pages and rule sentences.\n"
           "# Regenerate with `python -m api.i18n.extract`; message ids are the English texts.\n#")
-FIELDS = {"project": "solitaire-verifier", "version": engine.__version__, "domain": DOMAIN, "charset": "utf-8",
-          "fuzzy": False, "creation_date": STAMP, "revision_date": STAMP, "msgid_bugs_address": "",
-          "last_translator": "solitaire-verifier maintainers"}
+FIELDS: dict[str, Any] = {
+    "project": "solitaire-verifier", "version": engine.__version__, "domain": DOMAIN, "charset": "utf-8",
+    "fuzzy": False, "creation_date": STAMP, "revision_date": STAMP, "msgid_bugs_address": "",
+    "last_translator": "solitaire-verifier maintainers"}
 
 
 def extract() -> Catalog:
@@ -46,7 +48,7 @@ def extract() -> Catalog:
     catalog = Catalog(header_comment=HEADER.format(language="The"), **FIELDS)
     with (HERE / "babel.cfg").open(encoding="utf-8") as config:
         method_map, options_map = parse_mapping_cfg(config)
-    for filename, lineno, message, comments, context in extract_from_dir(ROOT, method_map, options_map):
+    for filename, lineno, message, comments, _context in extract_from_dir(ROOT, method_map, options_map):
         if isinstance(message, tuple):  # plural forms: none are used yet
             raise SystemExit(f"{filename}:{lineno}: plural messages are not supported")
         _add(catalog, message, filename, lineno, comments)
@@ -65,7 +67,7 @@ def _add(catalog: Catalog, message: str, filename: str, lineno: int, comments: l
 
 
 def ids(catalog: Catalog) -> list[str]:
-    return [message.id for message in catalog if message.id]
+    return [message.id for message in catalog if message.id and isinstance(message.id, str)]
 
 
 def read(path: Path, locale: str | None = None) -> Catalog:

@@ -88,7 +88,19 @@ def parse_code(text: str, field: str = "code") -> GameCode:
 
 
 def init_app(app: Flask) -> None:
-    from . import challenges, deals, health, leaderboard, openapi, player_stats, players, records, review, solver, verify
+    from . import (
+        challenges,
+        deals,
+        health,
+        leaderboard,
+        openapi,
+        player_stats,
+        players,
+        records,
+        review,
+        solver,
+        verify,
+    )
 
     for module in (deals, verify, records, leaderboard, challenges, player_stats, solver, health, openapi, players,
                    review):

@@ -4,7 +4,7 @@ window whose challenge the worker tier has not proved yet is answered 503."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from flask import Blueprint, Response
@@ -13,8 +13,15 @@ from sqlalchemy import select
 from .. import boards, challenges, db
 from ..models import Challenge
 from ..problems import Problem, invalid_field
-from ..schemas import (BoardPagingSchema, ChallengeBoardSchema, ChallengeListQuerySchema, ChallengeListSchema,
-                       ChallengeQuerySchema, ChallengeSchema, NoQuerySchema)
+from ..schemas import (
+    BoardPagingSchema,
+    ChallengeBoardSchema,
+    ChallengeListQuerySchema,
+    ChallengeListSchema,
+    ChallengeQuerySchema,
+    ChallengeSchema,
+    NoQuerySchema,
+)
 from . import query
 from .leaderboard import board_body, conditional, read_board, with_records
 
@@ -40,7 +47,7 @@ def _json(challenge: Challenge, moment: datetime, podium: bool = False) -> dict[
 @bp.get("/challenges/weekly", defaults={"kind": "weekly"})
 def current_challenge(kind: str) -> Response:
     variant = query(ChallengeQuerySchema())["variant"]
-    moment = datetime.now(timezone.utc)
+    moment = datetime.now(UTC)
     challenge = challenges.current(db.session(), variant, kind, moment)
     if challenge is None:
         raise Problem(503, f"the {kind} {variant} challenge of this window is not ready yet (its deal is still being "
@@ -57,7 +64,7 @@ def list_challenges() -> Response:
             after = tuple(boards.decode_cursor(args["cursor"], (datetime, int)))
         except boards.BadCursor as error:
             raise invalid_field("cursor", str(error)) from None
-    moment = datetime.now(timezone.utc)
+    moment = datetime.now(UTC)
     limit = args["limit"]
     found = list(challenges.past(db.session(), args["variant"], args.get("kind"), moment, limit + 1, after))
     more = len(found) > limit
@@ -78,7 +85,7 @@ def find_challenge(challenge_id: int) -> Challenge:
 @bp.get("/challenges/<int:challenge_id>")
 def get_challenge(challenge_id: int) -> Response:
     query(NoQuerySchema())
-    return conditional(CHALLENGE.dump(_json(find_challenge(challenge_id), datetime.now(timezone.utc))))
+    return conditional(CHALLENGE.dump(_json(find_challenge(challenge_id), datetime.now(UTC))))
 
 
 @bp.get("/challenges/<int:challenge_id>/board")
@@ -87,5 +94,5 @@ def challenge_board(challenge_id: int) -> Response:
     challenge = find_challenge(challenge_id)
     found = read_board(boards.entry_board(f"challenge:{challenge.id}"), args)
     return conditional(CHALLENGE_BOARD.dump({
-        "challenge": _json(challenge, datetime.now(timezone.utc)), "limit": args["limit"],
+        "challenge": _json(challenge, datetime.now(UTC)), "limit": args["limit"],
         **board_body(found, with_records)}))

@@ -37,7 +37,8 @@ def conditional(body: dict[str, Any]) -> Response:
     response = jsonify(body)
     response.add_etag()
     response.headers["Cache-Control"] = "no-cache"  # cache, but ask each time (a 304 is cheap to send)
-    return response.make_conditional(request)
+    response.make_conditional(request)  # changes the response itself
+    return response
 
 
 def read_board(board: boards.Board, args: dict[str, Any]) -> dict[str, Any]:

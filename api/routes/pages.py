@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import gzip
 from collections import deque
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from babel.dates import format_datetime
@@ -29,7 +29,7 @@ from sqlalchemy import select
 from engine import Card, Game, GameCode, IllegalActionError, InvalidActionError, InvalidCodeError, Position
 from engine.actions import Draw, Move, Undo, item_text, log_items, parse_action, parse_item
 from engine.cards import SUIT_CHARS, SUIT_SYMBOLS
-from engine.rules import UNDO_DEPTH
+from engine.rules import RULE_SETS, UNDO_DEPTH
 from verifier import replay
 
 from .. import assets, boards, challenges, db, stats
@@ -44,11 +44,7 @@ from .leaderboard import with_records
 bp = Blueprint("pages", __name__)
 
 #: the leaderboards of the home page, in this order
-VARIANTS = (
-    ("yukon-classic", N_("Yukon, classic rules")),
-    ("yukon-relaxed", N_("Yukon, relaxed rules")),
-    ("forty-thieves", N_("Forty Thieves")),
-)
+VARIANTS = tuple((rule_set.variant, rule_set.title) for rule_set in RULE_SETS)  # titles: msgids (api.i18n)
 VARIANT_TITLES = dict(VARIANTS)
 #: the longest log whose positions the replay viewer is given (each position is about half a kilobyte)
 MAX_FRAMES = 5000
@@ -132,7 +128,7 @@ def module_scripts(entries: list[str]) -> list[str]:
 def _template_helpers() -> dict[str, Any]:
     return {"_": _, "lang": g.lang, "explicit_lang": g.explicit_lang, "languages": LANGUAGE_NAMES, "page_url": page_url,
             "language_url": language_url, "module_scripts": module_scripts,
-            "variant_title": lambda variant: _(VARIANT_TITLES.get(variant, variant)), "card_face": card_face,
+            "variant_title": lambda variant: _(VARIANT_TITLES.get(variant) or variant), "card_face": card_face,
             "card_short": card_short}
 
 
@@ -235,7 +231,8 @@ def static_file(filename: str) -> Response:
         response.add_etag()
         response.cache_control.public = True
         response.cache_control.no_cache = True
-        return response.make_conditional(request)
+        response.make_conditional(request)  # changes the response itself
+        return response
     response.set_etag(asset.etag)
     response.headers["Cache-Control"] = IMMUTABLE
     response.vary.add("Accept-Encoding")
@@ -244,7 +241,8 @@ def static_file(filename: str) -> Response:
         response.headers["Content-Encoding"] = "gzip"
     else:
         response.set_data(asset.body)
-    return response.make_conditional(request)
+    response.make_conditional(request)
+    return response
 
 
 # -- the board, as the templates and the scripts draw it -----------------------
@@ -467,7 +465,7 @@ def record(record_id: int) -> Any:
     step = 0 if too_long else requested_step(len(actions))
     game = position_at(stored.code, actions, step)
     view = board_view(game.position)
-    received = format_datetime(stored.received_at.astimezone(timezone.utc), "medium", tzinfo=timezone.utc,
+    received = format_datetime(stored.received_at.astimezone(UTC), "medium", tzinfo=UTC,
                                locale=g.lang)
     title = _("{player} on {code} · record {id}", player=stored.player, code=stored.code, id=stored.id)
     return render("record.html", title=title, description=record_summary(stored), page_scripts=["js/record.js"],
@@ -513,7 +511,8 @@ def player(name: str) -> Any:
     return render("player.html", title=_("Player {name}", name=found.name), player=found,
                   description=_("The records, statistics and challenge ranks of {name}.", name=found.name),
                   records=[(record, flag_texts(record)) for record in stored],
-                  stats=stats.player_stats(session, found.name), challenge_ranks=stats.challenge_ranks(session, found.name))
+                  stats=stats.player_stats(session, found.name),
+                  challenge_ranks=stats.challenge_ranks(session, found.name))
 
 
 @bp.get("/records/<int:record_id>/frames.json")
@@ -577,7 +576,7 @@ def challenge_page(variant: str) -> Any:
     one, and the past daily challenges with their winners (all read from the kept tables)."""
     if variant not in VARIANT_TITLES:
         return error_page(404, _("No such game"), _("There is no game {variant}.", variant=variant))
-    session, moment = db.session(), datetime.now(timezone.utc)
+    session, moment = db.session(), datetime.now(UTC)
     current = []
     for kind in challenges.KINDS:
         challenge = challenges.current(session, variant, kind, moment)
@@ -590,7 +589,7 @@ def challenge_page(variant: str) -> Any:
     past = []
     for challenge in challenges.past(session, variant, "daily", moment - timedelta(days=1), 7, None):
         top = boards.page(session.connection(), boards.entry_board(f"challenge:{challenge.id}"), 1, None)
-        past.append({"challenge": challenge, "winner": (with_records(top["ranked"]) or [None])[0]})
+        past.append({"challenge": challenge, "winner": next(iter(with_records(top["ranked"])), None)})
     return render("challenge.html", title=_("Challenges: {variant}", variant=_(VARIANT_TITLES[variant])),
                   variant=variant, variants=VARIANTS, current=current, past=past,
                   description=_("The daily and weekly challenge of {variant}: today's deal, its board and past "

@@ -4,24 +4,20 @@ show it again, or settle a review."""
 
 from __future__ import annotations
 
-import hashlib
-from datetime import datetime, timezone
-from typing import Any
+from datetime import datetime
 
 from flask import Blueprint, url_for
 from sqlalchemy import literal, select, tuple_
-from sqlalchemy.dialects import sqlite
-from sqlalchemy.orm import Session
 
-import engine
-from verifier import Verdict, replay
+from verifier import replay
 
 from .. import boards, db
 from ..auth import authenticate
 from ..fairplay import check_times, decide, evidence
-from ..models import ApiKey, Record, claims
+from ..models import ApiKey, Record
 from ..players import credentials, submitter
 from ..problems import Problem, invalid_field, rejected_log
+from ..records import new_record, store_record
 from ..schemas import RecordPageSchema, RecordQuerySchema, RecordRequestSchema, RecordSchema, StatusRequestSchema
 from . import json_body, load, parse_code, query
 
@@ -30,68 +26,6 @@ bp = Blueprint("records", __name__)
 RECORD_REQUEST, RECORD, RECORD_PAGE, RECORD_QUERY, STATUS_REQUEST = (
     RecordRequestSchema(), RecordSchema(), RecordPageSchema(), RecordQuerySchema(), StatusRequestSchema())
 MAX_ID = 2 ** 63 - 1
-
-
-def log_hash(canonical: str) -> str:
-    """The SHA-256 of a canonical log, hex: with the player and the code, a record's identity."""
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None = None) -> dict[str, Any]:
-    """A new record's column values (all but its id), from a verified replay and the submission's own fields."""
-    claimed = body.get("claimed") or {}
-    now = datetime.now(timezone.utc)
-    canonical = verdict.canonical_text
-    return dict(
-        player=body.get("player"), code=str(verdict.code), variant=verdict.code.variant, number=verdict.code.number,
-        canonical=canonical, log_hash=log_hash(canonical),
-        won=verdict.won, score=verdict.score, moves=verdict.moves, actions=verdict.actions, undos=verdict.undos,
-        takebacks=verdict.takebacks, foundation_cards=verdict.foundation_cards,
-        claimed_score=claimed.get("score"), claimed_moves=claimed.get("moves"), claimed_won=claimed.get("won"),
-        elapsed_ms=body.get("elapsed_ms"), client=body.get("client"),
-        engine_version=engine.__version__, rules_version=engine.RULES_VERSION,
-        received_at=now, verified_at=now, submitted_by=submitted_by, status="visible",
-        player_id=None, ranked=True, flags=[], times=None, copy_of=None, vouched_by=None)
-
-
-#: the ones of a record's columns that make it the same game (its unique constraint)
-_SAME_GAME = ("player", "code", "log_hash")
-#: elsewhere than PostgreSQL: the insert through SQLAlchemy Core, skipping a stored game and returning the new id
-_INSERT_CORE = (sqlite.insert(Record.__table__).on_conflict_do_nothing(index_elements=list(_SAME_GAME))
-                .returning(Record.__table__.c.id))
-
-
-def store_record(session: Session, values: dict[str, Any]) -> tuple[dict[str, Any] | Record, bool]:
-    """Insert a record with the column ``values`` on the session's connection, with the
-    upkeep of its boards and the player's totals, unless the same player's same
-    canonical log of the deal is stored already. Return the record to answer with, and
-    whether it is new: a new one as a dict (``values`` with its id and an empty
-    history), a stored one as its :class:`Record`.
-
-    On PostgreSQL the record and its upkeep are one statement (one round trip, atomic
-    in autocommit); a record that improves a challenge entry then updates the player's
-    standing in a second one (standings are rebuilt from the entries, so a standing
-    missed in a crash between the two is put right by the player's next challenge
-    record, or ``flask --app api boards rebuild``). Elsewhere the insert and the upkeep
-    are statements of the caller's transaction. A new record skips the ORM: building a
-    mapped object and flushing it costs several times the CPU of the statement.
-    """
-    connection = session.connection()
-    if connection.dialect.name == "postgresql":
-        row = connection.execute(boards.store_with_upkeep(), values).first()
-        new_id = None if row is None else row[0]
-        if row is not None and row[1]:
-            boards.challenge_entries_changed(connection, values["player"], row[1])
-    else:
-        new_id = connection.execute(_INSERT_CORE, values).scalar()
-        if new_id is not None:
-            boards.record_stored(connection, new_id)
-    if new_id is not None:
-        claimed = claims(values["claimed_score"], values["claimed_moves"], values["claimed_won"])
-        return {**values, "id": new_id, "history": [], "claimed": claimed}, True
-    # the same game is stored (perhaps a moment ago, by a concurrent request): answer with that one
-    same_game = [getattr(Record, column) == values[column] for column in _SAME_GAME]
-    return session.scalars(select(Record).where(*same_game)).one(), False
 
 
 @bp.post("/records")

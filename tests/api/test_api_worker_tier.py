@@ -265,7 +265,7 @@ def test_health_answers_within_a_second_while_searches_are_in_flight(tier):
 # -- re-verification on the tier -------------------------------------------------
 
 def test_reverify_sends_id_ranges_to_the_workers(tier, legal_log):
-    from api.routes.records import new_record
+    from api.records import new_record
 
     app = tier.app()
     code = "FT1-N-AAAAAAB"

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from e2e_helpers import LONG_NAME, MARKUP_NAME
+from tests.e2e.e2e_helpers import LONG_NAME, MARKUP_NAME
 from tests.play import play_greedy
 
 ROOT = Path(__file__).resolve().parents[2]

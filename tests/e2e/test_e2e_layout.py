@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import pytest
 from babel.messages.pofile import read_po
-from e2e_helpers import LONG_NAME
+from tests.e2e.e2e_helpers import LONG_NAME
 
 from api.i18n import catalog_path
 from api.routes.pages import board_labels

@@ -9,11 +9,11 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
-from e2e_helpers import MARKUP_NAME
 
 from api.i18n import card_name, rule_message
 from api.routes.pages import board_labels, board_view
 from engine import Game
+from tests.e2e.e2e_helpers import MARKUP_NAME
 from verifier import replay
 
 
