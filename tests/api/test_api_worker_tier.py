@@ -346,4 +346,11 @@ def test_an_unprepared_challenge_window_sends_its_preparation_once_and_is_served
     while rows(app, SolverJob):  # the task frees its marker when it has prepared both days
         assert time.monotonic() < deadline, "the preparation did not end"
         time.sleep(0.5)
-    assert len(rows(app, Challenge)) == 12  # 3 variants, daily and weekly, today and tomorrow
+    from datetime import datetime, timedelta, timezone
+
+    from api.challenges import KINDS, window
+
+    today = datetime.now(timezone.utc).replace(hour=12)
+    windows = {(variant, kind, window(kind, today + timedelta(days=offset))[0])  # today's and tomorrow's
+               for variant in engine.BY_VARIANT for kind in KINDS for offset in (0, 1)}
+    assert {(c.variant, c.kind, c.starts_at) for c in rows(app, Challenge)} == windows
