@@ -35,10 +35,9 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
-
-from datetime import date, datetime, timedelta, timezone
 
 from celery import Celery
 from celery.signals import worker_process_init
