@@ -21,11 +21,12 @@ challenge (the endpoints answer 503) and the operator is told.
 single actions, are dropped while the rest still replays as a won game (pairs of
 moves that cancel go first); the par is the move counter of that line.
 
-The searches are the work of the worker tier, never of a request:
-:func:`prepare_challenges` (``flask --app api challenges prepare``) proves the
-day's and the next day's challenges ahead of ``next_reset``, and
-:func:`refill_winnable_pool` keeps the pool behind
-``GET /deals/random?winnable=true`` filled. Both store each search's answer in
+The searches are the work of the worker tier, never of a request (except in the
+embedded mode): :func:`prepare_challenges` (``flask --app api challenges prepare``,
+and the task ``api.prepare_challenges`` of ``api/tasks.py``, sent by the beat)
+proves the day's and the next day's challenges ahead of ``next_reset``, and
+:func:`refill_winnable_pool` (the task ``api.refill_winnable_pool``) keeps the pool
+behind ``GET /deals/random?winnable=true`` filled. Both store each search's answer in
 the ``solvability`` table, as ``api/solving.py`` does.
 """
 

@@ -52,8 +52,9 @@ boards_cli = AppGroup("boards", help="The boards, standings and player totals ke
 def rebuild_boards() -> None:
     """Build every board, standing and player total again from the records (one transaction)."""
     from .boards import rebuild_all
+    from .db import unbounded
 
-    with get_db().engine.begin() as connection:
+    with get_db().engine.begin() as connection, unbounded(connection):  # long by nature: no statement timeout
         rebuild_all(connection)
     click.echo("boards, standings and player totals rebuilt from the records")
 

@@ -179,7 +179,8 @@ class Solver:
     def places_taken(self) -> int:
         """Searches waiting or running now (the table is bounded by ``SOLVER_QUEUE_SIZE``)."""
         with self.database.sessions() as session:
-            return session.scalar(select(func.count()).select_from(SolverJob).where(SolverJob.expires_at >= now())) or 0
+            return session.scalar(select(func.count()).select_from(SolverJob).where(
+                SolverJob.expires_at >= now(), SolverJob.slot >= 0)) or 0  # not the markers of api.tasks.send_once
 
     def _hand_over(self, session: Session, client: str | Callable[[], str], kind: str,
                    claim: Callable[[], tuple[Any, bool]],

@@ -18,6 +18,14 @@ task has a soft time limit (the search stops and stores ``unknown``) and a hard
 one (the process is killed), and a worker process is replaced after a task that
 left it above ``SOLVER_WORKER_MAX_MEMORY_MB``.
 
+Challenges and the winnable pool: ``api.prepare_challenges`` (on the searches
+queue) proves today's and the next day's challenges, ``api.refill_winnable_pool``
+(on the bulk queue) tops up the pool behind ``/deals/random?winnable=true``. The
+beat (``celery --app api.tasks beat``) sends them on :data:`BEAT_SCHEDULE`; a
+request that finds its window unprepared or the pool empty sends one too
+(:func:`send_once`: at most one of each in flight, held by a ``solver_jobs`` row)
+and answers 503 without waiting for it.
+
 Without ``CELERY_BROKER_URL`` tasks run eagerly, in the process and thread that
 send them (the embedded mode: one user only).
 """
@@ -27,6 +35,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +43,34 @@ from celery import Celery
 from celery.signals import worker_process_init
 from flask import Flask, current_app, has_app_context
 from kombu import Queue
+from sqlalchemy import delete
+from sqlalchemy.exc import IntegrityError
 
 from .config import load_settings, time_limits
 
 log = logging.getLogger(__name__)
 #: the task names, and which queue each goes to
 SEARCH, HINT, REVERIFY = "api.solve_deal", "api.hint", "api.reverify_range"
-QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk"}
+PREPARE, REFILL = "api.prepare_challenges", "api.refill_winnable_pool"
+QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk", PREPARE: "searches", REFILL: "bulk"}
 #: what a re-verification range may take on a worker (a range of 5,000 records takes seconds)
 REVERIFY_SOFT_LIMIT, REVERIFY_HARD_LIMIT = 600, 660
+#: what preparing the challenges of two days (12 windows, a few searches each) and one
+#: refill round may take on a worker
+PREPARE_SOFT_LIMIT, PREPARE_HARD_LIMIT = 1800, 1860
+REFILL_SOFT_LIMIT, REFILL_HARD_LIMIT = 600, 660
+#: how often the beat sends each (seconds); a task not started within its period is dropped
+PREPARE_EVERY, REFILL_EVERY = 3600.0, 300.0
+#: searches per variant of a beat's refill round, and of one sent by a request finding the pool empty
+REFILL_SEARCHES, REQUEST_REFILL_SEARCHES = 20, 3
+#: the ``solver_jobs`` slot that marks each of these tasks in flight (below the users' slots 0 …)
+MARKER_SLOTS = {PREPARE: -1, REFILL: -2}
+BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
+    "prepare-challenges": {"task": PREPARE, "schedule": PREPARE_EVERY, "kwargs": {"ahead": 1},
+                           "options": {"expires": PREPARE_EVERY}},
+    "refill-winnable-pool": {"task": REFILL, "schedule": REFILL_EVERY, "kwargs": {"searches": REFILL_SEARCHES},
+                             "options": {"expires": REFILL_EVERY}},
+}
 
 
 def queue_name(settings: Mapping[str, Any], kind: str) -> str:
@@ -70,6 +98,7 @@ def make_celery(settings: Mapping[str, Any]) -> Celery:
                                       "interval_max": 0.5},
         "worker_hijack_root_logger": False,
         "enable_utc": True,
+        "beat_schedule": BEAT_SCHEDULE,           # `celery --app api.tasks beat`
     }
     if broker is None:  # the embedded mode: every task runs where it is sent
         config.update(broker_url="memory://", task_always_eager=True, task_eager_propagates=True,
@@ -99,6 +128,10 @@ def _register(app: Celery) -> None:
     app.task(name=HINT, **common)(hint)
     app.task(name=REVERIFY, acks_late=True, ignore_result=False, soft_time_limit=REVERIFY_SOFT_LIMIT,
              time_limit=REVERIFY_HARD_LIMIT)(reverify_range)
+    app.task(name=PREPARE, soft_time_limit=PREPARE_SOFT_LIMIT, time_limit=PREPARE_HARD_LIMIT,
+             **common)(prepare_challenges)
+    app.task(name=REFILL, soft_time_limit=REFILL_SOFT_LIMIT, time_limit=REFILL_HARD_LIMIT,
+             **common)(refill_winnable_pool)
 
 
 # -- the tasks: each runs in a Flask app context, on the app's database --------
@@ -165,6 +198,68 @@ def reverify_range(first_id: int, last_id: int, update: bool) -> dict[str, Any]:
     return {"checked": checked, "changes": changes}
 
 
+def _release_marker(app: Flask, marker: int | None) -> None:
+    if marker is not None:
+        from .models import SolverJob
+
+        with app.extensions["api.db"].sessions() as session:
+            session.execute(delete(SolverJob).where(SolverJob.id == marker))
+            session.commit()
+
+
+def _budget(app: Flask) -> Any:
+    from .challenges import SAFETY_SECONDS
+    from .solving import Budget
+
+    return Budget(SAFETY_SECONDS, app.config["CHALLENGE_NODES"])
+
+
+def prepare_challenges(day: str | None = None, ahead: int = 1, variant: str | None = None, kind: str | None = None,
+                       marker: int | None = None) -> int:
+    """Prove and store the challenges of ``day`` (ISO date; default today, UTC) and the
+    ``ahead`` days after it, of every variant and kind or only ``variant``/``kind``;
+    returns the windows left without one. Frees the ``marker`` place at the end."""
+    from . import challenges
+
+    app = flask_app()
+    with app.app_context():
+        try:
+            first = date.fromisoformat(day) if day else datetime.now(UTC).date()
+            count, budget = app.config["CHALLENGE_CANDIDATES"], _budget(app)
+            missing = 0
+            with app.extensions["api.db"].sessions() as session:
+                for offset in range(ahead + 1):
+                    moment = datetime.combine(first + timedelta(days=offset), datetime.min.time(), UTC)
+                    for name in [variant] if variant else challenges.BY_VARIANT:
+                        for which in [kind] if kind else challenges.KINDS:
+                            found = challenges.prepare(session, name, which, moment + timedelta(hours=12), budget,
+                                                       count)
+                            missing += found is None
+            return missing
+        finally:
+            _release_marker(app, marker)
+
+
+def refill_winnable_pool(variant: str | None = None, searches: int = REFILL_SEARCHES,
+                         marker: int | None = None) -> int:
+    """Search random deals of ``variant`` (default: every variant) until its pool holds
+    ``WINNABLE_POOL_SIZE`` deals or ``searches`` searches ran; returns the searches run.
+    Frees the ``marker`` place at the end."""
+    from . import challenges
+
+    app = flask_app()
+    with app.app_context():
+        try:
+            ran = 0
+            with app.extensions["api.db"].sessions() as session:
+                for name in [variant] if variant else challenges.BY_VARIANT:
+                    ran += challenges.refill_winnable_pool(session, name, app.config["WINNABLE_POOL_SIZE"],
+                                                           _budget(app), searches)
+            return ran
+        finally:
+            _release_marker(app, marker)
+
+
 # -- the web side ----------------------------------------------------------------
 
 def sender(app: Flask) -> Any:
@@ -178,6 +273,56 @@ def sender(app: Flask) -> Any:
             args=args, soft_time_limit=soft, time_limit=hard)
 
     return send
+
+
+def send_once(app: Flask, name: str, **kwargs: Any) -> bool:
+    """Send task ``name`` (``PREPARE`` or ``REFILL``) unless one sent this way is still in
+    flight: a ``solver_jobs`` row on the task's own slot (below the users' slots, so it
+    takes no user's place) is the marker, taken by one insert that the unique slot makes
+    atomic, freed by the task when it ends or at its hard time limit if it was lost.
+    Never waits for a worker; in the embedded mode the task runs here, now. True if sent."""
+    from .models import SolverJob
+    from .solving import now
+
+    slot, limit = MARKER_SLOTS[name], PREPARE_HARD_LIMIT if name == PREPARE else REFILL_HARD_LIMIT
+    moment = now()
+    with app.extensions["api.db"].sessions() as session:
+        session.execute(delete(SolverJob).where(SolverJob.slot == slot, SolverJob.expires_at < moment))
+        job = SolverJob(client=f"task:{name}"[:64], client_slot=0, slot=slot, kind=name.rsplit("_", 1)[-1][:16],
+                        created_at=moment, expires_at=moment + timedelta(seconds=limit))
+        session.add(job)
+        try:
+            session.commit()
+        except IntegrityError:  # one is in flight already
+            session.rollback()
+            return False
+        marker = job.id
+    try:
+        app.extensions["api.celery"].tasks[name].apply_async(kwargs={**kwargs, "marker": marker})
+    except Exception:
+        log.exception("%s could not be sent (or, embedded, failed)", name)
+        _release_marker(app, marker)
+        return False
+    return True
+
+
+def ask_to_prepare(app: Flask, variant: str, kind: str, day: date) -> None:
+    """A request found ``day``'s ``kind`` window of ``variant`` unprepared: have it prepared
+    (with the next day's, on a worker; embedded, only that window, here and now).
+    Nothing when the solver is switched off."""
+    if not app.config["SOLVER_ENABLED"]:
+        return
+    if app.config["CELERY_BROKER_URL"] is None:
+        send_once(app, PREPARE, day=day.isoformat(), ahead=0, variant=variant, kind=kind)
+    else:
+        send_once(app, PREPARE, day=day.isoformat(), ahead=1)
+
+
+def ask_to_refill(app: Flask, variant: str) -> None:
+    """A request found ``variant``'s winnable pool empty: have a few deals searched
+    (on a worker; embedded, here and now). Nothing when the solver is switched off."""
+    if app.config["SOLVER_ENABLED"]:
+        send_once(app, REFILL, variant=variant, searches=REQUEST_REFILL_SEARCHES)
 
 
 def init_app(app: Flask) -> Celery:

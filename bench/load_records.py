@@ -31,7 +31,7 @@ from sqlalchemy import make_url
 
 import engine
 from api.boards import rebuild_all
-from api.db import Database
+from api.db import Database, unbounded
 from engine import BY_VARIANT, Game, GameCode
 from verifier import replay
 from verifier.solving import solve_code
@@ -170,7 +170,7 @@ def load(url: str, records: int, logs: dict[str, list[list[Log]]], players: int 
     say(f"  {records:,} records copied in {time.perf_counter() - began:.0f} s")
     began = time.perf_counter()
     database = Database(url)
-    with database.engine.begin() as connection:
+    with database.engine.begin() as connection, unbounded(connection):  # minutes at 1M: no statement timeout
         rebuild_all(connection)
     with psycopg.connect(libpq, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")

@@ -1,16 +1,17 @@
 """``/challenges``: the daily and weekly challenge of a variant, the archive of past
 ones with their final boards, and each challenge's board. Nothing here searches: a
-window whose challenge the worker tier has not proved yet is answered 503."""
+window whose challenge the worker tier has not proved yet is answered 503, and the
+worker tier is asked to prepare it (once; embedded, it is prepared in the request)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import Blueprint, Response
+from flask import Blueprint, Response, current_app
 from sqlalchemy import select
 
-from .. import boards, challenges, db
+from .. import boards, challenges, db, tasks
 from ..models import Challenge
 from ..problems import Problem, invalid_field
 from ..schemas import (
@@ -49,6 +50,9 @@ def current_challenge(kind: str) -> Response:
     variant = query(ChallengeQuerySchema())["variant"]
     moment = datetime.now(UTC)
     challenge = challenges.current(db.session(), variant, kind, moment)
+    if challenge is None:
+        tasks.ask_to_prepare(current_app, variant, kind, moment.date())  # embedded: prepared by now
+        challenge = challenges.current(db.session(), variant, kind, moment)
     if challenge is None:
         raise Problem(503, f"the {kind} {variant} challenge of this window is not ready yet (its deal is still being "
                            f"proved winnable); ask again in {RETRY_AFTER} s", headers={"Retry-After": str(RETRY_AFTER)})

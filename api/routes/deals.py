@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import random
 
-from flask import Blueprint
+from flask import Blueprint, current_app
 
 from engine import BY_VARIANT, GameCode
 from verifier import deal_json
 
-from .. import challenges, db
+from .. import challenges, db, tasks
 from ..problems import Problem
 from ..schemas import DealQuerySchema, RandomDealQuerySchema
 from . import parse_code, query
@@ -29,7 +29,8 @@ def get_deal(code: str) -> dict:
 @bp.get("/deals/random")
 def random_deal() -> dict:
     """Any deal of the variant; with ``winnable=true`` one from the pool of deals the worker
-    tier proved winnable (503 with Retry-After while that pool is empty)."""
+    tier proved winnable (503 with Retry-After while that pool is empty, and the worker
+    tier is asked to refill it; embedded, a few deals are searched in the request)."""
     args = query(RandomDealQuerySchema())
     variant = args["variant"]
     if not args["winnable"]:
@@ -37,6 +38,9 @@ def random_deal() -> dict:
         code = GameCode(rules.game, rules.letter, random.SystemRandom().randrange(challenges.DEAL_NUMBERS))
         return {"code": str(code), "variant": variant, "winnable": None}
     picked = challenges.random_winnable(db.session(), variant)
+    if picked is None:
+        tasks.ask_to_refill(current_app, variant)
+        picked = challenges.random_winnable(db.session(), variant)
     if picked is None:
         raise Problem(503, f"no {variant} deal is proved winnable yet: the pool is being filled; ask again in "
                            f"{POOL_RETRY_AFTER} s", headers={"Retry-After": str(POOL_RETRY_AFTER)})

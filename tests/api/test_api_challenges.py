@@ -7,10 +7,10 @@ import random
 from datetime import date, datetime, timedelta, timezone
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from api import boards, challenges
-from api.models import Challenge, Solvability
+from api.models import Challenge, Solvability, SolverJob
 from api.solving import Budget
 from api.stats import streaks
 from verifier import replay
@@ -151,6 +151,7 @@ def test_a_challenge_board_counts_records_received_inside_its_window(client, app
 
 
 def test_the_current_challenge_is_served_once_prepared_and_503_before(client, app):
+    app.config["SOLVER_ENABLED"] = False  # no preparation in the request (embedded mode)
     response = client.get(f"{API}/challenges/daily?variant=yukon-classic")
     assert response.status_code == 503 and response.headers["Retry-After"] == "60"
     now = datetime.now(UTC)
@@ -168,6 +169,7 @@ def test_the_current_challenge_is_served_once_prepared_and_503_before(client, ap
 
 
 def test_the_winnable_pool(client, app):
+    app.config["SOLVER_ENABLED"] = False  # no search in the request (embedded mode)
     response = client.get(f"{API}/deals/random?variant=yukon-relaxed&winnable=true")
     assert response.status_code == 503 and "Retry-After" in response.headers
     with app.extensions["api.db"].sessions() as session:
@@ -248,3 +250,76 @@ def test_a_submitted_record_reaches_todays_challenge_board_standings_and_stats(c
     assert standings["player"]["rank"] == 1  # equal points share the rank
     stats = client.get(f"{API}/players/ann/stats").get_json()["variants"][0]
     assert (stats["games"], stats["wins"], stats["current_streak"]) == (2, 0, 0)
+
+
+# -- the worker tier's part: tasks, beat, the embedded mode ------------------------
+
+def test_the_beat_schedule_sends_registered_tasks_to_their_queues(tmp_path):
+    from api import tasks
+    from api.config import load_settings
+
+    celery = tasks.make_celery({**load_settings(str(tmp_path)), "CELERY_BROKER_URL": "redis://127.0.0.1:6379/15",
+                                "CELERY_QUEUE_PREFIX": "beat-test"})
+    schedule = celery.conf.beat_schedule
+    assert {entry["task"] for entry in schedule.values()} == {tasks.PREPARE, tasks.REFILL}
+    for entry in schedule.values():
+        task = celery.tasks[entry["task"]]  # registered
+        assert task.acks_late and task.soft_time_limit < task.time_limit
+        assert entry["options"]["expires"] == entry["schedule"] > 0
+    routes = celery.conf.task_routes
+    assert routes[tasks.PREPARE]["queue"] == "beat-test.searches" and routes[tasks.REFILL]["queue"] == "beat-test.bulk"
+
+
+def test_the_embedded_mode_prepares_the_window_in_the_first_request(make_empty_app):
+    app = make_empty_app(CHALLENGE_NODES=20000)
+    client = app.test_client()
+    body = client.get(f"{API}/challenges/daily?variant=yukon-classic").get_json()
+    today = datetime.now(UTC).date()
+    codes = [str(c) for c in challenges.candidates("yukon-classic", "daily", today, body["candidate"] + 1)]
+    assert body["code"] == codes[-1] and body["kind"] == "daily"
+    with app.extensions["api.db"].sessions() as session:
+        assert [(c.variant, c.kind) for c in session.scalars(select(Challenge))] == [("yukon-classic", "daily")]
+        assert session.scalars(select(SolverJob)).all() == []  # the marker is freed
+    assert client.get(f"{API}/challenges/daily?variant=yukon-classic").get_json()["id"] == body["id"]
+
+
+def test_the_embedded_mode_searches_a_few_deals_for_an_empty_pool(make_empty_app):
+    app = make_empty_app(CHALLENGE_NODES=20000)
+    client = app.test_client()
+    for _ in range(5):  # three random deals a request: each request most likely proves one
+        response = client.get(f"{API}/deals/random?variant=yukon-relaxed&winnable=true")
+        if response.status_code == 200:
+            break
+        assert response.status_code == 503 and "Retry-After" in response.headers
+    assert response.status_code == 200 and response.get_json()["winnable"] is True
+    with app.extensions["api.db"].sessions() as session:
+        assert challenges.pool_size(session, "yukon-relaxed", 10) >= 1
+        assert session.scalars(select(SolverJob)).all() == []
+
+
+def test_a_preparation_in_flight_is_not_sent_again(make_empty_app):
+    """While a marker is held (a task in flight), a request sends nothing and answers 503;
+    once the marker has expired (a lost task), the next request prepares the window."""
+    app = make_empty_app(CHALLENGE_NODES=20000)
+    client = app.test_client()
+    now = datetime.now(UTC)
+    with app.extensions["api.db"].sessions() as session:
+        session.add(SolverJob(client="task:api.prepare_challenges", client_slot=0, slot=-1, kind="challenges",
+                              created_at=now, expires_at=now + timedelta(minutes=5)))
+        session.commit()
+    response = client.get(f"{API}/challenges/weekly?variant=forty-thieves")
+    assert response.status_code == 503 and response.headers["Retry-After"] == "60"
+    with app.extensions["api.db"].sessions() as session:
+        assert session.scalars(select(Challenge)).all() == []
+        session.execute(update(SolverJob).values(expires_at=now - timedelta(seconds=1)))
+        session.commit()
+    assert client.get(f"{API}/challenges/weekly?variant=forty-thieves").status_code == 200
+
+
+def test_nothing_is_searched_for_a_request_while_the_solver_is_off(make_empty_app):
+    app = make_empty_app(SOLVER_ENABLED=False)
+    client = app.test_client()
+    assert client.get(f"{API}/challenges/daily?variant=yukon-relaxed").status_code == 503
+    assert client.get(f"{API}/deals/random?variant=forty-thieves&winnable=true").status_code == 503
+    with app.extensions["api.db"].sessions() as session:
+        assert session.scalars(select(Solvability)).all() == []

@@ -321,3 +321,36 @@ def test_a_hint_goes_ahead_of_the_searches_waiting(tier):
     with app.extensions["api.db"].sessions() as session:
         answered = session.scalars(select(Solvability).where(Solvability.status != "pending")).all()
     assert len(answered) <= 2, [row.code for row in answered]  # at most the running search (and one more)
+
+
+def test_an_unprepared_challenge_window_sends_its_preparation_once_and_is_served_after(tier):
+    """No worker yet: the request answers 503 at once and leaves one preparation task
+    queued (a second request sends none); a worker started later proves the window."""
+    from api.models import Challenge, SolverJob
+
+    app = tier.app(CHALLENGE_NODES=20000)
+    client = app.test_client()
+    url = f"{API}/challenges/daily?variant=yukon-classic"
+    for _ in range(3):
+        response = client.get(url)
+        assert response.status_code == 503 and response.headers["Retry-After"] == "60"
+    assert [(job.client, job.slot) for job in rows(app, SolverJob)] == [("task:api.prepare_challenges", -1)]
+    assert app.extensions["api.solver"].places_taken() == 0  # the marker takes no user's place
+    tier.worker(CHALLENGE_NODES=20000)
+    deadline = time.monotonic() + WAIT_SECONDS
+    while (response := client.get(url)).status_code == 503:
+        assert time.monotonic() < deadline, "the challenge was not prepared"
+        time.sleep(0.5)
+    body = response.get_json()
+    assert response.status_code == 200 and body["code"].startswith("YU1-C-")
+    while rows(app, SolverJob):  # the task frees its marker when it has prepared both days
+        assert time.monotonic() < deadline, "the preparation did not end"
+        time.sleep(0.5)
+    from datetime import datetime, timedelta, timezone
+
+    from api.challenges import KINDS, window
+
+    today = datetime.now(timezone.utc).replace(hour=12)
+    windows = {(variant, kind, window(kind, today + timedelta(days=offset))[0])  # today's and tomorrow's
+               for variant in engine.BY_VARIANT for kind in KINDS for offset in (0, 1)}
+    assert {(c.variant, c.kind, c.starts_at) for c in rows(app, Challenge)} == windows
