@@ -44,15 +44,22 @@ def _json(challenge: Challenge, moment: datetime, podium: bool = False) -> dict[
     return body
 
 
+def current_or_prepare(variant: str, kind: str, moment: datetime) -> Challenge | None:
+    """The window's challenge; if it is not proved yet, the worker tier is asked to prepare it
+    (never waited for: ``None`` then), which the embedded mode does here and now."""
+    challenge = challenges.current(db.session(), variant, kind, moment)
+    if challenge is None:
+        tasks.ask_to_prepare(current_app, variant, kind, moment.date())
+        challenge = challenges.current(db.session(), variant, kind, moment)
+    return challenge
+
+
 @bp.get("/challenges/daily", defaults={"kind": "daily"})
 @bp.get("/challenges/weekly", defaults={"kind": "weekly"})
 def current_challenge(kind: str) -> Response:
     variant = query(ChallengeQuerySchema())["variant"]
     moment = datetime.now(UTC)
-    challenge = challenges.current(db.session(), variant, kind, moment)
-    if challenge is None:
-        tasks.ask_to_prepare(current_app, variant, kind, moment.date())  # embedded: prepared by now
-        challenge = challenges.current(db.session(), variant, kind, moment)
+    challenge = current_or_prepare(variant, kind, moment)
     if challenge is None:
         raise Problem(503, f"the {kind} {variant} challenge of this window is not ready yet (its deal is still being "
                            f"proved winnable); ask again in {RETRY_AFTER} s", headers={"Retry-After": str(RETRY_AFTER)})

@@ -39,6 +39,7 @@ from ..models import Record
 from ..players import find_player
 from ..problems import Problem
 from . import PREFIX, json_body
+from .challenges import current_or_prepare
 from .leaderboard import with_records
 
 bp = Blueprint("pages", __name__)
@@ -579,7 +580,7 @@ def challenge_page(variant: str) -> Any:
     session, moment = db.session(), datetime.now(UTC)
     current = []
     for kind in challenges.KINDS:
-        challenge = challenges.current(session, variant, kind, moment)
+        challenge = current_or_prepare(variant, kind, moment)
         item: dict[str, Any] = {"kind": kind, "challenge": challenge}
         if challenge is not None:
             left = max(0, int((challenge.ends_at - moment).total_seconds()))

@@ -24,7 +24,12 @@ def add_challenge(app, kind, start, code="FT1-N-AAAAAAB"):
         session.commit()
 
 
-def test_the_challenge_page_shows_todays_deal_its_board_the_countdown_and_past_challenges(client, app, submit):
+def test_the_challenge_page_shows_todays_deal_its_board_the_countdown_and_past_challenges(client, app, submit,
+                                                                                        monkeypatch):
+    from api import tasks
+
+    asked = []  # a worker tier that has not prepared the weekly window yet (the embedded mode would do it now)
+    monkeypatch.setattr(tasks, "ask_to_prepare", lambda *args: asked.append(args[1:3]))
     now = datetime.now(UTC)
     today = datetime.combine(now.date(), datetime.min.time(), UTC)
     add_challenge(app, "daily", today)
@@ -37,7 +42,8 @@ def test_the_challenge_page_shows_todays_deal_its_board_the_countdown_and_past_c
     left = (today + timedelta(days=1)) - now
     assert f"Next challenge in {int(left.total_seconds()) // 3600} h" in html
     assert "ann" in html  # on today's board
-    assert "Weekly challenge" in html and "is being prepared" in html  # no weekly one prepared
+    assert "Weekly challenge" in html and "is being prepared" in html  # no weekly one prepared …
+    assert asked == [("forty-thieves", "weekly")]                     # … so the page asked for it
     assert "Past challenges" in html and "FT1-N-AAAAAAC" in html
     finnish = client.get("/challenges/forty-thieves?lang=fi").get_data(as_text=True)
     assert "Päivän haaste" in finnish and "Ihannetulos: 123 siirtoa" in finnish
