@@ -97,7 +97,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     problems.init_app(app)
     limits.init_app(app)  # rate limits: before any view runs, after the request id is set
     tasks.init_app(app)  # the worker tier's Celery app, to send tasks with (never waiting for one)
-    solving.init_app(app)
+    solving.init_app(app, tasks.sender(app))
     routes.init_app(app)
     pages.init_app(app)  # the players' HTML pages, outside /api/v1
     commands.init_app(app)

@@ -479,11 +479,9 @@ def _timed_out(seconds: float) -> dict[str, Any]:
             "coverage": None, "reason": f"the search went past its time limit on the worker (budget {seconds:g} s)"}
 
 
-def init_app(app: Flask) -> Solver:
-    """The app's solver, sending its tasks through the app's Celery (:mod:`api.tasks`)."""
-    from . import tasks
-
-    solver = Solver(app.extensions["api.db"], app.config, tasks.sender(app))
+def init_app(app: Flask, send: Sender) -> Solver:
+    """The app's solver, sending its tasks with ``send`` (:func:`api.tasks.sender`: through the app's Celery)."""
+    solver = Solver(app.extensions["api.db"], app.config, send)
     app.extensions["api.solver"] = solver
     return solver
 
