@@ -185,14 +185,19 @@ def _instance_database(instance_path: str) -> str:
 class Setting:
     """One environment variable: ``default`` is used when it is unset (also when empty, with
     ``blank_is_default``; a callable default is given the instance path); ``parse(name, value)``
-    checks and converts it; ``meaning`` and ``default_text`` (Markdown) are its documentation."""
+    checks and converts it; ``meaning`` and ``default_text`` (Markdown; without it, the default
+    in backticks) are its documentation."""
 
     name: str
     default: Any
     parse: Callable[[str, Any], Any]
     meaning: str
-    default_text: str
+    default_text: str | None = None
     blank_is_default: bool = False
+
+    @property
+    def shown_default(self) -> str:
+        return self.default_text if self.default_text is not None else f"`{self.default}`"
 
 
 _MB = 1024 * 1024
@@ -202,7 +207,7 @@ SETTINGS: tuple[Setting, ...] = (
             "SQLAlchemy URL of the records database; `postgres://…` and `postgresql://…` use psycopg 3",
             "SQLite file `instance/records.sqlite3`", blank_is_default=True),
     Setting("AUTO_MIGRATE", "1", parse_bool,
-            "upgrade the schema to the latest migration on start (`1`/`0`, `true`/`false`)", "`1`"),
+            "upgrade the schema to the latest migration on start (`1`/`0`, `true`/`false`)"),
     Setting("MAX_CONTENT_LENGTH", _MB, parse_positive_int,
             "largest request body in bytes (larger: 413)", "`1048576` (1 MiB)"),
     Setting("MAX_LOG_ACTIONS", 5000, parse_positive_int, "most actions in one move log (more: 422)", "`5000`"),
@@ -213,75 +218,73 @@ SETTINGS: tuple[Setting, ...] = (
             "`100`"),
     Setting("API_KEYS_REQUIRED", None, parse_optional_bool,
             "`POST /records` needs an API key (`1`/`0`; unset: yes, except in debug mode)", "unset"),
-    Setting("RATELIMIT_ENABLED", "1", parse_bool, "rate limits on or off", "`1`"),
+    Setting("RATELIMIT_ENABLED", "1", parse_bool, "rate limits on or off"),
     Setting("RATELIMIT_STORAGE_URI", "memory://", parse_storage_uri,
             "where the counters live: `memory://` (one process) or `redis://host:6379/0` (shared by every worker "
-            "and instance)", "`memory://`", blank_is_default=True),
+            "and instance)", blank_is_default=True),
     Setting("RATELIMIT_PER_CLIENT", "300 per minute", parse_rate_limit,
             "requests per client IP, all endpoints and pages together (health probes and static files exempt)",
-            "`300 per minute`", blank_is_default=True),
-    Setting("RATELIMIT_WRITES", "60 per minute", parse_rate_limit,
-            "record submissions and status changes per API key (per IP without a key)", "`60 per minute`",
             blank_is_default=True),
+    Setting("RATELIMIT_WRITES", "60 per minute", parse_rate_limit,
+            "record submissions and status changes per API key (per IP without a key)", blank_is_default=True),
     Setting("RATELIMIT_KEY_PREFIX", "solitaire-verifier", parse_text,
-            "prefix of the counters in a shared storage", "`solitaire-verifier`"),
+            "prefix of the counters in a shared storage"),
     Setting("TRUSTED_PROXIES", "0", parse_proxies,
-            "how many proxies in front set `X-Forwarded-For` (for the client IP; at most 10)", "`0`"),
-    Setting("LOG_LEVEL", "INFO", parse_log_level, "level of the JSON log on stderr (`DEBUG` … `CRITICAL`)", "`INFO`"),
-    Setting("SOLVER_ENABLED", "1", parse_bool, "run solver searches (off: stored answers only, others 503)", "`1`"),
-    Setting("SOLVER_BUDGET_SECONDS", "10", parse_seconds, "time budget of a deal's search", "`10`"),
+            "how many proxies in front set `X-Forwarded-For` (for the client IP; at most 10)"),
+    Setting("LOG_LEVEL", "INFO", parse_log_level, "level of the JSON log on stderr (`DEBUG` … `CRITICAL`)"),
+    Setting("SOLVER_ENABLED", "1", parse_bool, "run solver searches (off: stored answers only, others 503)"),
+    Setting("SOLVER_BUDGET_SECONDS", "10", parse_seconds, "time budget of a deal's search"),
     Setting("SOLVER_BUDGET_NODES", None, parse_optional_positive_int,
             "node budget of a deal's search (empty: none)", "none"),
     Setting("SOLVER_QUEUE_SIZE", "64", parse_positive_int,
-            "searches waiting or running, all clients and web processes together (more: 503)", "`64`"),
+            "searches waiting or running, all clients and web processes together (more: 503)"),
     Setting("SOLVER_STALE_SECONDS", "300", parse_seconds,
             "a search still pending after this is started again (it was lost in a crash or restart); longer than "
-            "`SOLVER_BUDGET_SECONDS`", "`300`"),
-    Setting("SOLVER_HINT_SECONDS", "2", parse_seconds, "time budget of a hint's search", "`2`"),
+            "`SOLVER_BUDGET_SECONDS`"),
+    Setting("SOLVER_HINT_SECONDS", "2", parse_seconds, "time budget of a hint's search"),
     Setting("SOLVER_HINT_NODES", None, parse_optional_positive_int,
             "node budget of a hint's search (empty: none)", "none"),
     Setting("RATELIMIT_SOLVER", "30 per minute", parse_rate_limit,
             "searches started per client IP (hints, and deals with no stored answer yet), on top of "
-            "`RATELIMIT_PER_CLIENT`", "`30 per minute`", blank_is_default=True),
+            "`RATELIMIT_PER_CLIENT`", blank_is_default=True),
     Setting("DATABASE_CONNECT_TIMEOUT", "3", partial(parse_positive_int, most=3600),
-            "PostgreSQL: seconds to open a connection (whole seconds, at least 2)", "`3`"),
+            "PostgreSQL: seconds to open a connection (whole seconds, at least 2)"),
     Setting("DATABASE_STATEMENT_TIMEOUT", "5", parse_seconds,
             "PostgreSQL: seconds a statement may run (the server cancels it); the client gives up on any answer one "
-            "second later, so a database that stops answering is `503`, not a hang", "`5`"),
+            "second later, so a database that stops answering is `503`, not a hang"),
     Setting("DATABASE_POOL_TIMEOUT", "3", parse_seconds,
-            "seconds a request waits for a pooled connection when all are in use (then `503`)", "`3`"),
+            "seconds a request waits for a pooled connection when all are in use (then `503`)"),
     Setting("READYZ_TIMEOUT", "2", parse_seconds,
-            "seconds `/api/v1/readyz` waits for the database before answering `503`", "`2`"),
+            "seconds `/api/v1/readyz` waits for the database before answering `503`"),
     Setting("FRAMES_CACHE_BYTES", str(32 * _MB), parse_cache_bytes,
             "memory per process for the replay viewer's frames of records, gzipped (`0`: no cache)",
             "`33554432` (32 MiB)"),
     Setting("FRAMES_MAX_ACTIONS", "1000", partial(parse_positive_int, most=5000),
-            "most actions of a log posted to `/frames.json` (more: 422)", "`1000`"),
+            "most actions of a log posted to `/frames.json` (more: 422)"),
     Setting("CELERY_BROKER_URL", None, parse_broker_url,
             "the worker tier's broker, `redis://host:6379/db` or `amqp://user:password@host:5672//`; unset: the "
             "embedded mode (searches run inside the request: one user only)", "unset"),
     Setting("CELERY_RESULT_BACKEND", None, parse_optional_text,
             "where re-verification ranges leave their results", "the broker (Redis), `rpc://` (RabbitMQ)"),
     Setting("CELERY_QUEUE_PREFIX", "solitaire-verifier", parse_queue_prefix,
-            "prefix of the queue names (`<prefix>.hints`, `.searches`, `.bulk`) and of Celery's Redis keys",
-            "`solitaire-verifier`"),
+            "prefix of the queue names (`<prefix>.hints`, `.searches`, `.bulk`) and of Celery's Redis keys"),
     Setting("CELERY_VISIBILITY_TIMEOUT", "600", parse_seconds,
             "seconds after which a task of a worker that died goes to another worker (Redis); longer than a "
-            "search's hard time limit", "`600`"),
+            "search's hard time limit"),
     Setting("SOLVER_PENDING_PER_CLIENT", "2", parse_positive_int,
-            "searches one client (API key, else IP) may have waiting or running (more: 429)", "`2`"),
+            "searches one client (API key, else IP) may have waiting or running (more: 429)"),
     Setting("SOLVER_UNKNOWN_SECONDS", "86400", parse_seconds,
-            "an `unknown` answer is kept this long, then the deal is searched again", "`86400`"),
+            "an `unknown` answer is kept this long, then the deal is searched again"),
     Setting("SOLVER_HINT_KEEP_SECONDS", "3600", parse_seconds,
-            "a hint's answer is kept (and can be polled) this long", "`3600`"),
+            "a hint's answer is kept (and can be polled) this long"),
     Setting("SOLVER_WORKER_MAX_MEMORY_MB", "1500", parse_positive_int,
-            "a worker process left larger than this by a task is replaced", "`1500`"),
+            "a worker process left larger than this by a task is replaced"),
     Setting("CHALLENGE_NODES", "100000", parse_positive_int,
-            "positions a challenge candidate's search may examine (part of which deal a challenge is)", "`100000`"),
+            "positions a challenge candidate's search may examine (part of which deal a challenge is)"),
     Setting("CHALLENGE_CANDIDATES", "16", parse_positive_int,
-            "candidates tried per challenge window before giving up", "`16`"),
+            "candidates tried per challenge window before giving up"),
     Setting("WINNABLE_POOL_SIZE", "200", parse_positive_int,
-            "deals proved winnable kept per variant for `GET /deals/random?winnable=true`", "`200`"),
+            "deals proved winnable kept per variant for `GET /deals/random?winnable=true`"),
 )
 
 
@@ -322,13 +325,13 @@ def load_settings(instance_path: str, overrides: Mapping[str, Any] | None = None
 
 def markdown_table() -> str:
     """The README's table of the settings."""
-    rows = [f"| `{s.name}` | {s.meaning} | {s.default_text} |" for s in SETTINGS]
+    rows = [f"| `{s.name}` | {s.meaning} | {s.shown_default} |" for s in SETTINGS]
     return "\n".join(["| variable | meaning | default |", "|---|---|---|", *rows])
 
 
 def rst_table() -> str:
     """The same table in reStructuredText (this module's docstring)."""
-    rows = [(f"``{s.name}``", s.meaning.replace("`", "``"), s.default_text.replace("`", "``")) for s in SETTINGS]
+    rows = [(f"``{s.name}``", s.meaning.replace("`", "``"), s.shown_default.replace("`", "``")) for s in SETTINGS]
     widths = [max(len(row[i]) for row in [("variable", "meaning", "default"), *rows]) for i in range(3)]
     rule = "  ".join("=" * width for width in widths)
     line = lambda row: "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
