@@ -63,7 +63,7 @@ def gunicorn(tmp_path):
         port = free_port()
         log = tmp_path / f"gunicorn-{port}.log"
         environ = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'records.sqlite3'}",
-                   "RATELIMIT_ENABLED": "0", "SOLVER_WORKERS": "0", **env}
+                   "RATELIMIT_ENABLED": "0", **env}
         with log.open("wb") as out:
             server = subprocess.Popen(
                 [str(GUNICORN), "--workers", str(workers), "--bind", f"127.0.0.1:{port}", "--no-control-socket",
