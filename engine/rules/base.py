@@ -24,7 +24,7 @@ from ..actions import DRAW, UNDO, Action, Draw, Move, Undo, action_from_json, pa
 from ..cards import DECK, SUIT_SYMBOLS, Card
 from ..messages import illegal
 from ..position import Position
-from ..shuffle import SplitMix64, shuffle
+from ..shuffle import shuffle_seeded
 
 if TYPE_CHECKING:
     from ..game import Game
@@ -94,7 +94,7 @@ _UNDO_OP = Op(OpKind.UNDO, 0, 0, None, "U", (), (), UNDO)
 def _shuffled(decks: int, number: int) -> tuple[Card, ...]:
     """Shuffling is the costly part of a deal, and popular deals are replayed again and again."""
     deck = list(DECK) * decks
-    shuffle(deck, SplitMix64(number))
+    shuffle_seeded(deck, number)
     return tuple(deck)
 
 
