@@ -6,6 +6,10 @@ is the ``replay --json`` object plus the pass-through keys and ``line`` (the
 1-based input line number). A line that cannot be used (bad JSON, a missing
 key, a bad code) gives ``{"line": n, "legal": false, "input_error": "…"}``
 and the run goes on. Blank lines are skipped.
+
+By default (``workers=None``) an input longer than :data:`PARALLEL_FROM` lines
+is verified by one worker process per usable CPU, and a shorter one in this
+process, where starting workers would cost more than they save.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator
+from itertools import chain, islice
 from typing import Any, TextIO
 
 from engine import EngineError
@@ -21,6 +26,8 @@ from .inputs import log_and_claims
 from .replay import replay
 
 RESERVED = ("code", "moves", "claimed")
+#: with ``workers=None``, inputs of at least this many lines get worker processes
+PARALLEL_FROM = 256
 
 
 def verify_line(numbered: tuple[int, str]) -> tuple[bool, str]:
@@ -53,9 +60,21 @@ def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
             yield number, line
 
 
-def run_batch(lines: Iterable[str], out: TextIO, workers: int = 1, chunksize: int = 64) -> tuple[int, int]:
-    """Verify every line, writing results in input order. Returns (lines, lines not verified)."""
-    numbered = _numbered(lines)
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def run_batch(lines: Iterable[str], out: TextIO, workers: int | None = 1, chunksize: int = 64) -> tuple[int, int]:
+    """Verify every line, writing results in input order. Returns (lines, lines not verified).
+    ``workers=None``: one process per usable CPU once the input reaches :data:`PARALLEL_FROM` lines."""
+    numbered: Iterator[tuple[int, str]] = _numbered(lines)
+    if workers is None:
+        head = list(islice(numbered, PARALLEL_FROM))
+        workers = usable_cpus() if len(head) == PARALLEL_FROM else 1
+        numbered = chain(head, numbered)
     if workers <= 1:
         return _write(map(verify_line, numbered), out)
     from multiprocessing import get_context  # (only with workers: it takes a while to import)

@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 from engine import EngineError, Game, GameCode, InvalidCodeError
 
-from .batch import run_batch
+from .batch import PARALLEL_FROM, run_batch
 from .inputs import EXIT_ILLEGAL, EXIT_OK, EXIT_UNUSABLE, UnusableInput, read_log_file
 from .replay import replay
 from .solving import register
@@ -64,14 +64,13 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
-    if args.workers < 1:
-        raise UnusableInput("--workers must be at least 1")
+    workers = None if args.workers == "auto" else _positive(args.workers)
     try:
         handle = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115 (closed below)
     except OSError as exc:
         raise UnusableInput(f"cannot read {args.file}: {exc}") from None
     try:
-        total, failed = run_batch(handle, out, workers=args.workers)
+        total, failed = run_batch(handle, out, workers=workers)
     except UnicodeDecodeError as exc:
         raise UnusableInput(f"cannot read {args.file}: {exc}") from None
     finally:
@@ -79,6 +78,16 @@ def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
             handle.close()
     print(f"verifier: {total} lines, {total - failed} verified, {failed} not", file=sys.stderr)
     return EXIT_OK if failed == 0 else EXIT_ILLEGAL
+
+
+def _positive(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise UnusableInput(f"--workers must be a number of at least 1, or auto (not {text!r})")
+    return number
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,7 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
     rep.set_defaults(func=cmd_replay)
     bat = sub.add_parser("batch", help="verify JSON Lines of {code, moves, claimed?}, one result a line, in order")
     bat.add_argument("file", help="JSON Lines file; - for stdin")
-    bat.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    bat.add_argument(
+        "--workers",
+        default="auto",
+        help=f"worker processes, or auto (the default): one per CPU for inputs of {PARALLEL_FROM} lines or more",
+    )
     bat.set_defaults(func=cmd_batch)
     register(sub)  # solve, hint
     return parser

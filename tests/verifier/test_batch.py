@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
+import verifier.batch
 from verifier import replay
-from verifier.batch import run_batch, verify_line
+from verifier.batch import PARALLEL_FROM, run_batch, verify_line
 from verifier.cli import main
 
 ILLEGAL_YU = {"id": "a", "code": "YU1-C-AAAAAAB", "moves": "T4:KS>T1"}  # T1 holds 7H
@@ -74,6 +75,63 @@ def test_two_workers_give_the_same_output_in_the_same_order():
     assert run_batch(lines, one, workers=1) == run_batch(lines, two, workers=2, chunksize=7)
     assert one.getvalue() == two.getvalue()
     assert [json.loads(x).get("id") for x in two.getvalue().splitlines()][:300] == list(range(300))
+
+
+class _Pools:
+    """Stands in for multiprocessing's context: records the pools asked for, runs them in this process."""
+
+    def __init__(self):
+        self.sizes: list[int] = []
+
+    def __call__(self, method):
+        return self
+
+    def Pool(self, size):
+        self.sizes.append(size)
+        pools = self
+
+        class InProcess:
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+            def imap(self, func, items, chunksize):
+                assert pools.sizes and chunksize >= 1
+                return map(func, items)
+
+        return InProcess()
+
+
+@pytest.mark.parametrize(
+    "count, pools", [(1, []), (PARALLEL_FROM - 1, []), (PARALLEL_FROM, [3]), (PARALLEL_FROM + 40, [3])]
+)
+def test_auto_workers_start_a_pool_per_cpu_only_for_a_long_input(monkeypatch, count, pools):
+    fake = _Pools()
+    monkeypatch.setattr("multiprocessing.get_context", fake)
+    monkeypatch.setattr(verifier.batch, "usable_cpus", lambda: 3)
+    items = [dict(LEGAL_FT, id=i, moves=["S"] * (i % 7)) for i in range(count - 1)] + [MISMATCH]
+    auto, one = io.StringIO(), io.StringIO()
+    assert run_batch(lines_of(*items), auto, workers=None) == run_batch(lines_of(*items), one, workers=1)
+    assert auto.getvalue() == one.getvalue() and len(auto.getvalue().splitlines()) == count
+    assert fake.sizes == pools
+
+
+def test_auto_workers_with_real_processes_give_the_same_output():
+    items = [dict(LEGAL_FT, id=i, moves=["S"] * (i % 5)) for i in range(PARALLEL_FROM + 10)] + ["oops"]
+    auto, one = io.StringIO(), io.StringIO()
+    assert run_batch(lines_of(*items), auto, workers=None) == run_batch(lines_of(*items), one, workers=1)
+    assert auto.getvalue() == one.getvalue()
+
+
+def test_cli_workers_auto_is_the_default_and_anything_else_must_be_a_positive_number(tmp_path, capsys):
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines_of(LEGAL_FT, LEGAL_FT)) + "\n", encoding="utf-8")
+    assert main(["batch", str(path), "--workers", "auto"], io.StringIO()) == 0
+    for bad in ("-1", "two", "1.5"):
+        assert main(["batch", str(path), "--workers", bad], io.StringIO()) == 2
+        assert f"--workers must be a number of at least 1, or auto (not '{bad}')" in capsys.readouterr().err
 
 
 def test_cli_batch_from_a_file_and_exit_status(tmp_path, capsys):
