@@ -11,6 +11,7 @@ CPU time the gunicorn workers and PostgreSQL spent per request.
     python -m bench.http_bench                 # 10 s per endpoint
     python -m bench.http_bench --seconds 3     # quicker
     python -m bench.http_bench --workers 1 --threads 4   # another gunicorn layout
+    python -m bench.http_bench --against ../old-checkout --rounds 3   # two checkouts, alternating
 
 Needs wrk (``apt-get install wrk``) and PostgreSQL (``--database-url``,
 default ``postgresql://postgres@127.0.0.1:5432/test``; a scratch database is
@@ -29,9 +30,9 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from api.db import scratch_postgres_database
 
@@ -108,16 +109,17 @@ def processes(*, name: str | None = None, parent: int | None = None) -> list[int
 
 
 @contextmanager
-def server(database_url: str, port: int, workers: int, threads: int) -> Iterator[tuple[str, int]]:
-    """gunicorn serving the app on CPU 0 (``workers`` processes of ``threads`` threads,
-    the ``gthread`` worker, which keeps connections alive); yields its URL and the master's pid."""
+def server(database_url: str, port: int, workers: int, threads: int, root: Path = ROOT) -> Iterator[tuple[str, int]]:
+    """gunicorn serving the app of the checkout at ``root`` on CPU 0 (``workers`` processes of
+    ``threads`` threads, the ``gthread`` worker, which keeps connections alive); yields its URL
+    and the master's pid."""
     env = dict(os.environ, DATABASE_URL=database_url, API_KEYS_REQUIRED="0", RATELIMIT_ENABLED="0",
-               LOG_LEVEL="WARNING")
+               LOG_LEVEL="WARNING", PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     worker_class = ["--worker-class", "gthread", "--threads", str(threads)]
     cmd = cpu_pin(0) + [sys.executable, "-m", "gunicorn", "--workers", str(workers), *worker_class,
                         "--bind", f"127.0.0.1:{port}",
                         "--log-level", "warning", "api:create_app()"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(100):
@@ -126,7 +128,7 @@ def server(database_url: str, port: int, workers: int, threads: int) -> Iterator
                 break
             except OSError:
                 if proc.poll() is not None:
-                    raise SystemExit(f"gunicorn exited: {proc.stderr.read().decode()[-2000:]}")
+                    raise SystemExit(f"gunicorn exited: {proc.stderr.read().decode()[-2000:]}") from None
                 time.sleep(0.2)
         else:
             raise SystemExit("gunicorn did not answer")
@@ -159,29 +161,14 @@ def typical_log(length: int = 150) -> tuple[str, str]:
     return game.code, " ".join(game.moves)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--connections", type=int, default=8)
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes, all on CPU 0")
-    parser.add_argument("--threads", type=int, default=2,
-                        help="threads per worker (gunicorn's gthread worker): while one request waits for "
-                             "PostgreSQL to flush its commit, another runs; the threads of one process share its "
-                             "interpreter lock, so a second process runs CPU-bound replays with less contention")
-    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
-                                                                 "postgresql://postgres@127.0.0.1:5432/test"))
-    args = parser.parse_args()
-    if not shutil.which("wrk"):
-        raise SystemExit("wrk is not installed: apt-get install wrk")
-    code, log = typical_log()
-    actions = len(log.split())
+def measure(root: Path, args: argparse.Namespace, code: str, log: str) -> dict[str, dict]:
+    """One round on the checkout at ``root``: healthz, /verify, /records, healthz, each for
+    ``args.seconds``, on a scratch database of its own."""
     verify_body = json.dumps({"code": code, "moves": log})
     record_body = json.dumps({"code": code, "moves": log, "player": "bench-{{N}}"})
-    print(f"gunicorn {args.workers} workers x {args.threads} threads (gthread) on CPU 0, "
-          f"wrk 1 thread x {args.connections} connections on CPU 1, "
-          f"{args.seconds:g} s each; log of {actions} actions ({code})")
-    with scratch_postgres_database(args.database_url, f"bench_{os.getpid()}") as db, tempfile.TemporaryDirectory() as tmp, \
-            server(db, free_port(), args.workers, args.threads) as (base, master):
+    with scratch_postgres_database(args.database_url, f"bench_{os.getpid()}") as db, \
+            tempfile.TemporaryDirectory() as tmp, \
+            server(db, free_port(), args.workers, args.threads, root) as (base, master):
         workdir = Path(tmp)
         workers = processes(parent=master)
 
@@ -195,16 +182,64 @@ def main() -> None:
             return result
 
         run("/healthz")  # warm up
-        results = {"healthz (before)": run("/healthz"), "POST /verify": run("/verify", verify_body),
-                   "POST /records": run("/records", record_body), "healthz (after)": run("/healthz")}
+        return {"healthz (before)": run("/healthz"), "POST /verify": run("/verify", verify_body),
+                "POST /records": run("/records", record_body), "healthz (after)": run("/healthz")}
+
+
+def shares(results: dict[str, dict]) -> tuple[float, float]:
+    """``/verify`` and ``/records`` as shares of the healthz rate (the mean of before and after)."""
     healthz = (results["healthz (before)"]["rps"] + results["healthz (after)"]["rps"]) / 2
-    print(f"\n{'endpoint':18s} {'req/s':>9s} {'p50 ms':>8s} {'p99 ms':>8s} {'errors':>7s} {'of healthz':>11s} "
-          f"{'CPU ms/req: server':>19s} {'database':>9s}")
+    return results["POST /verify"]["rps"] / healthz, results["POST /records"]["rps"] / healthz
+
+
+def print_round(results: dict[str, dict], title: str) -> None:
+    healthz = (results["healthz (before)"]["rps"] + results["healthz (after)"]["rps"]) / 2
+    print(f"\n{title}\n{'endpoint':18s} {'req/s':>9s} {'p50 ms':>8s} {'p99 ms':>8s} {'errors':>7s} "
+          f"{'of healthz':>11s} {'CPU ms/req: server':>19s} {'database':>9s}")
     for name, r in results.items():
         print(f"{name:18s} {r['rps']:9.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f} {r['errors']:7d} "
               f"{r['rps'] / healthz:10.0%} {r['server_ms']:19.3f} {r['db_ms']:9.3f}")
-    print(f"\ntargets: POST /verify >= 60% of healthz ({results['POST /verify']['rps'] / healthz:.0%}), "
-          f"POST /records >= 30% ({results['POST /records']['rps'] / healthz:.0%})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes, all on CPU 0")
+    parser.add_argument("--threads", type=int, default=2,
+                        help="threads per worker (gunicorn's gthread worker): while one request waits for "
+                             "PostgreSQL to flush its commit, another runs; the threads of one process share its "
+                             "interpreter lock, so a second process runs CPU-bound replays with less contention")
+    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
+                                                                 "postgresql://postgres@127.0.0.1:5432/test"))
+    parser.add_argument("--against", type=Path, default=None,
+                        help="another checkout (say of the previous commit), measured in the same run, alternating")
+    parser.add_argument("--rounds", type=int, default=1, help="rounds per checkout")
+    args = parser.parse_args()
+    if not shutil.which("wrk"):
+        raise SystemExit("wrk is not installed: apt-get install wrk")
+    code, log = typical_log()
+    print(f"gunicorn {args.workers} workers x {args.threads} threads (gthread) on CPU 0, "
+          f"wrk 1 thread x {args.connections} connections on CPU 1, "
+          f"{args.seconds:g} s each; log of {len(log.split())} actions ({code})")
+    roots = [ROOT] + ([args.against.resolve()] if args.against else [])
+    seen: dict[Path, list[dict[str, dict]]] = {root: [] for root in roots}
+    for round_ in range(args.rounds):
+        for root in roots:
+            results = measure(root, args, code, log)
+            seen[root].append(results)
+            print_round(results, f"round {round_ + 1}, {root}")
+    print()
+    for root, rounds in seen.items():
+        figures = [shares(r) for r in rounds]
+        verify = ", ".join(f"{v:.0%}" for v, _ in figures)
+        records = ", ".join(f"{r:.0%}" for _, r in figures)
+        cpu = ", ".join(f"{r['POST /verify']['server_ms']:.3f}/{r['POST /records']['server_ms']:.3f}" for r in rounds)
+        print(f"{str(root):40s} POST /verify of healthz: {verify}; POST /records: {records}; "
+              f"server CPU ms /verify/records: {cpu}")
+    figures = [shares(r) for r in seen[ROOT]]
+    print(f"\ntargets: POST /verify >= 60% of healthz ({', '.join(f'{v:.0%}' for v, _ in figures)}), "
+          f"POST /records >= 30% ({', '.join(f'{r:.0%}' for _, r in figures)})")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,11 @@ upkeep, in the same run.
 
     python -m bench.scale
     python -m bench.scale --records 100000 --repeat 20     # quicker
+    python -m bench.scale --records 10000000 --keep --load-only   # load now, measure later
+
+With ``--keep`` each size's database (``bench_scale_<size>``) is kept after the run and
+reused by the next ``--keep`` run when its load finished (a comment on the database says
+so), so that a long load and a measurement on a quiet machine can be separate runs.
 
 Each size is loaded into a scratch PostgreSQL database (``bench.load_records``:
 real schema, real legal logs, skewed players and deals, a year of timestamps),
@@ -22,13 +27,16 @@ import pickle
 import statistics
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import text
+import psycopg
+from sqlalchemy import make_url, text
 
 from api import boards, create_app
-from api.db import scratch_postgres_database
+from api.db import normalize_database_url, scratch_postgres_database
 
 from .load_records import build_logs, load
 
@@ -39,7 +47,7 @@ WARMUP = 3
 def targets(app: Any) -> dict[str, Any]:
     """The ids, names and cursors the reads ask about, found once per size (not timed)."""
     with app.extensions["api.db"].engine.connect() as c:
-        one = lambda sql, **kw: c.execute(text(sql), kw).first()  # noqa: E731
+        one = lambda sql, **kw: c.execute(text(sql), kw).first()
         popular = one("SELECT board FROM board_entries WHERE board LIKE 'deal:%' GROUP BY board "
                       "ORDER BY count(*) DESC LIMIT 1")[0][len("deal:"):]
         challenge = one("SELECT id FROM challenges WHERE variant = 'yukon-classic' AND ends_at < now() "
@@ -58,7 +66,7 @@ def targets(app: Any) -> dict[str, Any]:
         code_mid = one("SELECT id, received_at FROM records WHERE code = :c AND status = 'visible' "
                        "ORDER BY received_at LIMIT 1 OFFSET (SELECT count(*) / 2 FROM records WHERE code = :c)",
                        c=popular)
-    cursor = lambda row: boards.encode_cursor((row.received_at, row.id))  # noqa: E731
+    cursor = lambda row: boards.encode_cursor((row.received_at, row.id))
     return {"popular": popular, "challenge": challenge, "middle": middle, "busy": busy, "quiet": quiet,
             "record": mid.id, "deep": cursor(mid), "player_deep": cursor(player_mid), "code_deep": cursor(code_mid)}
 
@@ -165,6 +173,36 @@ def posts(app: Any, logs: dict[str, Any], count: int, tag: str) -> list[dict[str
     return out
 
 
+def loaded_mark(size: int, seed: int, deals: int) -> str:
+    return f"bench.scale: {size} records, seed {seed}, {deals} deals, loaded"
+
+
+@contextmanager
+def database(admin_url: str, size: int, keep: bool, mark: str) -> Iterator[tuple[str, bool]]:
+    """The database of one size and whether it is already loaded: a scratch one dropped
+    afterwards, or with ``keep`` the kept ``bench_scale_<size>`` (reused when its comment is
+    ``mark``, made anew otherwise)."""
+    name = f"bench_scale_{size}"
+    if not keep:
+        with scratch_postgres_database(admin_url, name) as url:
+            yield url, False
+        return
+    admin = make_url(normalize_database_url(admin_url)).set(drivername="postgresql")
+    with psycopg.connect(admin.render_as_string(hide_password=False), autocommit=True) as conn:
+        row = conn.execute("SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s",
+                           (name,)).fetchone()
+        ready = row is not None and row[0] == mark
+        if not ready:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{name}"')
+    yield admin.set(database=name).render_as_string(hide_password=False), ready
+
+
+def mark_loaded(url: str, name: str, mark: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"COMMENT ON DATABASE \"{name}\" IS '{mark}'")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__.split("\n\n")[0])
     parser.add_argument("--database-url", default="postgresql://postgres@127.0.0.1:5432/test",
@@ -176,9 +214,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--logs-cache", type=Path,
                         help="keep the built logs in this file and read them from it next time")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep each size's database and reuse a fully loaded one (bench_scale_<size>)")
+    parser.add_argument("--load-only", action="store_true", help="load (with --keep), measure nothing")
     args = parser.parse_args(argv)
 
-    say = lambda line: print(line, flush=True)  # noqa: E731
+    say = lambda line: print(line, flush=True)
     if args.logs_cache and args.logs_cache.exists():
         logs = pickle.loads(args.logs_cache.read_bytes())
     else:
@@ -189,9 +230,17 @@ def main(argv: list[str] | None = None) -> None:
     results: dict[int, dict[str, tuple[float, float]]] = {}
     rates: dict[str, list[float]] = {}
     for size in args.records:
-        say(f"loading {size:,} records …")
-        with scratch_postgres_database(args.database_url, f"bench_scale_{size}") as url:
-            load(url, size, logs, seed=args.seed, say=say)
+        mark = loaded_mark(size, args.seed, args.deals)
+        with database(args.database_url, size, args.keep, mark) as (url, ready):
+            if ready:
+                say(f"reusing the kept database of {size:,} records")
+            else:
+                say(f"loading {size:,} records …")
+                load(url, size, logs, seed=args.seed, say=say)
+                if args.keep:
+                    mark_loaded(url, f"bench_scale_{size}", mark)
+            if args.load_only:
+                continue
             app = create_app({"DATABASE_URL": url, "AUTO_MIGRATE": False, "RATELIMIT_ENABLED": False,
                               "API_KEYS_REQUIRED": False, "SOLVER_ENABLED": False, "LOG_LEVEL": "WARNING"})
             client = app.test_client()
@@ -216,6 +265,8 @@ def main(argv: list[str] | None = None) -> None:
                         say(f"  POST /records {tag:>10}: {rate:6.1f} records/s, CPU {cpu:5.2f} ms a record")
             app.extensions["api.db"].dispose()
 
+    if args.load_only:
+        return
     sizes = args.records
     say("\nread (ms)".ljust(42) + "".join(f"{f'{s:,} median':>16}{'p95':>8}{'CPU':>8}" for s in sizes)
         + ("   ratio (median, CPU)" if len(sizes) > 1 else ""))
