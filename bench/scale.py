@@ -55,6 +55,9 @@ def targets(app: Any) -> dict[str, Any]:
         size = one("SELECT count(*) FROM board_entries WHERE board = 'variant:yukon-classic'")[0]
         middle = one("SELECT player FROM board_entries WHERE board = 'variant:yukon-classic' "
                      "ORDER BY sort_key, received_at, record_id OFFSET :n LIMIT 1", n=size // 2)[0]
+        standings = one("SELECT count(*) FROM standings WHERE variant = 'yukon-classic'")[0]
+        standing = one("SELECT player FROM standings WHERE variant = 'yukon-classic' "
+                       "ORDER BY sort_key, updated_at, player OFFSET :n LIMIT 1", n=standings // 2)[0]
         busy = one("SELECT player FROM player_stats ORDER BY games DESC LIMIT 1")[0]
         quiet = one("SELECT player FROM records GROUP BY player ORDER BY max(received_at) LIMIT 1")[0]
         total = one("SELECT max(id) FROM records")[0]
@@ -67,16 +70,18 @@ def targets(app: Any) -> dict[str, Any]:
                        "ORDER BY received_at LIMIT 1 OFFSET (SELECT count(*) / 2 FROM records WHERE code = :c)",
                        c=popular)
     cursor = lambda row: boards.encode_cursor((row.received_at, row.id))
-    return {"popular": popular, "challenge": challenge, "middle": middle, "busy": busy, "quiet": quiet,
+    return {"popular": popular, "challenge": challenge, "middle": middle, "standing": standing, "busy": busy,
+            "quiet": quiet,
             "record": mid.id, "deep": cursor(mid), "player_deep": cursor(player_mid), "code_deep": cursor(code_mid)}
 
 
 def reads(t: dict[str, Any]) -> list[tuple[str, list[str]]]:
     """Each read, as the requests it makes (the home page asks for three boards)."""
-    home = [f"{API}/leaderboard?variant={v}" for v in ("yukon-classic", "yukon-relaxed", "forty-thieves")]
+    variants = ("yukon-classic", "yukon-relaxed", "forty-thieves")
     return [
-        ("home page: 3 variant boards", home),
-        ("standings (like-for-like board)", [f"{API}/standings?variant=yukon-classic"]),
+        ("home page: 3 standings boards", [f"{API}/standings?variant={v}" for v in variants]),
+        ("standings, around= (middle)", [f"{API}/standings?variant=yukon-classic&around={t['standing']}"]),
+        ("variant board, raw best (3 variants)", [f"{API}/leaderboard?variant={v}" for v in variants]),
         ("challenge board", [f"{API}/challenges/{t['challenge']}/board"]),
         ("popular deal's board", [f"{API}/leaderboard?variant={variant_of(t['popular'])}&code={t['popular']}"]),
         ("around= (middle of a variant board)", [f"{API}/leaderboard?variant=yukon-classic&around={t['middle']}"]),
@@ -173,6 +178,26 @@ def posts(app: Any, logs: dict[str, Any], count: int, tag: str) -> list[dict[str
     return out
 
 
+def post_rounds(client: Any, app: Any, logs: dict[str, Any], count: int, rates: dict[str, list[float]],
+                say: Any) -> None:
+    """``POST /records`` with and without the board upkeep: a warm-up of each (untimed), then four
+    rounds of ``count`` new records, the order of the two alternating from round to round."""
+    real = boards.store_with_upkeep
+    for round_, order in enumerate([(True, False)] + [(True, False), (False, True)] * 2):
+        for upkeep in order:
+            boards.store_with_upkeep = real if upkeep else plain_insert
+            try:
+                tag = f"{round_}-{'with' if upkeep else 'without'}"
+                rate, cpu = throughput(client, app, posts(app, logs, count if round_ else 20, tag))
+            finally:
+                boards.store_with_upkeep = real
+            if round_:
+                rates.setdefault("with" if upkeep else "without", []).append(rate)
+                rates.setdefault("cpu with" if upkeep else "cpu without", []).append(cpu)
+            say(f"  POST /records {tag:>10}: {rate:6.1f} records/s, CPU {cpu:5.2f} ms a record"
+                + ("" if round_ else " (warm-up)"))
+
+
 def loaded_mark(size: int, seed: int, deals: int) -> str:
     return f"bench.scale: {size} records, seed {seed}, {deals} deals, loaded"
 
@@ -210,7 +235,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--records", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--deals", type=int, default=8_000)
     parser.add_argument("--repeat", type=int, default=40)
-    parser.add_argument("--posts", type=int, default=300, help="submissions per throughput round (4 rounds)")
+    parser.add_argument("--posts", type=int, default=300,
+                        help="submissions per throughput round (4 rounds of each, after a warm-up)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--logs-cache", type=Path,
                         help="keep the built logs in this file and read them from it next time")
@@ -251,18 +277,7 @@ def main(argv: list[str] | None = None) -> None:
                 median, p95, cpu = results[size][name]
                 say(f"  {name:40} median {median:7.1f} ms   p95 {p95:7.1f} ms   CPU {cpu:6.1f} ms")
             if size == max(args.records):
-                real = boards.store_with_upkeep
-                for round_ in range(2):
-                    for upkeep in (True, False):
-                        boards.store_with_upkeep = real if upkeep else plain_insert
-                        try:
-                            tag = f"{round_}-{'with' if upkeep else 'without'}"
-                            rate, cpu = throughput(client, app, posts(app, logs, args.posts, tag))
-                        finally:
-                            boards.store_with_upkeep = real
-                        rates.setdefault("with" if upkeep else "without", []).append(rate)
-                        rates.setdefault("cpu with" if upkeep else "cpu without", []).append(cpu)
-                        say(f"  POST /records {tag:>10}: {rate:6.1f} records/s, CPU {cpu:5.2f} ms a record")
+                post_rounds(client, app, logs, args.posts, rates, say)
             app.extensions["api.db"].dispose()
 
     if args.load_only:
