@@ -1,8 +1,8 @@
-"""Pages for players, outside ``/api/v1``: the home page with the leaderboards,
+"""Pages for players, outside ``/api/v1``: the home page with the challenge standings,
 a deal, a record with its replay, and the log checker.
 
 Every page is complete as the server renders it (Jinja, autoescaped): the
-leaderboards, the boards, a record's log and any step of it (``?step=N``), and the
+standings and leaderboards, the boards, a record's log and any step of it (``?step=N``), and the
 checker's verdict (a plain form, ``GET``/``POST /check?code=…&moves=…``). Plain
 JavaScript (``api/static/js``, ES modules) then enhances them: the replay viewer
 steps without reloading, copy buttons, times in the reader's zone. It builds the DOM
@@ -40,11 +40,11 @@ from ..players import find_player
 from ..problems import Problem
 from . import PREFIX, json_body
 from .challenges import current_or_prepare
-from .leaderboard import with_records
+from .leaderboard import standing_entries, with_records
 
 bp = Blueprint("pages", __name__)
 
-#: the leaderboards of the home page, in this order
+#: the variants, in the order of the home page's standings
 VARIANTS = tuple((rule_set.variant, rule_set.title) for rule_set in RULE_SETS)  # titles: msgids (api.i18n)
 VARIANT_TITLES = dict(VARIANTS)
 #: the longest log whose positions the replay viewer is given (each position is about half a kilobyte)
@@ -383,11 +383,19 @@ def action_error(error: Any) -> dict[str, str]:
 
 # -- the pages ------------------------------------------------------------------
 
-def leaderboard_entries(variant: str, code: str | None = None, limit: int = LEADERBOARD_ROWS) -> list[Any]:
-    """The top of a board, as ``GET /api/v1/leaderboard`` answers it: each player's best
-    eligible record of ``variant`` (of one deal with ``code``), read from the kept board."""
-    board = boards.entry_board(f"deal:{code}" if code is not None else f"variant:{variant}")
-    return with_records(boards.page(db.session().connection(), board, limit, None)["ranked"])
+def leaderboard_entries(code: str, limit: int = LEADERBOARD_ROWS) -> list[Any]:
+    """The top of a deal's board, as ``GET /api/v1/leaderboard?code=…`` answers it: each player's
+    best eligible record of that deal, read from the kept board. (No page ranks records of different
+    deals against each other by raw score: across a variant, pages show :func:`standings_entries`.)"""
+    return with_records(boards.page(db.session().connection(), boards.entry_board(f"deal:{code}"), limit,
+                                    None)["ranked"])
+
+
+def standings_entries(variant: str, limit: int = LEADERBOARD_ROWS) -> list[Any]:
+    """The top of a variant's standings, as ``GET /api/v1/standings`` answers it: challenge points
+    (3 for each challenge won, 1 for each one played and not won), the like-for-like variant board."""
+    return standing_entries(boards.page(db.session().connection(), boards.standings_board(variant), limit,
+                                        None)["ranked"])
 
 
 @bp.get("/")
@@ -396,7 +404,7 @@ def home() -> tuple[str, int]:
 
 
 def home_page(status: int, code: str, error: str | None) -> tuple[str, int]:
-    boards = [(variant, name, leaderboard_entries(variant)) for variant, name in VARIANTS]
+    boards = [(variant, name, standings_entries(variant)) for variant, name in VARIANTS]
     return render("home.html", status, title=_("Solitaire records"), variants=VARIANTS, boards=boards, code=code,
                   code_error=error, example=EXAMPLE_CODE,
                   description=_("Verified games of Yukon and Forty Thieves, replayed action by action."))
@@ -429,7 +437,7 @@ def deal(code: str) -> Any:
     variant = _(VARIANT_TITLES[game_code.variant])
     return render("deal.html", title=_("Deal {code}", code=str(game_code)), code=str(game_code),
                   variant=game_code.variant, board=view, labels=board_labels(g.lang, view),
-                  entries=leaderboard_entries(game_code.variant, str(game_code)),
+                  entries=leaderboard_entries(str(game_code)),
                   description=_("{variant}: the deal {code} and its best verified records.", variant=variant,
                                 code=str(game_code)))
 

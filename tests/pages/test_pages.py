@@ -45,16 +45,18 @@ def expected_column_labels(code: str) -> list[str]:
 
 # -- the home page --------------------------------------------------------------------
 
-def test_the_home_page_has_the_code_form_and_three_leaderboards(client):
+def test_the_home_page_has_the_code_form_and_three_standings(client):
     document, response = page(client, "/")
     assert document.find("html").attrs["lang"] == "en"
     form = document.find("form", role="search")
     assert form.attrs["action"] == "/deals" and form.attrs["method"] == "get"
     field = form.find("input", name="code")
     assert document.find("label", for_=field.attrs["id"]).text == "Game code"
-    assert [section.attrs["data-variant"] for section in document.find_all("section", data_leaderboard=True)] == \
+    assert [section.attrs["data-variant"] for section in document.find_all("section", data_standings=True)] == \
         ["yukon-classic", "yukon-relaxed", "forty-thieves"]
-    assert [h.text for h in document.find_all("h2")] == ["Yukon, classic rules", "Yukon, relaxed rules",
+    assert not document.find_all("section", data_leaderboard=True)  # no raw-score board across deals
+    assert [h.text for h in document.find_all("h2")] == ["Challenge standings"]
+    assert [h.text for h in document.find_all("h3")] == ["Yukon, classic rules", "Yukon, relaxed rules",
                                                           "Forty Thieves"]
     assert re.fullmatch(r"/static/js/page\.[0-9a-f]{10}\.js", document.find("script", type="module").attrs["src"])
     assert response.headers["Content-Language"] == "en"
@@ -421,24 +423,19 @@ def test_a_hashed_script_imports_the_hashed_modules_and_the_page_preloads_them_a
     assert {f"/static/js/{name}" for name in imported} <= set(preloaded)
 
 
-def test_the_leaderboards_are_in_the_page_itself(client, submit):
+def test_a_deals_board_is_in_the_page_itself(client, submit):
     first = submit("Väinö Mäkinen", "YU1-C-AAAAAAB", " ".join(play_greedy("YU1-C-AAAAAAB", 30)))
     submit("ann", "YU1-C-AAAAAAB", " ".join(play_greedy("YU1-C-AAAAAAB", 10)))
-    document, _ = page(client, "/?lang=fi")
-    classic = document.find("section", data_variant="yukon-classic")
-    rows = classic.find("tbody").find_all("tr")
+    document, _ = page(client, "/deals/YU1-C-AAAAAAB?lang=fi")
+    rows = document.find("section", data_leaderboard=True).find("tbody").find_all("tr")
     assert [row.find("td", class_="player").text for row in rows] == ["Väinö Mäkinen", "ann"]
     link = rows[0].find("td", class_="player").find("a")  # a name links to the player's page, the result to the record
     assert link.attrs["href"] == "/players/V%C3%A4in%C3%B6%20M%C3%A4kinen?lang=fi"
     assert rows[0].find("td", class_="result").find("a").attrs["href"] == f"/records/{first['id']}?lang=fi"
-    assert rows[0].find("td", class_="code").find("a").attrs["href"] == "/deals/YU1-C-AAAAAAB?lang=fi"
-    assert [td.attrs["data-label"] for td in rows[0].find_all("td")] == ["#", "Pelaaja", "Jako", "Pisteet",
-                                                                       "Siirrot", "Lopputulos"]
-    empty = document.find("section", data_variant="forty-thieves").find("tbody").text
-    assert empty == "Varmennettuja tallenteita ei vielä ole."
-    deal, _ = page(client, "/deals/YU1-C-AAAAAAB")
-    assert [td.text for td in deal.find("section", data_leaderboard=True).find_all("td", class_="player")] \
-        == ["Väinö Mäkinen", "ann"]
+    assert [td.attrs["data-label"] for td in rows[0].find_all("td")] == ["#", "Pelaaja", "Pisteet", "Siirrot",
+                                                                       "Lopputulos"]
+    empty, _ = page(client, "/deals/FT1-N-AAAAAAB?lang=fi")
+    assert empty.find("section", data_leaderboard=True).find("tbody").text == "Varmennettuja tallenteita ei vielä ole."
 
 
 def test_each_step_has_its_own_url_and_the_server_draws_it(client, submit):
