@@ -96,8 +96,8 @@ def test_no_page_is_wider_than_the_screen(open_page, live_server, expect, screen
 
 
 def test_korean_words_do_not_break_letter_by_letter(open_page, live_server):
-    page = open_page("/?lang=ko", width=390, height=844)
-    result = page.locator("[data-variant=yukon-relaxed] td.result").first
+    page = open_page("/deals/YU1-R-AAAAAB7?lang=ko", width=390, height=844)
+    result = page.locator("[data-leaderboard] td.result").first
     assert result.evaluate("n => getComputedStyle(n).wordBreak") == "keep-all"
     assert result.evaluate("n => n.getClientRects().length") == 1  # "승리하지 못함" on one line or wrapped by words
     height = result.evaluate("n => n.getBoundingClientRect().height")
@@ -238,12 +238,19 @@ def test_keyboard_hints_are_hidden_on_touch_screens(open_page, live_server, expe
 
 def test_the_pages_without_javascript(open_page, live_server, expect, screenshot):
     off = {"java_script_enabled": False}
-    page = open_page("/", **off)
-    expect(page.locator("[data-variant=yukon-classic] td.player a")).to_have_count(3)
-    expect(page.locator("[data-variant=forty-thieves] td.player")).to_have_count(2)
-    assert sorted(page.locator("[data-variant=forty-thieves] td.player").all_inner_texts()) == \
-        ["Väinö Mäkinen-Virtanen", "pekka"]
+    page = open_page("/", **off)  # the standings, as the server renders them
+    expect(page.locator("[data-standings][data-variant=yukon-classic] td.player a")).to_have_count(3)
+    forty = page.locator("[data-standings][data-variant=forty-thieves] tbody tr")
+    expect(forty.locator("td.player")).to_have_text(["Väinö Mäkinen-Virtanen", "pekka"])
+    expect(forty.locator("td.points")).to_have_text(["2", "1"])
+    assert page.locator("[data-leaderboard]").count() == 0
     assert "Loading" not in page.locator("main").inner_text()
+    page = open_page("/?lang=fi", width=390, height=844, **off)  # on a phone each row is a list with its labels
+    row = page.locator("[data-standings][data-variant=forty-thieves] tbody tr").first
+    expect(row.locator("td")).to_have_text(["1", "Väinö Mäkinen-Virtanen", "2", "0", "2"])
+    assert row.locator("td.points").evaluate("n => getComputedStyle(n, '::before').content") == '"Haastepisteet "'
+    assert page.locator("thead").first.evaluate("n => n.getBoundingClientRect().width") <= 1
+    screenshot(page, "home-fi-phone-no-script")
     record = live_server.records["ann"]
     page = open_page(f"/records/{record['id']}", **off)
     assert page.locator("[data-log] [data-step]").count() == record["actions"]

@@ -44,29 +44,33 @@ def start_labels(code: str, lang: str = "en") -> list[str]:
     return board_labels(lang, board_view(Game.from_code(code).position))["columns"]
 
 
-def test_the_home_page_shows_the_three_leaderboards_with_names_as_text(open_page, live_server, expect, screenshot):
+def test_the_home_page_shows_the_three_standings_with_names_as_text(open_page, live_server, expect, screenshot):
     page = open_page("/")
-    classic = page.locator("[data-leaderboard][data-variant=yukon-classic]")
-    expect(classic.locator("tbody tr")).to_have_count(3)  # ann, the markup name and a long one
-    expect(page.locator("[data-variant=forty-thieves] tbody td.player")).to_have_count(2)
+    assert page.locator("[data-leaderboard]").count() == 0  # no raw-score board across deals
+    classic = page.locator("[data-standings][data-variant=yukon-classic]")
+    # ann, the markup name and a long one each played one of today's or this week's challenges: 1 point, one rank
+    expect(classic.locator("tbody tr")).to_have_count(3)
+    assert classic.locator("td.rank").all_inner_texts() == ["1", "1", "1"]
+    assert classic.locator("td.points").all_inner_texts() == ["1", "1", "1"]
+    forty = page.locator("[data-standings][data-variant=forty-thieves] tbody tr")
+    expect(forty).to_have_count(2)  # Väinö played this week's and yesterday's challenge, pekka today's
+    expect(forty.nth(0).locator("td")).to_have_text(["1", "Väinö Mäkinen-Virtanen", "2", "0", "2"])
+    expect(forty.nth(1).locator("td")).to_have_text(["2", "pekka", "1", "0", "1"])
     expect(page.locator("[data-variant=yukon-relaxed] tbody tr td.player")).to_have_text("김민지")
+    expect(classic.locator(".hint")).to_have_text(
+        "Challenge points: 3 for each challenge won, 1 for each challenge played and not won.")
     names = classic.locator("td.player a").all_inner_texts()
     assert MARKUP_NAME in names and "ann" in names
     assert page.locator("main img").count() == 0  # the markup is text, not an element
-    markup = live_server.records["markup"]
     link = classic.locator("td.player a", has_text="onerror")  # the name: the player's page
     assert unquote(link.get_attribute("href")) == f"/players/{MARKUP_NAME}"
-    row = classic.locator("tbody tr", has=page.locator("td.player a", has_text="onerror"))
-    assert row.locator("td.result a").get_attribute("href") == f"/records/{markup['id']}"  # the result: the record
     screenshot(page, "home")
     link.click()
     expect(page.locator("h1")).to_have_text(f"Player {MARKUP_NAME}")
     assert page.locator("main img").count() == 0
     page.go_back()
-    row.locator("td.result a").click()
-    expect(page.locator("h1 .player")).to_have_text(MARKUP_NAME)
-    assert page.locator("main img").count() == 0
-    screenshot(page, "record-markup-name")
+    classic.locator(".panel-link a").click()
+    expect(page).to_have_url(re.compile(r"/challenges/yukon-classic$"))
 
 
 def test_the_code_form_opens_the_deal_with_its_board_and_best_records(open_page, expect, screenshot):
@@ -241,7 +245,7 @@ def test_the_keyboard_reaches_every_control(open_page, live_server, expect, whic
     if which == "record":
         expect(page.get_by_role("button", name="Forward")).to_be_enabled()
     if which in ("home", "deal"):
-        expect(page.locator("[data-leaderboard] tbody tr a").first).to_be_visible()
+        expect(page.locator("[data-standings] tbody tr a, [data-leaderboard] tbody tr a").first).to_be_visible()
     controls = page.evaluate("""() => {
         const all = [...document.querySelectorAll('a[href], button, input, textarea, select, [tabindex]')]
           .filter(n => !n.disabled && n.tabIndex >= 0 && n.type !== 'hidden' && n.getClientRects().length);
