@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import pickle
+import random
 import statistics
 import sys
 import time
@@ -37,8 +38,9 @@ from sqlalchemy import make_url, text
 
 from api import boards, create_app
 from api.db import normalize_database_url, scratch_postgres_database
+from engine import GameCode
 
-from .load_records import build_logs, load
+from .load_records import build_logs, load, playout
 
 API = "/api/v1"
 WARMUP = 3
@@ -159,22 +161,26 @@ def throughput(client: Any, app: Any, bodies: list[dict[str, Any]]) -> tuple[flo
     for body in bodies:
         response = client.post(f"{API}/records", json=body)
         assert response.status_code == 201, response.get_data(as_text=True)[:300]
+        assert response.get_json()["ranked"], response.get_data(as_text=True)[:300]  # on the boards
     rate = len(bodies) / (time.perf_counter() - began)
     return rate, (time.process_time() + backend_cpu(app) - cpu) * 1000 / len(bodies)
 
 
 def posts(app: Any, logs: dict[str, Any], count: int, tag: str) -> list[dict[str, Any]]:
-    """New submissions: half on today's challenge deals, half on popular deals, each a new player."""
+    """New submissions, each a new player's own log, played out anew (never a copy of a stored
+    log: a copy is not ranked, so it would skip the boards' upkeep): half on today's challenge
+    deals, half on popular deals."""
     with app.extensions["api.db"].engine.connect() as c:
         today = [row[0] for row in c.execute(text(
             "SELECT code FROM challenges WHERE starts_at <= now() AND now() < ends_at"))]
-    codes = {log.code: log for deal in logs.values() for deal_logs in deal[:20] for log in deal_logs}
-    chosen = [codes[c] for c in today if c in codes] or list(codes.values())[:3]
-    others = list(codes.values())
+    popular = [deal_logs[0].code for deal in logs.values() for deal_logs in deal[:20]]
+    rng = random.Random(tag)
     out = []
     for n in range(count):
-        log = chosen[n % len(chosen)] if n % 2 else others[n % len(others)]
-        out.append({"code": log.code, "player": f"post-{tag}-{n}", "moves": log.canonical})
+        code = GameCode.from_text(today[n % len(today)] if n % 2 and today else popular[n % len(popular)])
+        played = playout(code, rng)
+        moves = played[:rng.randrange(min(20, len(played)), len(played) + 1)] or played
+        out.append({"code": str(code), "player": f"post-{tag}-{n}", "moves": " ".join(moves)})
     return out
 
 
