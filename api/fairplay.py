@@ -108,9 +108,9 @@ def evidence(session: Session, player: Player, code: str, log_hash: str, canonic
     # and the solver lines stored for the deal (one row each; a single row of NULLs when there are none)
     first_hint = (select(func.min(Hint.at)).where(Hint.player_id == player.id, Hint.code == code, Hint.at <= now)
                   .scalar_subquery())
-    original = (select(func.min(Record.id)).where(Record.code == code, Record.log_hash == log_hash,
-                                                   (Record.player_id != player.id) | Record.player_id.is_(None))
-                .scalar_subquery())
+    original = (select(Record.id).where(Record.code == code, Record.log_hash == log_hash,
+                                        (Record.player_id != player.id) | Record.player_id.is_(None))
+                .order_by(Record.id).limit(1).scalar_subquery())  # stops at the first (ix_records_code_log_hash_id)
     wanted = and_(Solvability.code == code, Solvability.solution.is_not(None),
                   literal(len(actions) >= SOLVER_MIN_ACTIONS))
     rows = session.execute(select(first_hint, original, Solvability.id, Solvability.solution)

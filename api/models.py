@@ -91,7 +91,8 @@ class Record(Base):
         UniqueConstraint("player", "code", "log_hash"),
         CheckConstraint(STATUS_CHECK, name="status"),
         Index("ix_records_status_id", "status", "id"),         # the review queue, oldest first
-        Index("ix_records_code_log_hash", "code", "log_hash"),  # the same log of a deal by someone else (copies)
+        # the first record of the same log of a deal by someone else (copies): a scan that stops at it
+        Index("ix_records_code_log_hash_id", "code", "log_hash", "id"),
     )
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)

@@ -251,6 +251,13 @@ def test_a_copied_log_is_stored_unranked_pointing_to_the_original(client, legal_
     assert client.get(f"{API}/records/{copy['id']}").get_json() == copy
 
 
+def test_every_later_copy_points_to_the_first_record_of_the_log(client, legal_log):
+    log = legal_log(FT, 12)
+    first = submit(client, token_of(client, "ann"), moves=log).get_json()
+    copies = [submit(client, token_of(client, name), moves=log).get_json() for name in ("bob", "cat", "dan")]
+    assert [(c["copy_of"], c["ranked"]) for c in copies] == [(first["id"], False)] * 3
+
+
 def test_the_services_own_solver_line_goes_to_review(client, make_key):
     admin = make_key("boss", admin=True)
     line = client.get(f"{API}/deals/{YU}/solvability", headers=bearer(admin)).get_json()["solution"]

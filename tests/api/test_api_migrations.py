@@ -97,7 +97,8 @@ def test_db_commands(make_app, empty_database_url):
     assert [line["message"].split(" (")[0] for line in lines] == [
         "database schema upgraded: empty -> 0001", "database schema upgraded: 0001 -> 0002",
         "database schema upgraded: 0002 -> 0003", "database schema upgraded: 0003 -> 0004",
-        "database schema upgraded: 0004 -> 0005", "database schema upgraded: 0005 -> 0006"]
+        "database schema upgraded: 0004 -> 0005", "database schema upgraded: 0005 -> 0006",
+        "database schema upgraded: 0006 -> 0007"]
     assert runner.invoke(args=["db", "current"]).stdout.strip() == f"{head} (head)"
 
 
@@ -298,5 +299,35 @@ def test_0006_builds_the_boards_and_totals_from_the_stored_records(empty_databas
             ("variant-nt:forty-thieves", "bob", 60), ("variant-nt:forty-thieves", "ann", 40),
             ("variant:forty-thieves", "ann", 900), ("variant:forty-thieves", "bob", 60)]
         assert [tuple(t) for t in totals] == [("ann", 2, 1, 900, 120, 2), ("bob", 1, 0, 60, 0, 0)]
+    finally:
+        database.dispose()
+
+
+@BOTH
+def test_0007_keeps_every_record_and_the_copy_check_finds_the_first_of_a_log(empty_database_url):
+    """Records stored at 0006: every value kept through 0007 and back; the index ends in the id."""
+    database = Database(empty_database_url)
+    insert = text(
+        "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, actions, undos, "
+        "takebacks, foundation_cards, engine_version, rules_version, received_at, verified_at, status, ranked, "
+        "flags) VALUES (:player, 'FT1-N-AAAAAAB', 'forty-thieves', 1, 'S', :hash, false, 0, 1, 1, 0, 0, 0, "
+        "'0.9.0', 1, :at, :at, 'visible', true, '[]')")
+    try:
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), "0006")
+            for n, (player, hash_) in enumerate([("ann", "h1"), ("bob", "h1"), ("cat", "h2"), ("dan", "h1")]):
+                connection.execute(insert, {"player": player, "hash": hash_, "at": f"2025-03-0{n + 1} 12:00:00+00:00"})
+            before = _old_rows(connection)
+        database.upgrade()
+        with database.engine.connect() as connection:
+            assert _old_rows(connection) == before
+            indexes = {i["name"]: i["column_names"] for i in inspect(connection).get_indexes("records")}
+            assert indexes["ix_records_code_log_hash_id"] == ["code", "log_hash", "id"]
+            assert "ix_records_code_log_hash" not in indexes
+        with database.engine.begin() as connection:
+            command.downgrade(alembic_config(connection), "0006")
+        with database.engine.connect() as connection:
+            assert _old_rows(connection) == before
+            assert "ix_records_code_log_hash" in {i["name"] for i in inspect(connection).get_indexes("records")}
     finally:
         database.dispose()
