@@ -44,6 +44,8 @@ from .load_records import build_logs, load, playout
 
 API = "/api/v1"
 WARMUP = 3
+#: this run's mark on its posts' players and logs (a kept database holds earlier runs' posts)
+RUN = f"{time.time_ns() % 2**32:x}"
 
 
 def targets(app: Any) -> dict[str, Any]:
@@ -158,11 +160,14 @@ def throughput(client: Any, app: Any, bodies: list[dict[str, Any]]) -> tuple[flo
     """Records stored a second (wall time), and CPU ms a record (this process plus the database's)."""
     cpu = time.process_time() + backend_cpu(app)
     began = time.perf_counter()
+    unranked = 0
     for body in bodies:
         response = client.post(f"{API}/records", json=body)
         assert response.status_code == 201, response.get_data(as_text=True)[:300]
-        assert response.get_json()["ranked"], response.get_data(as_text=True)[:300]  # on the boards
+        unranked += not response.get_json()["ranked"]
     rate = len(bodies) / (time.perf_counter() - began)
+    # a played-out log may happen to equal a stored one (a copy: unranked, no upkeep); keep those rare
+    assert unranked <= len(bodies) // 50, f"{unranked} of {len(bodies)} posts were not ranked"
     return rate, (time.process_time() + backend_cpu(app) - cpu) * 1000 / len(bodies)
 
 
@@ -174,13 +179,13 @@ def posts(app: Any, logs: dict[str, Any], count: int, tag: str) -> list[dict[str
         today = [row[0] for row in c.execute(text(
             "SELECT code FROM challenges WHERE starts_at <= now() AND now() < ends_at"))]
     popular = [deal_logs[0].code for deal in logs.values() for deal_logs in deal[:20]]
-    rng = random.Random(tag)
+    rng = random.Random(f"{tag}-{RUN}")
     out = []
     for n in range(count):
         code = GameCode.from_text(today[n % len(today)] if n % 2 and today else popular[n % len(popular)])
         played = playout(code, rng)
         moves = played[:rng.randrange(min(20, len(played)), len(played) + 1)] or played
-        out.append({"code": str(code), "player": f"post-{tag}-{n}", "moves": " ".join(moves)})
+        out.append({"code": str(code), "player": f"post-{RUN}-{tag}-{n}", "moves": " ".join(moves)})
     return out
 
 
