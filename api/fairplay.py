@@ -26,7 +26,7 @@ import statistics
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, func, literal, select
+from sqlalchemy import Boolean, and_, bindparam, func, literal, select
 from sqlalchemy.orm import Session
 
 from .auth import authenticate, bearer_token, unauthorized
@@ -99,23 +99,32 @@ def solver_share(actions: list[str], line: list[str]) -> float:
     return sum(block.size for block in matcher.get_matching_blocks()) / len(actions)
 
 
+def _evidence_statement() -> Any:
+    """One round trip: the first hint the player took on the deal, the first record of this log
+    for another player, and the solver lines stored for the deal (one row each; a single row of
+    NULLs when there are none). Built once: building it cost more than running it."""
+    first_hint = (select(func.min(Hint.at)).where(Hint.player_id == bindparam("player_id"),
+                                                  Hint.code == bindparam("code"), Hint.at <= bindparam("now"))
+                  .scalar_subquery())
+    original = (select(Record.id).where(Record.code == bindparam("code"), Record.log_hash == bindparam("log_hash"),
+                                        (Record.player_id != bindparam("player_id")) | Record.player_id.is_(None))
+                .order_by(Record.id).limit(1).scalar_subquery())  # stops at the first (ix_records_code_log_hash_id)
+    wanted = and_(Solvability.code == bindparam("code"), Solvability.solution.is_not(None),
+                  bindparam("long_enough", type_=Boolean))
+    return (select(first_hint, original, Solvability.id, Solvability.solution)
+            .select_from(select(literal(1).label("one")).subquery().outerjoin(Solvability, wanted)))
+
+
+_EVIDENCE = _evidence_statement()
+
+
 def evidence(session: Session, player: Player, code: str, log_hash: str, canonical: str,
              times: list[int] | None, elapsed_ms: int | None, now: datetime) -> dict[str, Any]:
     """The fair-play columns of a new record: ``flags``, ``ranked``, ``status``, ``copy_of``, ``times``."""
     flags = []
     actions = canonical.split()
-    # one round trip: the first hint on the deal, the first record of this log for another player,
-    # and the solver lines stored for the deal (one row each; a single row of NULLs when there are none)
-    first_hint = (select(func.min(Hint.at)).where(Hint.player_id == player.id, Hint.code == code, Hint.at <= now)
-                  .scalar_subquery())
-    original = (select(Record.id).where(Record.code == code, Record.log_hash == log_hash,
-                                        (Record.player_id != player.id) | Record.player_id.is_(None))
-                .order_by(Record.id).limit(1).scalar_subquery())  # stops at the first (ix_records_code_log_hash_id)
-    wanted = and_(Solvability.code == code, Solvability.solution.is_not(None),
-                  literal(len(actions) >= SOLVER_MIN_ACTIONS))
-    rows = session.execute(select(first_hint, original, Solvability.id, Solvability.solution)
-                           .select_from(select(literal(1).label("one")).subquery().outerjoin(Solvability, wanted))
-                           ).all()
+    rows = session.execute(_EVIDENCE, {"player_id": player.id, "code": code, "now": now, "log_hash": log_hash,
+                                       "long_enough": len(actions) >= SOLVER_MIN_ACTIONS}).all()
     hinted, original_id = rows[0][0], rows[0][1]
     if hinted is not None:
         if isinstance(hinted, str):  # SQLite hands an aggregate over a date column back as text

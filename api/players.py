@@ -19,10 +19,11 @@ import hashlib
 import secrets
 import unicodedata
 from datetime import UTC, datetime
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import bindparam, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -123,9 +124,13 @@ def find_player(session: Session, name: str) -> Player | None:
     """The player named exactly ``name`` (in NFC), else the one whose name reads as it (same
     skeleton). Exact names come first for players kept from before registration existed
     whose names read as an older player's (they have no skeleton)."""
-    nfc = unicodedata.normalize("NFC", name)
-    return session.scalar(select(Player).where(or_(Player.name == nfc, Player.skeleton_hash == skeleton_hash(name)))
-                          .order_by((Player.name == nfc).desc()).limit(1))
+    return session.scalar(_FIND_PLAYER, {"nfc": unicodedata.normalize("NFC", name), "skeleton": skeleton_hash(name)})
+
+
+#: :func:`find_player`'s statement, built once
+_FIND_PLAYER = (select(Player)
+                .where(or_(Player.name == bindparam("nfc"), Player.skeleton_hash == bindparam("skeleton")))
+                .order_by((Player.name == bindparam("nfc")).desc()).limit(1))
 
 
 def register(session: Session, name: str) -> tuple[Player, str]:
@@ -160,20 +165,23 @@ def issue_token(session: Session, name: str, replace: bool = False) -> tuple[Pla
     return player, token
 
 
-def unregistered(session: Session, name: str) -> Player:
-    """The player a trusted key (or the debug server without keys) submits for under ``name``:
-    the tokenless player of that name, created on first use. The caller makes sure that
-    no registered player reads as ``name``."""
-    text = check_name(name)
-    player = find_player(session, text)
+@cache
+def _new_player(dialect: str) -> Any:
+    """``INSERT … ON CONFLICT DO NOTHING RETURNING id`` of a player, for this dialect (built once)."""
+    insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(Player.__table__)  # type: ignore[arg-type]
+    return insert.on_conflict_do_nothing().returning(Player.__table__.c.id)
+
+
+def unregistered(session: Session, text: str, player: Player | None) -> Player:
+    """The player a trusted key (or the debug server without keys) submits for under the checked
+    name ``text``: ``player``, the one :func:`find_player` found for it, else a tokenless player
+    of that name, created on first use. The caller makes sure that no registered player reads
+    as ``text``."""
     if player is None:
         # concurrent first submissions under one name: the first insert wins, the others find it
-        dialect = session.get_bind().dialect.name
-        insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(Player.__table__)  # type: ignore[arg-type]
         values = {"name": text, "skeleton_hash": skeleton_hash(text), "token_hash": None,
                   "created_at": datetime.now(UTC)}
-        new_id = session.execute(insert.values(**values).on_conflict_do_nothing().returning(Player.__table__.c.id)
-                                 ).scalar()
+        new_id = session.execute(_new_player(session.get_bind().dialect.name), values).scalar()
         if new_id is not None:
             return Player(id=new_id, **values)  # not added to the session: the row is written already
         player = find_player(session, text)
@@ -232,7 +240,7 @@ def submitter(session: Session, sender: Player | ApiKey | None, name: str | None
             return named, sender.name
         raise Problem(403, f"{text!r} reads as {named.name!r}, a registered player: only their player token, or an "
                            f"API key allowed to vouch for players, may submit their records", "wrong-player")
-    return unregistered(session, text), None
+    return unregistered(session, text, named), None
 
 
 def adopt(session: Session, name: str) -> Player:
