@@ -350,74 +350,75 @@ class Rules:
         for item, op in pairs:
             if op is None:
                 op = (ops_get(item) or compile_text(item)) if type(item) is str else object_op(item)
-            if op[0] is UNNAMED:
-                op = self._name_card(pos, op)
-            kind, si, target, card, text, slots, texts, _ = op
-            if kind is COLUMN:
-                src = columns[si]
-                if (n := len(src)) and src[-1] is card:
-                    start = n - 1
-                else:  # where groups move, the named card and every card on it, if it is face up
-                    try:
-                        start = src.index(card, down[si])  # type: ignore[arg-type]  # (named: never None here)
-                    except ValueError:
-                        start = self._start(pos, src, op)
-                    if n - start > max_group or target == BAD_TARGET or not any_group:
-                        start = self._start(pos, src, op)
-                dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
-                if not (card in fits[dst[-1]] if dst else card in fills_empty):
-                    self._refuse_column(card, dst, op)
-                if start == n - 1:
+            while True:
+                kind, si, target, card, text, slots, texts, _ = op
+                if kind is COLUMN:
+                    src = columns[si]
+                    if (n := len(src)) and src[-1] is card:
+                        start = n - 1
+                    else:  # where groups move, the named card and every card on it, if it is face up
+                        try:
+                            start = src.index(card, down[si])  # type: ignore[arg-type]  # (named: never None here)
+                        except ValueError:
+                            start = self._start(pos, src, op)
+                        if n - start > max_group or target == BAD_TARGET or not any_group:
+                            start = self._start(pos, src, op)
+                    dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
+                    if not (card in fits[dst[-1]] if dst else card in fills_empty):
+                        self._refuse_column(card, dst, op)
+                    if start == n - 1:
+                        dst.append(src.pop())
+                    else:
+                        dst.extend(src[start:])
+                        del src[start:]
+                    if start and start == down[si]:  # a face-down card turns up
+                        down[si] = start - 1
+                        push((src, dst, n - start, si, pos.score, pos.takebacks))
+                        pos.score += flip_gain
+                    else:
+                        push((src, dst, n - start, -1, pos.score, pos.takebacks))
+                    append(text)
+                elif kind is COLUMN_UP or kind is WASTE_UP:
+                    src = columns[si] if kind is COLUMN_UP else waste
+                    if not ((n := len(src)) and src[-1] is card):
+                        self._start(pos, src, op)
+                    slot = slots[0] if slots and len(foundations[slots[0]]) == card.rank - 1 else self._up_slot(pos, op)  # type: ignore[union-attr]
+                    foundations[slot].append(src.pop())
+                    if kind is COLUMN_UP and n > 1 and n - 1 == down[si]:  # a face-down card turns up
+                        down[si] = n - 2
+                        push((src, foundations[slot], 1, si, pos.score, pos.takebacks))
+                        pos.score += up_gain + flip_gain
+                    else:
+                        push((src, foundations[slot], 1, -1, pos.score, pos.takebacks))
+                        pos.score += up_gain
+                    append(texts[slot])
+                    if card.rank == 13 and pos.is_won:  # type: ignore[union-attr]  # the last card up is a king
+                        game.won = True
+                        return
+                elif kind is DRAW_:
+                    push((stock, waste, 1, -1, pos.score, pos.takebacks) if stock else self._refuse_draw())
+                    waste.append(stock.pop())
+                    append("S")
+                elif kind is WASTE or kind is TAKEBACK:  # the top card of the waste or a foundation onto a column
+                    src = waste if kind is WASTE else foundations[si]
+                    if not (src and src[-1] is card):
+                        self._start(pos, src, op)
+                    dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
+                    if not (card in fits[dst[-1]] if dst else card in fills_empty):
+                        self._refuse_column(card, dst, op)
                     dst.append(src.pop())
-                else:
-                    dst.extend(src[start:])
-                    del src[start:]
-                if start and start == down[si]:  # a face-down card turns up
-                    down[si] = start - 1
-                    push((src, dst, n - start, si, pos.score, pos.takebacks))
-                    pos.score += flip_gain
-                else:
-                    push((src, dst, n - start, -1, pos.score, pos.takebacks))
-                append(text)
-            elif kind is COLUMN_UP or kind is WASTE_UP:
-                src = columns[si] if kind is COLUMN_UP else waste
-                if not ((n := len(src)) and src[-1] is card):
-                    self._start(pos, src, op)
-                slot = slots[0] if slots and len(foundations[slots[0]]) == card.rank - 1 else self._up_slot(pos, op)  # type: ignore[union-attr]
-                foundations[slot].append(src.pop())
-                if kind is COLUMN_UP and n > 1 and n - 1 == down[si]:  # a face-down card turns up
-                    down[si] = n - 2
-                    push((src, foundations[slot], 1, si, pos.score, pos.takebacks))
-                    pos.score += up_gain + flip_gain
-                else:
-                    push((src, foundations[slot], 1, -1, pos.score, pos.takebacks))
-                    pos.score += up_gain
-                append(texts[slot])
-                if card.rank == 13 and pos.is_won:  # type: ignore[union-attr]  # the last card up is a king
-                    game.won = True
-                    return
-            elif kind is DRAW_:
-                push((stock, waste, 1, -1, pos.score, pos.takebacks) if stock else self._refuse_draw())
-                waste.append(stock.pop())
-                append("S")
-            elif kind is WASTE or kind is TAKEBACK:  # the top card of the waste or a foundation onto a column
-                src = waste if kind is WASTE else foundations[si]
-                if not (src and src[-1] is card):
-                    self._start(pos, src, op)
-                dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
-                if not (card in fits[dst[-1]] if dst else card in fills_empty):
-                    self._refuse_column(card, dst, op)
-                dst.append(src.pop())
-                push((src, dst, 1, -1, pos.score, pos.takebacks))
-                score = pos.score + (waste_gain if kind is WASTE else takeback_gain)
-                pos.score = score if score > 0 else 0
-                pos.takebacks += kind is TAKEBACK
-                append(text)
-            elif kind is UNDO_:
-                append(step_back(pos, stack, game.in_effect + len(canonical) - base))
-                game.stepped_back()
-            else:  # REFUSED
-                self._refuse_source(op)
+                    push((src, dst, 1, -1, pos.score, pos.takebacks))
+                    score = pos.score + (waste_gain if kind is WASTE else takeback_gain)
+                    pos.score = score if score > 0 else 0
+                    pos.takebacks += kind is TAKEBACK
+                    append(text)
+                elif kind is UNDO_:
+                    append(step_back(pos, stack, game.in_effect + len(canonical) - base))
+                    game.stepped_back()
+                else:  # a move naming no card: named for this position, then round again; else REFUSED
+                    op = self._name_card(pos, op) if kind is UNNAMED else self._refuse_source(op)
+                    continue
+                break
 
     def _up_slot(self, pos: Position, raw: OpTuple) -> int:
         """The foundation slot a move up goes to when it is not the first candidate (two decks: the
