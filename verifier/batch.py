@@ -7,9 +7,10 @@ is the ``replay --json`` object plus the pass-through keys and ``line`` (the
 key, a bad code) gives ``{"line": n, "legal": false, "input_error": "…"}``
 and the run goes on. Blank lines are skipped.
 
-By default (``workers=None``) an input longer than :data:`PARALLEL_FROM` lines
+By default (``workers=None``) an input of at least :data:`PARALLEL_FROM` lines
 is verified by one worker process per usable CPU, and a shorter one in this
-process, where starting workers would cost more than they save.
+process, where starting workers would cost more than they save (the first
+lines are read before any is verified, to tell which).
 """
 
 from __future__ import annotations
