@@ -24,7 +24,7 @@ from ..actions import DRAW, UNDO, Action, Draw, Move, Undo, action_from_json, pa
 from ..cards import DECK, SUIT_SYMBOLS, Card
 from ..messages import illegal
 from ..position import Position
-from ..shuffle import shuffle_seeded
+from ..shuffle import SplitMix64, shuffle
 
 if TYPE_CHECKING:
     from ..game import Game
@@ -97,7 +97,7 @@ _UNDO_OP = Op(OpKind.UNDO, 0, 0, None, "U", (), (), UNDO)
 def _shuffled(decks: int, number: int) -> tuple[Card, ...]:
     """Shuffling is the costly part of a deal, and popular deals are replayed again and again."""
     deck = list(DECK) * decks
-    shuffle_seeded(deck, number)
+    shuffle(deck, SplitMix64(number))
     return tuple(deck)
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from engine import Card, Game, GameCode, InvalidCardError, InvalidCodeError
 from engine.codes import MAX_DEAL
-from engine.shuffle import SplitMix64, shuffle, shuffle_seeded
+from engine.shuffle import SplitMix64, shuffle
 
 # -- SplitMix64 -----------------------------------------------------------------
 
@@ -51,15 +51,6 @@ def test_fisher_yates_runs_from_the_end():
     items = ["a", "b", "c", "d"]
     shuffle(items, _Scripted([1, 3, 1]))
     assert items == ["c", "d", "a", "b"]
-
-
-@pytest.mark.parametrize("size", [0, 1, 2, 3, 52, 104])
-@pytest.mark.parametrize("seed", [0, 1, 12345, 2**35 - 1, 2**63, 2**64 - 1, 2**64 + 5])
-def test_the_inlined_shuffle_draws_as_the_generator_does(seed, size):
-    by_generator, inlined = list(range(size)), list(range(size))
-    shuffle(by_generator, SplitMix64(seed))
-    shuffle_seeded(inlined, seed)
-    assert inlined == by_generator
 
 
 def _reference_deck(number: int, decks: int) -> list[str]:
