@@ -298,19 +298,32 @@ def retrying_lost_connection(dispatch: Callable[[], T], *, new_session: bool = T
     return dispatch()
 
 
-@contextmanager
-def scratch_postgres_database(admin_url: str, name: str) -> Iterator[str]:
-    """A fresh, empty PostgreSQL database ``name`` on the server of ``admin_url``,
-    dropped afterwards (for tests and benchmarks). Yields its libpq URL."""
+def postgres_database_url(admin_url: str, name: str | None = None) -> str:
+    """The libpq URL of the server of ``admin_url``, of its database ``name`` if given."""
+    url = make_url(normalize_database_url(admin_url)).set(drivername="postgresql")
+    return (url if name is None else url.set(database=name)).render_as_string(hide_password=False)
+
+
+def _as_admin(admin_url: str, *statements: str) -> None:
     import psycopg
 
-    admin = make_url(normalize_database_url(admin_url)).set(drivername="postgresql")
-    admin_text = admin.render_as_string(hide_password=False)
-    with psycopg.connect(admin_text, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
+    with psycopg.connect(postgres_database_url(admin_url), autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement)
+
+
+def fresh_postgres_database(admin_url: str, name: str) -> str:
+    """Database ``name`` on the server of ``admin_url``, dropped if it was there and made
+    anew, empty (for tests and benchmarks). Its libpq URL."""
+    _as_admin(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'CREATE DATABASE "{name}"')
+    return postgres_database_url(admin_url, name)
+
+
+@contextmanager
+def scratch_postgres_database(admin_url: str, name: str) -> Iterator[str]:
+    """:func:`fresh_postgres_database`, dropped afterwards. Yields its libpq URL."""
+    url = fresh_postgres_database(admin_url, name)
     try:
-        yield admin.set(database=name).render_as_string(hide_password=False)
+        yield url
     finally:
-        with psycopg.connect(admin_text, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        _as_admin(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
