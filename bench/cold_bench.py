@@ -21,9 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from .checkouts import ROOT, checkout_env
 from .corpus import VARIANTS, build_corpus
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def write_corpus(path: Path, games_per_variant: int, seed: int) -> int:
@@ -40,7 +39,7 @@ def write_corpus(path: Path, games_per_variant: int, seed: int) -> int:
 def time_process(corpus: Path, runs: int, root: Path = ROOT, extra: tuple[str, ...] = ()) -> tuple[float, float]:
     """Best wall time and best CPU time (user + system, the process and its children) of ``runs``
     fresh ``python -m verifier batch`` processes on the checkout at ``root``."""
-    env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = checkout_env(root)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # a deployed service runs from compiled bytecode
     subprocess.run([sys.executable, "-m", "verifier", "batch", os.devnull], cwd=root, env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # (writes the bytecode, untimed)

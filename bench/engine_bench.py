@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import platform
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from verifier import replay
 from verifier.batch import run_batch
 
 from . import cold_bench
+from .checkouts import ROOT, checkout_env
 from .corpus import VARIANTS, build_corpus, long_game
 
 
@@ -62,15 +62,15 @@ print(json.dumps(best))
 def warm_against(texts: dict[str, list[tuple[str, str]]], actions: dict[str, int], runs: int, other: Path) -> None:
     """The warm replay of this checkout and of ``other``, each in a process of its own, the two
     alternating ``runs`` times (each process times every rule set ``runs`` times, best kept)."""
-    roots = [cold_bench.ROOT, other.resolve()]
+    roots = [ROOT, other.resolve()]
     best: dict[Path, dict[str, float]] = {root: {} for root in roots}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "texts.json"
         path.write_text(json.dumps(texts))
         for _ in range(runs):
             for root in roots:
-                env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-                out = subprocess.run([sys.executable, "-c", WARM, str(path), str(runs)], cwd=root, env=env,
+                out = subprocess.run([sys.executable, "-c", WARM, str(path), str(runs)], cwd=root,
+                                     env=checkout_env(root),
                                      check=True, capture_output=True, text=True).stdout
                 for variant, seconds in json.loads(out).items():
                     best[root][variant] = min(best[root].get(variant, float("inf")), seconds)

@@ -36,9 +36,9 @@ from pathlib import Path
 
 from api.db import scratch_postgres_database
 
+from .checkouts import ROOT, checkout_env
 from .corpus import build_corpus
 
-ROOT = Path(__file__).resolve().parent.parent
 PREFIX = "/api/v1"
 
 LUA = r"""
@@ -113,8 +113,8 @@ def server(database_url: str, port: int, workers: int, threads: int, root: Path 
     """gunicorn serving the app of the checkout at ``root`` on CPU 0 (``workers`` processes of
     ``threads`` threads, the ``gthread`` worker, which keeps connections alive); yields its URL
     and the master's pid."""
-    env = dict(os.environ, DATABASE_URL=database_url, API_KEYS_REQUIRED="0", RATELIMIT_ENABLED="0",
-               LOG_LEVEL="WARNING", PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = checkout_env(root, DATABASE_URL=database_url, API_KEYS_REQUIRED="0", RATELIMIT_ENABLED="0",
+                       LOG_LEVEL="WARNING")
     worker_class = ["--worker-class", "gthread", "--threads", str(threads)]
     cmd = cpu_pin(0) + [sys.executable, "-m", "gunicorn", "--workers", str(workers), *worker_class,
                         "--bind", f"127.0.0.1:{port}",
@@ -186,14 +186,19 @@ def measure(root: Path, args: argparse.Namespace, code: str, log: str) -> dict[s
                 "POST /records": run("/records", record_body), "healthz (after)": run("/healthz")}
 
 
+def healthz_rate(results: dict[str, dict]) -> float:
+    """The reference rate: healthz's, the mean of before and after."""
+    return (results["healthz (before)"]["rps"] + results["healthz (after)"]["rps"]) / 2
+
+
 def shares(results: dict[str, dict]) -> tuple[float, float]:
-    """``/verify`` and ``/records`` as shares of the healthz rate (the mean of before and after)."""
-    healthz = (results["healthz (before)"]["rps"] + results["healthz (after)"]["rps"]) / 2
+    """``/verify`` and ``/records`` as shares of the healthz rate."""
+    healthz = healthz_rate(results)
     return results["POST /verify"]["rps"] / healthz, results["POST /records"]["rps"] / healthz
 
 
 def print_round(results: dict[str, dict], title: str) -> None:
-    healthz = (results["healthz (before)"]["rps"] + results["healthz (after)"]["rps"]) / 2
+    healthz = healthz_rate(results)
     print(f"\n{title}\n{'endpoint':18s} {'req/s':>9s} {'p50 ms':>8s} {'p99 ms':>8s} {'errors':>7s} "
           f"{'of healthz':>11s} {'CPU ms/req: server':>19s} {'database':>9s}")
     for name, r in results.items():
