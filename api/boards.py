@@ -52,9 +52,9 @@ from sqlalchemy import (
     tuple_,
     union_all,
 )
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import postgresql
 
-from .models import BoardEntry, Challenge, PlayerStats, Record, Standing, UTCDateTime
+from .models import BoardEntry, Challenge, PlayerStats, Record, Standing, UTCDateTime, dialect_insert
 
 #: rank key packing: won in bit 61, then 2^30 − 1 − score (scores are 0 … 2^30 − 1), then moves (< 2^31)
 WON_UNIT, SCORE_UNIT, SCORE_CEILING = 2 ** 61, 2 ** 31, 2 ** 30 - 1
@@ -110,7 +110,7 @@ def board_rows(*where: ColumnElement[bool], source: Any = None) -> Any:
 
 
 def _insert(connection: Connection) -> Any:
-    return (postgresql.insert if connection.dialect.name == "postgresql" else sqlite.insert)
+    return dialect_insert(connection.dialect.name)
 
 
 def _upkeep_statements(dialect: str) -> tuple[Any, Any]:
@@ -118,7 +118,7 @@ def _upkeep_statements(dialect: str) -> tuple[Any, Any]:
     most of their cost): the boards' upsert and the totals' upsert, for ``:record_id``."""
     if dialect in _UPKEEP:
         return _UPKEEP[dialect]
-    insert_of = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    insert_of = dialect_insert(dialect)
     entries = _entries_upsert(insert_of, board_rows(Record.id == bindparam("record_id")).subquery()).returning(
         BoardEntry.challenge_id, BoardEntry.player)
     totals = _totals_upsert(insert_of, Record.__table__, Record.id == bindparam("record_id"))
@@ -263,7 +263,7 @@ def _standing_statement(dialect: str) -> Any:
     from their challenge entries of that variant (after one of them got better)."""
     if ("standing", dialect) in _UPKEEP:
         return _UPKEEP[("standing", dialect)]
-    insert_of = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    insert_of = dialect_insert(dialect)
     variant = select(Challenge.variant).where(Challenge.id == bindparam("challenge_id")).scalar_subquery()
     won = func.sum(case((BoardEntry.won, 1), else_=0))
     played = func.count()

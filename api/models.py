@@ -28,6 +28,7 @@ from sqlalchemy import (
     text,
     true,
 )
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
@@ -69,6 +70,11 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def dialect_insert(dialect: str) -> Any:
+    """The ``insert`` of ``dialect`` that has ``on_conflict_do_*`` (PostgreSQL's, else SQLite's)."""
+    return postgresql.insert if dialect == "postgresql" else sqlite.insert
 
 
 def claims(score: int | None, moves: int | None, won: bool | None) -> dict[str, Any] | None:

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import bindparam, or_, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from .auth import (
@@ -37,7 +36,7 @@ from .auth import (
     keys_required,
     unauthorized,
 )
-from .models import ApiKey, Player
+from .models import ApiKey, Player, dialect_insert
 from .problems import Problem, invalid_field
 
 TOKEN_PREFIX = PLAYER_TOKEN_PREFIX
@@ -168,7 +167,7 @@ def issue_token(session: Session, name: str, replace: bool = False) -> tuple[Pla
 @cache
 def _new_player(dialect: str) -> Any:
     """``INSERT … ON CONFLICT DO NOTHING RETURNING id`` of a player, for this dialect (built once)."""
-    insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(Player.__table__)  # type: ignore[arg-type]
+    insert = dialect_insert(dialect)(Player.__table__)
     return insert.on_conflict_do_nothing().returning(Player.__table__.c.id)
 
 
