@@ -5,7 +5,8 @@
 - ``flask --app api records export|import|reverify``: backup, restore and
   re-verification of the stored records;
 - ``flask --app api review list|decide``: the records flagged for review;
-- ``flask --app api players token``: a token for a player without one (or a new one).
+- ``flask --app api players token``: a token for a player without one (or a new one);
+- ``flask --app api webhooks add|list|remove|rotate|deliveries|sweep``: webhook endpoints.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from sqlalchemy import func, select
 
 import engine
 
-from . import tasks
+from . import tasks, webhooks
 from .auth import ApiKeyError, create_key, revoke_key
 from .backup import BackupError, begin_snapshot, count_records, export_records, import_records
 from .db import alembic_config, get_db
@@ -46,6 +47,8 @@ review_cli = AppGroup("review", help="Records flagged for review: list them, dec
 players_cli = AppGroup("players", help="Players: hand out a token (names kept from before registration, lost tokens).")
 challenges_cli = AppGroup("challenges", help="Daily and weekly challenges, and the pool of winnable deals.")
 boards_cli = AppGroup("boards", help="The boards, standings and player totals kept on write.")
+webhooks_cli = AppGroup("webhooks", help="Webhook endpoints (Standard Webhooks): add (the secret is shown once), "
+                                         "list, remove, rotate the secret, deliveries, sweep.")
 
 
 @boards_cli.command("rebuild")
@@ -379,7 +382,81 @@ def refill_pool_command(variant: tuple[str, ...], searches: int) -> None:
             click.echo(f"{name}: {ran} search(es), {pool_size(session, name, target)} of {target} in the pool")
 
 
+@webhooks_cli.command("add")
+@click.argument("url")
+@click.option("--event", "events", multiple=True, required=True, type=click.Choice(webhooks.EVENTS),
+              help="an event type to send (repeat for several)")
+def webhooks_add(url: str, events: tuple[str, ...]) -> None:
+    """Add an endpoint at URL for the given event types; prints its id and secret (shown once)."""
+    with get_db().sessions() as session:
+        try:
+            endpoint, secret = webhooks.create_endpoint(session, url, events, "cli",
+                                                        current_app.config["WEBHOOK_ALLOW_PRIVATE"])
+        except webhooks.WebhookError as error:
+            raise click.ClickException(str(error)) from None
+        session.commit()
+        click.echo(f"endpoint {endpoint.id}: {url} ({', '.join(endpoint.events)})")
+        click.echo(f"secret (shown this once): {secret}")
+
+
+@webhooks_cli.command("list")
+def webhooks_list() -> None:
+    """Every endpoint: id, state, events and URL."""
+    with get_db().sessions() as session:
+        for endpoint in webhooks.list_endpoints(session):
+            state = "enabled" if endpoint.disabled_at is None else f"disabled ({endpoint.disabled_reason})"
+            click.echo(f"{endpoint.id}\t{state}\t{','.join(endpoint.events)}\t{endpoint.url}")
+
+
+def _webhook_command(action: Callable[[Any, int], Any], endpoint_id: int) -> Any:
+    with get_db().sessions() as session:
+        try:
+            done = action(session, endpoint_id)
+        except webhooks.UnknownEndpoint as error:
+            raise click.ClickException(str(error)) from None
+        session.commit()
+        return done
+
+
+@webhooks_cli.command("remove")
+@click.argument("endpoint_id", type=int)
+def webhooks_remove(endpoint_id: int) -> None:
+    """Delete an endpoint and its deliveries."""
+    _webhook_command(webhooks.delete_endpoint, endpoint_id)
+    click.echo(f"endpoint {endpoint_id} removed")
+
+
+@webhooks_cli.command("rotate")
+@click.argument("endpoint_id", type=int)
+def webhooks_rotate(endpoint_id: int) -> None:
+    """A new secret (shown once); the old one still signs beside it for a day."""
+    _, secret = _webhook_command(webhooks.rotate_secret, endpoint_id)
+    click.echo(f"new secret (shown this once): {secret}")
+
+
+@webhooks_cli.command("deliveries")
+@click.argument("endpoint_id", type=int)
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000))
+def webhooks_deliveries(endpoint_id: int, limit: int) -> None:
+    """An endpoint's latest deliveries: id, event, state, attempts and the last answer."""
+    def latest(session: Any, which: int) -> list[str]:
+        rows, _ = webhooks.deliveries(session, which, None, limit)
+        return [f"{row.id}\t{row.message.type}\t{row.status}\t{len(row.attempts)} attempt(s)\t"
+                f"{(row.attempts[-1] if row.attempts else {}).get('status_code', '-')}" for row in rows]
+
+    for line in _webhook_command(latest, endpoint_id):
+        click.echo(line)
+
+
+@webhooks_cli.command("sweep")
+def webhooks_sweep() -> None:
+    """Announce closed challenges and send due deliveries now (what the beat does every minute)."""
+    done = webhooks.sweep(current_app._get_current_object())  # type: ignore[attr-defined]
+    click.echo(f"{done['announced']} challenge(s) announced, {done['sent']} delivery(ies) sent")
+
+
 def init_app(app: Flask) -> None:
+    app.cli.add_command(webhooks_cli)
     app.cli.add_command(boards_cli)
     app.cli.add_command(challenges_cli)
     app.cli.add_command(db_cli)

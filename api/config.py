@@ -285,6 +285,9 @@ SETTINGS: tuple[Setting, ...] = (
             "candidates tried per challenge window before giving up"),
     Setting("WINNABLE_POOL_SIZE", "200", parse_positive_int,
             "deals proved winnable kept per variant for `GET /deals/random?winnable=true`"),
+    Setting("WEBHOOK_ALLOW_PRIVATE", "0", parse_bool,
+            "webhook endpoints may be on loopback, private and link-local addresses (`1`: tests and private "
+            "networks only; by default they are refused when registered and when connected to)"),
 )
 
 

@@ -29,6 +29,7 @@ from typing import Any
 from sqlalchemy import Boolean, and_, bindparam, func, literal, select
 from sqlalchemy.orm import Session
 
+from . import webhooks
 from .auth import authenticate, bearer_token, unauthorized
 from .models import Hint, Player, Record, RecordStatus, Solvability
 from .players import is_player_token, player_for_token
@@ -157,6 +158,8 @@ def decide(session: Session, record: Record, status: str, actor: str, reason: st
             record.ranked = not any(not f.get("review") for f in record.flags or [])
         record.status = status
         record.history.append(RecordStatus(status=status, actor=actor, at=datetime.now(UTC), reason=reason))
+        session.flush()
+        webhooks.emit(session, "record.ranked_changed", webhooks.record_data(record))
     return record
 
 

@@ -416,3 +416,65 @@ class PlayerStats(Base):
 Index("ix_solvability_winnable", Solvability.variant, Solvability.id,
       postgresql_where=(Solvability.status == "winnable") & Solvability.verified,
       sqlite_where=(Solvability.status == "winnable") & Solvability.verified)
+
+
+# -- webhooks (Standard Webhooks: ``api/webhooks.py``) ----------------------------
+
+class WebhookEndpoint(Base):
+    """A game backend's receiver: where events of the kinds it chose are sent, signed with
+    its secret (and, for a day after a rotation, also with the one before)."""
+
+    __tablename__ = "webhook_endpoints"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    url: Mapped[str] = mapped_column(String(2000))
+    events: Mapped[list[str]] = mapped_column(JSON)
+    secret: Mapped[str] = mapped_column(String(64))                     # ``whsec_`` and base64 of 32 bytes
+    previous_secret: Mapped[str | None] = mapped_column(String(64))     # still signing until it expires
+    previous_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_by: Mapped[str] = mapped_column(String(64))                 # the admin key's name, or ``cli``
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    #: set when the receiver answered 410 Gone (or an admin disabled it): nothing more is sent
+    disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    disabled_reason: Mapped[str | None] = mapped_column(String(200))
+
+
+class WebhookMessage(Base):
+    """One event, sent alike to every endpoint that wants its kind: its ``id`` is the
+    ``webhook-id`` header (the same on every retry); ``key`` makes an event that must be
+    sent once (a challenge's close) unique however many processes notice it."""
+
+    __tablename__ = "webhook_messages"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)       # ``msg_`` and 32 hex digits
+    type: Mapped[str] = mapped_column(String(40))
+    key: Mapped[str | None] = mapped_column(String(80), unique=True)
+    payload: Mapped[str] = mapped_column(Text)                          # the body, exactly as signed
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class WebhookDelivery(Base):
+    """One message to one endpoint: ``pending`` until the receiver takes it (``delivered``)
+    or the retry schedule runs out (``failed``), and every attempt made."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        UniqueConstraint("message_id", "endpoint_id"),
+        CheckConstraint("status IN ('pending', 'delivered', 'failed', 'cancelled')", name="status"),
+        # the sweep's scan: pending deliveries that are due
+        Index("ix_webhook_deliveries_due", "status", "next_attempt_at"),
+        # an endpoint's deliveries, newest first
+        Index("ix_webhook_deliveries_endpoint", "endpoint_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    message_id: Mapped[str] = mapped_column(String(40), ForeignKey("webhook_messages.id", ondelete="CASCADE"))
+    endpoint_id: Mapped[int] = mapped_column(Id, ForeignKey("webhook_endpoints.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String(16))
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    #: a worker holds the delivery until then (a lost worker's hold runs out)
+    claimed_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    #: ``[{"at", "status_code", "error", "ms"}]``, oldest first (at most the schedule's length)
+    attempts: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    message: Mapped[WebhookMessage] = relationship(lazy="joined")

@@ -493,3 +493,63 @@ class VariantStatsSchema(Schema):
 class PlayerStatsSchema(Schema):
     player = fields.String()
     variants = fields.List(fields.Nested(VariantStatsSchema))
+
+
+# -- webhooks ------------------------------------------------------------------
+
+def _webhook_events() -> tuple[str, ...]:
+    from .webhooks import EVENTS
+
+    return EVENTS
+
+
+class WebhookRequestSchema(Schema):
+    url = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+    events = fields.List(fields.String(validate=validate.OneOf(_webhook_events())), required=True,
+                         validate=validate.Length(min=1, max=len(_webhook_events())))
+
+
+class WebhookSchema(Schema):
+    """An endpoint as the API shows it (never its secret)."""
+
+    id = fields.Integer()
+    url = fields.String()
+    events = fields.List(fields.String())
+    created_by = fields.String()
+    created_at = fields.AwareDateTime()
+    enabled = fields.Function(lambda endpoint: endpoint.disabled_at is None)
+    disabled_at = fields.AwareDateTime(allow_none=True)
+    disabled_reason = fields.String(allow_none=True)
+    previous_secret_expires_at = fields.Function(
+        lambda endpoint: endpoint.previous_expires_at.isoformat() if endpoint.previous_expires_at else None)
+
+
+class WebhookSecretSchema(WebhookSchema):
+    """An endpoint when it is made or its secret rotated: the secret, shown this once."""
+
+    secret = fields.String()
+
+
+class WebhookListSchema(Schema):
+    items = fields.List(fields.Nested(WebhookSchema))
+
+
+class DeliveryQuerySchema(Schema):
+    before = fields.Integer(validate=validate.Range(min=1, max=2 ** 63 - 1))
+    limit = fields.Integer(load_default=lambda: min(20, current_app.config["MAX_PAGE_SIZE"]), validate=_page_size)
+
+
+class DeliverySchema(Schema):
+    id = fields.Integer()
+    message_id = fields.String()
+    type = fields.Function(lambda delivery: delivery.message.type)
+    status = fields.String()
+    created_at = fields.AwareDateTime()
+    next_attempt_at = fields.AwareDateTime(allow_none=True)
+    attempts = fields.List(fields.Dict(keys=fields.String()))
+
+
+class DeliveryPageSchema(Schema):
+    items = fields.List(fields.Nested(DeliverySchema))
+    has_more = fields.Boolean()
+    next_before = fields.Integer(allow_none=True)

@@ -52,7 +52,9 @@ log = logging.getLogger(__name__)
 #: the task names, and which queue each goes to
 SEARCH, HINT, REVERIFY = "api.solve_deal", "api.hint", "api.reverify_range"
 PREPARE, REFILL = "api.prepare_challenges", "api.refill_winnable_pool"
-QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk", PREPARE: "searches", REFILL: "bulk"}
+DELIVER, WEBHOOK_SWEEP = "api.deliver_webhook", "api.webhook_sweep"
+QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk", PREPARE: "searches", REFILL: "bulk",
+          DELIVER: "bulk", WEBHOOK_SWEEP: "bulk"}
 #: what a re-verification range may take on a worker (a range of 5,000 records takes seconds)
 REVERIFY_SOFT_LIMIT, REVERIFY_HARD_LIMIT = 600, 660
 #: what preparing the challenges of two days (12 windows, a few searches each) and one
@@ -60,7 +62,10 @@ REVERIFY_SOFT_LIMIT, REVERIFY_HARD_LIMIT = 600, 660
 PREPARE_SOFT_LIMIT, PREPARE_HARD_LIMIT = 1800, 1860
 REFILL_SOFT_LIMIT, REFILL_HARD_LIMIT = 600, 660
 #: how often the beat sends each (seconds); a task not started within its period is dropped
-PREPARE_EVERY, REFILL_EVERY = 3600.0, 300.0
+PREPARE_EVERY, REFILL_EVERY, WEBHOOK_SWEEP_EVERY = 3600.0, 300.0, 60.0
+#: one webhook attempt (its own timeout, and the delivery's bookkeeping); a sweep
+DELIVER_SOFT_LIMIT, DELIVER_HARD_LIMIT = 30, 40
+SWEEP_SOFT_LIMIT, SWEEP_HARD_LIMIT = 50, 55
 #: searches per variant of a beat's refill round, and of one sent by a request finding the pool empty
 REFILL_SEARCHES, REQUEST_REFILL_SEARCHES = 20, 3
 #: the ``solver_jobs`` slot that marks each of these tasks in flight (below the users' slots 0 …)
@@ -70,6 +75,8 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
                            "options": {"expires": PREPARE_EVERY}},
     "refill-winnable-pool": {"task": REFILL, "schedule": REFILL_EVERY, "kwargs": {"searches": REFILL_SEARCHES},
                              "options": {"expires": REFILL_EVERY}},
+    "webhook-sweep": {"task": WEBHOOK_SWEEP, "schedule": WEBHOOK_SWEEP_EVERY,
+                      "options": {"expires": WEBHOOK_SWEEP_EVERY}},
 }
 
 
@@ -132,6 +139,10 @@ def _register(app: Celery) -> None:
              **common)(prepare_challenges)
     app.task(name=REFILL, soft_time_limit=REFILL_SOFT_LIMIT, time_limit=REFILL_HARD_LIMIT,
              **common)(refill_winnable_pool)
+    app.task(name=DELIVER, soft_time_limit=DELIVER_SOFT_LIMIT, time_limit=DELIVER_HARD_LIMIT,
+             **common)(deliver_webhook)
+    app.task(name=WEBHOOK_SWEEP, soft_time_limit=SWEEP_SOFT_LIMIT, time_limit=SWEEP_HARD_LIMIT,
+             **common)(webhook_sweep)
 
 
 # -- the tasks: each runs in a Flask app context, on the app's database --------
@@ -258,6 +269,24 @@ def refill_winnable_pool(variant: str | None = None, searches: int = REFILL_SEAR
             return ran
         finally:
             _release_marker(app, marker)
+
+
+def deliver_webhook(delivery_id: int) -> str:
+    """One attempt at a webhook delivery (``api.webhooks.deliver``); a retry is sent again by it."""
+    from . import webhooks
+
+    app = flask_app()
+    with app.app_context():
+        return webhooks.deliver(app, delivery_id)
+
+
+def webhook_sweep() -> dict[str, int]:
+    """Announce closed challenges and send the webhook deliveries that are due and unheld."""
+    from . import webhooks
+
+    app = flask_app()
+    with app.app_context():
+        return webhooks.sweep(app)
 
 
 # -- the web side ----------------------------------------------------------------

@@ -100,8 +100,9 @@ def init_app(app: Flask) -> None:
         review,
         solver,
         verify,
+        webhooks,
     )
 
     for module in (deals, verify, records, leaderboard, challenges, player_stats, solver, health, openapi, players,
-                   review):
+                   review, webhooks):
         app.register_blueprint(module.bp, url_prefix=PREFIX)

@@ -11,7 +11,7 @@ from sqlalchemy import literal, select, tuple_
 
 from verifier import replay
 
-from .. import boards, db
+from .. import boards, db, webhooks
 from ..auth import authenticate
 from ..fairplay import check_times, decide, evidence
 from ..models import ApiKey, Record
@@ -51,8 +51,10 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
                   **evidence(session, player, values["code"], values["log_hash"], values["canonical"],
                              body.get("times"), body.get("elapsed_ms"), values["received_at"]))
     stored, new = store_record(session, values)
-    session.commit()  # elsewhere than PostgreSQL: the record and its boards together
     answer = RECORD.dump(stored)
+    if new:
+        webhooks.emit(session, "record.created", answer)
+    session.commit()  # elsewhere than PostgreSQL: the record and its boards together
     return answer, 201 if new else 200, {"Location": url_for("records.get_record", record_id=answer["id"])}
 
 

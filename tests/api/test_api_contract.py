@@ -29,7 +29,7 @@ def test_the_spec_is_valid_openapi_3_1():
 
 #: the blueprints of the REST API (the players' pages live outside the contract)
 API_BLUEPRINTS = {"deals", "verify", "records", "leaderboard", "challenges", "player_stats", "solver", "health",
-                  "openapi", "players", "review"}
+                  "openapi", "players", "review", "webhooks"}
 
 
 def test_every_route_is_in_the_spec_and_every_operation_is_a_route(app):

@@ -1,0 +1,491 @@
+"""Webhooks for game backends, as Standard Webhooks (v1) has them.
+
+An admin registers an endpoint (a URL and the event types it wants) and gets its
+secret once. Each event becomes one :class:`~api.models.WebhookMessage` (its id is
+the ``webhook-id`` header, the same on every retry) and one
+:class:`~api.models.WebhookDelivery` per endpoint that wants it, written in the
+transaction of the change itself (an outbox: no event is sent for a change that
+was rolled back, and none is lost for one that was committed).
+
+Deliveries go out from the worker tier, never from a request: after the commit a
+task is sent for each (``api.deliver_webhook`` on the bulk queue); the beat's
+sweep sends again any that are due and not held (a lost task, a broker that was
+down), and announces the challenges whose window closed. In the embedded mode
+(no broker) a background thread of the web process delivers instead.
+
+A delivery is signed with HMAC-SHA256 over ``id.timestamp.body`` (the
+``standardwebhooks`` package) and retried on the spec's schedule: at once, then
+after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. A 2xx answer ends it; 410 Gone
+disables the endpoint. Targets that resolve to loopback, private, link-local or
+other non-global addresses are refused when registered and again when connected
+to, unless ``WEBHOOK_ALLOW_PRIVATE`` is set.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import ipaddress
+import json
+import logging
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import Flask, current_app, has_app_context
+from sqlalchemy import event, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+from standardwebhooks.webhooks import Webhook
+
+from .models import Challenge, WebhookDelivery, WebhookEndpoint, WebhookMessage
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EventType:
+    """One kind of event: its name (the payload's ``type``) and what it means."""
+
+    name: str
+    meaning: str
+
+
+#: every event type, declared once: the API's enum, the CLI's choices and the docs come from here
+EVENT_TYPES: tuple[EventType, ...] = (
+    EventType("record.created", "a record was stored; `data` is the record as `GET /records/{id}` returns it, "
+                                "with `ranked` and `flags`"),
+    EventType("record.ranked_changed", "a record's status or ranking changed (a review decision, an admin's "
+                                       "status change, or evidence re-evaluated); `data` is the record"),
+    EventType("challenge.closed", "a challenge's window closed; `data` is the challenge with its final podium "
+                                  "(every player ranked 1 to 3, ties included)"),
+)
+EVENTS = tuple(kind.name for kind in EVENT_TYPES)
+#: seconds to wait before each attempt (Standard Webhooks' schedule); its length is the attempts made
+SCHEDULE = (0, 5, 300, 1800, 7200, 18000, 36000, 36000)
+#: how long the secret before a rotation still signs (receivers switch over within it)
+ROTATION_OVERLAP = timedelta(hours=24)
+#: one attempt's time for connecting, sending and reading the answer
+TIMEOUT_SECONDS = 10.0
+#: how long a worker holds a delivery it is sending (longer than an attempt can take)
+HOLD = timedelta(seconds=60)
+#: endpoints at most (each is sent every event it wants)
+MAX_ENDPOINTS = 100
+#: how long a web process trusts its list of the event types someone wants
+SUBSCRIBED_TTL = 5.0
+#: a receiver's answer is read up to this many bytes (it is only recorded, and briefly)
+ANSWER_BYTES = 200
+USER_AGENT = "solitaire-verifier-webhooks/1"
+
+
+class WebhookError(ValueError):
+    """A webhook request that cannot be done; ``field`` names the input at fault (if any)."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class UnknownEndpoint(LookupError):
+    """No endpoint with that id."""
+
+
+# -- targets: no request forgery into the service's own network ---------------------
+
+def _refused_address(address: str) -> str | None:
+    """Why ``address`` may not be a webhook's target (``None``: it may)."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    for test, what in ((ip.is_loopback, "loopback"), (ip.is_link_local, "link-local (cloud metadata)"),
+                       (ip.is_private, "private"), (ip.is_multicast, "multicast"), (ip.is_reserved, "reserved"),
+                       (ip.is_unspecified, "unspecified"), (not ip.is_global, "not globally routable")):
+        if test:
+            return f"{address} is a {what} address"
+    return None
+
+
+def check_url(url: str) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of a webhook URL, or :class:`WebhookError` saying what is wrong."""
+    if len(url) > 2000:
+        raise WebhookError("the URL is longer than 2,000 characters", "url")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as error:
+        raise WebhookError(f"the URL does not parse: {error}", "url") from None
+    if parts.scheme not in ("http", "https"):
+        raise WebhookError("the URL must start with https:// (or http://)", "url")
+    if not parts.hostname:
+        raise WebhookError("the URL names no host", "url")
+    if parts.username is not None or parts.password is not None:
+        raise WebhookError("the URL may not carry a user name or password: receivers check the signature", "url")
+    if parts.fragment:
+        raise WebhookError("the URL may not have a #fragment", "url")
+    return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80)
+
+
+def check_target(url: str, allow_private: bool) -> None:
+    """Refuse a URL whose host resolves to an address the service must not send to."""
+    _, host, port = check_url(url)
+    if allow_private:
+        return
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as error:
+        raise WebhookError(f"the host {host!r} does not resolve ({error})", "url") from None
+    for *_, address in found:
+        reason = _refused_address(str(address[0]))
+        if reason:
+            raise WebhookError(f"the host {host!r} resolves to {reason}; webhooks go to public addresses only "
+                               f"(WEBHOOK_ALLOW_PRIVATE lifts this for private networks)", "url")
+
+
+class _Checked:
+    """A connection that checks the address it reached (DNS may have changed since the URL was checked)."""
+
+    allow_private = False
+    sock: Any
+
+    def _check_peer(self) -> None:
+        if not self.allow_private:
+            reason = _refused_address(self.sock.getpeername()[0])
+            if reason:
+                self.sock.close()
+                raise ConnectionRefusedError(f"refused: {reason}")
+
+
+class _HTTP(_Checked, http.client.HTTPConnection):
+    def connect(self) -> None:
+        super().connect()
+        self._check_peer()
+
+
+class _HTTPS(_Checked, http.client.HTTPSConnection):
+    def connect(self) -> None:
+        http.client.HTTPConnection.connect(self)  # the TCP connection, checked before any TLS
+        self._check_peer()
+        self.sock = self._context.wrap_socket(self.sock, server_hostname=self.host)  # type: ignore[attr-defined]
+
+
+# -- endpoints ---------------------------------------------------------------------
+
+def new_secret() -> str:
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def create_endpoint(session: Session, url: str, events: Iterable[str], created_by: str,
+                    allow_private: bool) -> tuple[WebhookEndpoint, str]:
+    """A new endpoint and its secret (shown this once). The caller commits."""
+    wanted = list(dict.fromkeys(events))
+    unknown = [name for name in wanted if name not in EVENTS]
+    if unknown or not wanted:
+        raise WebhookError(f"unknown event type {unknown[0]!r}; known: {', '.join(EVENTS)}" if unknown
+                           else "name at least one event type", "events")
+    check_target(url, allow_private)
+    if len(session.scalars(select(WebhookEndpoint.id).limit(MAX_ENDPOINTS)).all()) >= MAX_ENDPOINTS:
+        raise WebhookError(f"there are {MAX_ENDPOINTS} endpoints already; delete one first")
+    secret = new_secret()
+    endpoint = WebhookEndpoint(url=url, events=wanted, secret=secret, created_by=created_by,
+                               created_at=datetime.now(UTC))
+    session.add(endpoint)
+    session.flush()
+    _forget_subscriptions()
+    return endpoint, secret
+
+
+def get_endpoint(session: Session, endpoint_id: int) -> WebhookEndpoint:
+    endpoint = session.get(WebhookEndpoint, endpoint_id) if 0 < endpoint_id < 2 ** 63 else None
+    if endpoint is None:
+        raise UnknownEndpoint(f"there is no webhook endpoint {endpoint_id}")
+    return endpoint
+
+
+def list_endpoints(session: Session) -> list[WebhookEndpoint]:
+    return list(session.scalars(select(WebhookEndpoint).order_by(WebhookEndpoint.id)))
+
+
+def delete_endpoint(session: Session, endpoint_id: int) -> None:
+    """Delete an endpoint and its deliveries (nothing more is sent to it). The caller commits."""
+    session.delete(get_endpoint(session, endpoint_id))
+    _forget_subscriptions()
+
+
+def rotate_secret(session: Session, endpoint_id: int) -> tuple[WebhookEndpoint, str]:
+    """A new secret; the one before still signs (beside it) for :data:`ROTATION_OVERLAP`. The caller commits."""
+    endpoint = get_endpoint(session, endpoint_id)
+    secret = new_secret()
+    endpoint.previous_secret, endpoint.secret = endpoint.secret, secret
+    endpoint.previous_expires_at = datetime.now(UTC) + ROTATION_OVERLAP
+    return endpoint, secret
+
+
+def deliveries(session: Session, endpoint_id: int, before: int | None, limit: int
+               ) -> tuple[list[WebhookDelivery], bool]:
+    """An endpoint's deliveries, newest first, below the id ``before``; and whether there are more."""
+    get_endpoint(session, endpoint_id)
+    statement = select(WebhookDelivery).where(WebhookDelivery.endpoint_id == endpoint_id)
+    if before is not None:
+        statement = statement.where(WebhookDelivery.id < before)
+    rows = list(session.scalars(statement.order_by(WebhookDelivery.id.desc()).limit(limit + 1)))
+    return rows[:limit], len(rows) > limit
+
+
+# -- events: written with the change, sent after its commit ------------------------
+
+_subscribed: tuple[float, frozenset[str]] | None = None
+_subscribed_lock = threading.Lock()
+
+
+def _forget_subscriptions() -> None:
+    global _subscribed
+    _subscribed = None
+
+
+def subscribed(session: Session) -> frozenset[str]:
+    """The event types some enabled endpoint wants, read at most every :data:`SUBSCRIBED_TTL`
+    seconds per process: a service without endpoints pays no statement per event."""
+    global _subscribed
+    with _subscribed_lock:
+        cached = _subscribed
+        if cached is not None and time.monotonic() - cached[0] < SUBSCRIBED_TTL:
+            return cached[1]
+    rows = session.execute(select(WebhookEndpoint.events).where(WebhookEndpoint.disabled_at.is_(None))).scalars()
+    wanted = frozenset(name for events in rows for name in events)
+    with _subscribed_lock:
+        _subscribed = (time.monotonic(), wanted)
+    return wanted
+
+
+def message_id() -> str:
+    return f"msg_{secrets.token_hex(16)}"
+
+
+def emit(session: Session, type_: str, data: Mapping[str, Any], key: str | None = None) -> int:
+    """Write an event of ``type_`` with ``data`` for every endpoint that wants it, in the
+    session's transaction; its deliveries are sent once that commits. ``key`` makes the
+    event once-only (a second emit of the same key does nothing). Returns the deliveries made."""
+    assert type_ in EVENTS, type_
+    if type_ not in subscribed(session):
+        return 0
+    # (at most MAX_ENDPOINTS rows: which want the event is decided here, alike on every database)
+    endpoints = [row.id for row in session.execute(select(WebhookEndpoint.id, WebhookEndpoint.events)
+                                                   .where(WebhookEndpoint.disabled_at.is_(None)))
+                 if type_ in row.events]
+    if not endpoints:
+        return 0
+    now = datetime.now(UTC)
+    payload = json.dumps({"type": type_, "timestamp": now.isoformat().replace("+00:00", "Z"), "data": data},
+                         separators=(",", ":"), ensure_ascii=False, default=_json_default)
+    message = WebhookMessage(id=message_id(), type=type_, key=key, payload=payload, created_at=now)
+    if key is not None:
+        try:
+            with session.begin_nested():
+                session.add(message)
+        except IntegrityError:  # sent already (or being sent by another process)
+            return 0
+    else:
+        session.add(message)
+    rows = [WebhookDelivery(message_id=message.id, endpoint_id=endpoint, status="pending", next_attempt_at=now,
+                            attempts=[], created_at=now) for endpoint in endpoints]
+    session.add_all(rows)
+    session.flush()
+    session.info.setdefault("api.webhook_deliveries", []).extend(row.id for row in rows)
+    return len(rows)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def record_data(record: Any) -> dict[str, Any]:
+    """A record as ``GET /api/v1/records/{id}`` shows it."""
+    from .schemas import RecordSchema
+
+    return RecordSchema().dump(record)
+
+
+@event.listens_for(Session, "after_commit")
+def _after_commit(session: Session) -> None:
+    waiting = session.info.pop("api.webhook_deliveries", None)
+    if waiting and has_app_context():
+        dispatch(current_app._get_current_object(), waiting)  # type: ignore[attr-defined]
+
+
+@event.listens_for(Session, "after_rollback")
+def _after_rollback(session: Session) -> None:
+    session.info.pop("api.webhook_deliveries", None)
+
+
+def dispatch(app: Flask, delivery_ids: Iterable[int], delay: float = 0.0) -> None:
+    """Have the deliveries sent: by a task on the worker tier, or (embedded) by a thread here.
+    A send that fails is left to the sweep."""
+    for delivery_id in delivery_ids:
+        if app.config["CELERY_BROKER_URL"] is None:
+            timer = threading.Timer(delay, _deliver_in_thread, args=(app, delivery_id))
+            timer.daemon = True
+            timer.start()
+            continue
+        from .tasks import DELIVER
+
+        try:
+            app.extensions["api.celery"].tasks[DELIVER].apply_async(args=(delivery_id,), countdown=delay or None)
+        except Exception:
+            log.exception("webhook delivery %s could not be sent to the worker tier; the sweep will", delivery_id)
+
+
+def _deliver_in_thread(app: Flask, delivery_id: int) -> None:
+    with app.app_context():
+        try:
+            deliver(app, delivery_id)
+        except Exception:
+            log.exception("webhook delivery %s failed", delivery_id)
+
+
+# -- delivering ------------------------------------------------------------------
+
+def signature(endpoint: WebhookEndpoint, msg_id: str, at: datetime, body: str) -> str:
+    """The ``webhook-signature`` header: ``v1,<base64>`` by the secret, and by the one before while it overlaps."""
+    secrets_now = [endpoint.secret]
+    if endpoint.previous_secret and endpoint.previous_expires_at and endpoint.previous_expires_at > at:
+        secrets_now.append(endpoint.previous_secret)
+    return " ".join(Webhook(secret).sign(msg_id, at, body) for secret in secrets_now)
+
+
+def _claim(session: Session, delivery_id: int, now: datetime) -> bool:
+    """Hold a due delivery for this worker: one statement, so two workers never both send it."""
+    held = session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.id == delivery_id, WebhookDelivery.status == "pending",
+               WebhookDelivery.next_attempt_at <= now + timedelta(seconds=1),
+               (WebhookDelivery.claimed_until.is_(None)) | (WebhookDelivery.claimed_until < now))
+        .values(claimed_until=now + HOLD))
+    session.commit()
+    return held.rowcount == 1  # type: ignore[attr-defined]
+
+
+def post(url: str, headers: Mapping[str, str], body: bytes, allow_private: bool) -> int:
+    """POST ``body`` to ``url``; the answer's status code (connection errors raise ``OSError``)."""
+    scheme, host, port = check_url(url)
+    parts = urlsplit(url)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    kind = _HTTPS if scheme == "https" else _HTTP
+    connection = kind(host, port, timeout=TIMEOUT_SECONDS)
+    connection.allow_private = allow_private
+    try:
+        connection.request("POST", target, body=body, headers=dict(headers))
+        answer = connection.getresponse()
+        answer.read(ANSWER_BYTES)
+        return answer.status
+    finally:
+        connection.close()
+
+
+def deliver(app: Flask, delivery_id: int) -> str:
+    """One attempt at a delivery, if it is due and no one else holds it: what became of it."""
+    database = app.extensions["api.db"]
+    allow_private = app.config["WEBHOOK_ALLOW_PRIVATE"]
+    with database.sessions() as session:
+        now = datetime.now(UTC)
+        if not _claim(session, delivery_id, now):
+            return "skipped"
+        delivery = session.get(WebhookDelivery, delivery_id)
+        assert delivery is not None
+        endpoint = session.get(WebhookEndpoint, delivery.endpoint_id)
+        if endpoint is None or endpoint.disabled_at is not None:
+            delivery.status, delivery.next_attempt_at = "cancelled", None
+            session.commit()
+            return "cancelled"
+        body = delivery.message.payload
+        headers = {"content-type": "application/json", "user-agent": USER_AGENT, "webhook-id": delivery.message_id,
+                   "webhook-timestamp": str(int(now.timestamp())),
+                   "webhook-signature": signature(endpoint, delivery.message_id, now, body)}
+        started = time.monotonic()
+        code, error = None, None
+        try:
+            check_target(endpoint.url, allow_private)
+            code = post(endpoint.url, headers, body.encode(), allow_private)
+        except (OSError, http.client.HTTPException, WebhookError) as failure:
+            error = f"{type(failure).__name__}: {failure}"[:200]
+        attempt = {"at": now.isoformat().replace("+00:00", "Z"), "status_code": code, "error": error,
+                   "ms": round((time.monotonic() - started) * 1000)}
+        delivery.attempts = [*delivery.attempts, attempt]
+        delivery.claimed_until = None
+        outcome = _settle(delivery, endpoint, code, now)
+        session.commit()
+        if outcome == "retry" and delivery.next_attempt_at is not None:
+            dispatch(app, [delivery_id], max(0.0, (delivery.next_attempt_at - now).total_seconds()))
+        log.info("webhook delivery", extra={"delivery": delivery_id, "endpoint": endpoint.id,
+                                            "status_code": code, "outcome": outcome})
+        return outcome
+
+
+def _settle(delivery: WebhookDelivery, endpoint: WebhookEndpoint, code: int | None, now: datetime) -> str:
+    """The delivery's state after an attempt that got ``code`` (``None``: no answer)."""
+    if code is not None and 200 <= code < 300:
+        delivery.status, delivery.next_attempt_at = "delivered", None
+        return "delivered"
+    if code == 410:  # the receiver unsubscribed
+        endpoint.disabled_at, endpoint.disabled_reason = now, "the receiver answered 410 Gone"
+        delivery.status, delivery.next_attempt_at = "cancelled", None
+        _forget_subscriptions()
+        return "disabled"
+    made = len(delivery.attempts)
+    if made >= len(SCHEDULE):
+        delivery.status, delivery.next_attempt_at = "failed", None
+        return "failed"
+    delivery.next_attempt_at = now + timedelta(seconds=SCHEDULE[made])
+    return "retry"
+
+
+# -- the sweep (the beat): lost deliveries, closed challenges -----------------------
+
+#: deliveries the sweep sends at most per run
+SWEEP_BATCH = 500
+#: challenges that closed longer ago than this are not announced (a fresh deployment's history)
+ANNOUNCE_WITHIN = timedelta(days=2)
+
+
+def sweep(app: Flask) -> dict[str, int]:
+    """Announce closed challenges, and send the due deliveries no worker holds."""
+    database = app.extensions["api.db"]
+    now = datetime.now(UTC)
+    with database.sessions() as session:
+        announced = announce_closed_challenges(session, now)
+        session.commit()
+        due = session.scalars(
+            select(WebhookDelivery.id)
+            .where(WebhookDelivery.status == "pending", WebhookDelivery.next_attempt_at <= now,
+                   (WebhookDelivery.claimed_until.is_(None)) | (WebhookDelivery.claimed_until < now))
+            .order_by(WebhookDelivery.next_attempt_at).limit(SWEEP_BATCH)).all()
+    dispatch(app, due)
+    return {"announced": announced, "sent": len(due)}
+
+
+def announce_closed_challenges(session: Session, now: datetime) -> int:
+    """A ``challenge.closed`` event for each challenge whose window closed lately (once each)."""
+    if "challenge.closed" not in subscribed(session):
+        return 0
+    closed = session.scalars(select(Challenge).where(Challenge.ends_at <= now,
+                                                     Challenge.ends_at > now - ANNOUNCE_WITHIN)).all()
+    return sum(emit(session, "challenge.closed", challenge_data(session, challenge),
+                    key=f"challenge.closed:{challenge.id}") > 0 for challenge in closed)
+
+
+def challenge_data(session: Session, challenge: Challenge) -> dict[str, Any]:
+    """A closed challenge and its podium: every entry ranked 1 to 3 on its board."""
+    from . import boards
+
+    page = boards.page(session.connection(), boards.entry_board(f"challenge:{challenge.id}"), 10, None)
+    podium = [{"rank": rank, "player": row.player, "record_id": row.record_id, "won": row.won, "score": row.score,
+               "moves": row.moves} for rank, row in page["ranked"] if rank <= 3]
+    return {"id": challenge.id, "variant": challenge.variant, "kind": challenge.kind, "code": challenge.code,
+            "starts_at": challenge.starts_at, "ends_at": challenge.ends_at, "par": challenge.par, "podium": podium}
