@@ -328,3 +328,34 @@ def test_0007_keeps_every_record_and_the_copy_check_finds_the_first_of_a_log(emp
             assert "ix_records_code_log_hash" in {i["name"] for i in inspect(connection).get_indexes("records")}
     finally:
         database.dispose()
+
+
+@BOTH
+def test_the_webhooks_migration_keeps_every_record_and_only_adds_tables(empty_database_url):
+    """0012 adds the webhook tables: a record stored before it is unchanged, up and down again."""
+    import importlib
+
+    migration = importlib.import_module("migrations.versions.0012_webhooks")
+    database = Database(empty_database_url)
+    try:
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), migration.down_revision)
+            connection.execute(text(
+                "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, actions, "
+                "undos, takebacks, foundation_cards, engine_version, rules_version, received_at, verified_at, status) "
+                "VALUES ('ann', 'FT1-N-AAAAAAB', 'forty-thieves', 1, 'S', :hash, false, 5, 1, 1, 0, 0, 0, '1.0.0', 1, "
+                "'2026-01-01 12:00:00+00:00', '2026-01-01 12:00:00+00:00', 'visible')"), {"hash": "a" * 64})
+            before = _old_rows(connection)
+            tables = set(inspect(connection).get_table_names())
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), migration.revision)
+        with database.engine.connect() as connection:
+            assert _old_rows(connection) == before
+            assert set(inspect(connection).get_table_names()) - tables == {
+                "webhook_endpoints", "webhook_messages", "webhook_deliveries"}
+        with database.engine.begin() as connection:
+            command.downgrade(alembic_config(connection), migration.down_revision)
+        with database.engine.connect() as connection:
+            assert _old_rows(connection) == before and set(inspect(connection).get_table_names()) == tables
+    finally:
+        database.dispose()
