@@ -314,7 +314,8 @@ def _reverify_on_workers(celery_app: Any, first: int, last: int, chunk: int, upd
     """Send one task per id range, then gather their results as they end (a range
     that failed is reported and makes the command fail: nothing is skipped silently)."""
     task = celery_app.tasks[tasks.REVERIFY]
-    pending = [task.apply_async(args=(start, min(start + chunk - 1, last), update))
+    database = get_db().identity()  # each range names it: a worker on another database refuses the range
+    pending = [task.apply_async(args=(start, min(start + chunk - 1, last), update), kwargs={"database": database})
                for start in range(first, last + 1, chunk)]
     click.echo(f"sent {len(pending)} ranges of {chunk} ids to the worker tier", err=True)
     changes: list[tuple[int, str]] = []
@@ -329,8 +330,14 @@ def _reverify_on_workers(celery_app: Any, first: int, last: int, chunk: int, upd
             try:
                 outcome = result.get(disable_sync_subtasks=False)
             except Exception as error:
-                raise click.ClickException(f"a range failed on a worker: {type(error).__name__}: {error}; records "
-                                           f"already done keep their stamp, run the command again") from None
+                done_so_far = f"{done} of {ranges} ranges ({checked} records) were re-verified before"
+                if type(error).__name__ == tasks.WrongDatabase.__name__:
+                    raise click.ClickException(
+                        f"refused: the workers use another database than this command ({error}). Run the command "
+                        f"with the workers' DATABASE_URL, start workers on this database, or use --in-process; "
+                        f"{done_so_far}") from None
+                raise click.ClickException(f"a range failed on a worker: {type(error).__name__}: {error}; "
+                                           f"{done_so_far} and keep their stamp, run the command again") from None
             finally:
                 result.forget()
             advance(outcome["checked"])

@@ -17,11 +17,13 @@ application). No request fails for a connection lost in between.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -177,6 +179,21 @@ class Database:
         """The revisions the database is at (empty before the first migration)."""
         with self.engine.connect() as connection:
             return frozenset(MigrationContext.configure(connection).get_current_heads())
+
+    def identity(self) -> str:
+        """Which database this is, in words without secrets, the same in every process that uses
+        it whatever URL reached it (a host's alias, a socket): on PostgreSQL the database's name
+        and OID on its server and the time that server started (no two servers share it), on
+        SQLite the file's real path. Bulk commands compare it with their workers' (``records reverify``)."""
+        url = self.engine.url
+        if url.get_backend_name() == "sqlite":
+            path = url.database
+            return "SQLite in memory" if path in (None, "", ":memory:") else f"SQLite file {os.path.realpath(path)}"
+        with self.engine.connect() as connection:
+            name, oid, started = connection.execute(text(
+                "SELECT datname, oid, pg_postmaster_start_time() FROM pg_database "
+                "WHERE datname = current_database()")).one()
+        return f"PostgreSQL database {name!r} (OID {oid}, server started {started.astimezone(UTC).isoformat()})"
 
     def ping(self) -> None:
         """Run a query; raises the driver's error if the database cannot answer. A pooled

@@ -179,12 +179,21 @@ def hint(row_id: int, attempt: int, job_id: int, code: str, log_text: str, secon
         return app.extensions["api.solver"].run_hint(row_id, attempt, job_id, code, log_text, seconds, nodes)
 
 
-def reverify_range(first_id: int, last_id: int, update: bool) -> dict[str, Any]:
-    """Re-verify the records with ids ``first_id`` … ``last_id``: how many, and those that changed."""
+class WrongDatabase(Exception):
+    """A bulk task sent for another database than the worker's: refused, nothing done."""
+
+
+def reverify_range(first_id: int, last_id: int, update: bool, database: str | None = None) -> dict[str, Any]:
+    """Re-verify the records with ids ``first_id`` … ``last_id``: how many, and those that changed.
+    ``database``: the sender's :meth:`api.db.Database.identity`; a worker on another database
+    refuses the range (:class:`WrongDatabase`) before it reads a record."""
     from .reverify import reverify_records
 
     app = flask_app()
     with app.app_context():
+        mine = app.extensions["api.db"].identity()
+        if database is not None and database != mine:
+            raise WrongDatabase(f"the worker's database is {mine}, the command's is {database}")
         checked = 0
 
         def count(n: int) -> None:
