@@ -284,9 +284,22 @@ def session() -> Session:
 
 
 def _close_session(_exc: BaseException | None) -> None:
+    """Close the request's session. Its rollback may meet a database that stopped answering
+    (the answer deadline: :class:`AnswerTimeout`) after the response was made: the connection is
+    then dropped from the pool and the error logged, never raised out of the request (which the
+    server would answer with a bare 500)."""
     db_session = g.pop("db_session", None)
-    if db_session is not None:
+    if db_session is None:
+        return
+    try:
         db_session.close()
+    except Exception as error:
+        log.warning("the request's database session could not be rolled back (%s: %s): its connection is dropped",
+                    type(error).__name__, getattr(error, "orig", None) or error)
+        try:
+            db_session.invalidate()
+        except Exception:  # the connection is gone already: nothing more to drop
+            log.debug("invalidating the session failed too", exc_info=True)
 
 
 def retrying_lost_connection(dispatch: Callable[[], T], *, new_session: bool = True) -> T:
