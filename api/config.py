@@ -177,6 +177,25 @@ def parse_queue_prefix(name: str, value: Any) -> str:
     return prefix
 
 
+def parse_networks(name: str, value: Any) -> tuple[str, ...]:
+    """Addresses and networks, separated by commas or spaces (``10.0.0.5, 10.1.0.0/16``); empty: none."""
+    import ipaddress
+
+    items = value if isinstance(value, list | tuple) else str(value or "").replace(",", " ").split()
+    try:
+        return tuple(str(ipaddress.ip_network(str(item).strip(), strict=False)) for item in items)
+    except ValueError as error:
+        raise ConfigError(f"{name}={value!r}: expected addresses or networks such as 10.0.0.5, 10.1.0.0/16 "
+                          f"({error})") from None
+
+
+def parse_optional_port(name: str, value: Any) -> int | None:
+    """A TCP port, or ``None`` (off) for ``None`` or empty."""
+    if value is None or not str(value).strip():
+        return None
+    return parse_positive_int(name, value, most=65535)
+
+
 def _instance_database(instance_path: str) -> str:
     return "sqlite:///" + str(Path(instance_path) / "records.sqlite3")
 
@@ -285,6 +304,19 @@ SETTINGS: tuple[Setting, ...] = (
             "candidates tried per challenge window before giving up"),
     Setting("WINNABLE_POOL_SIZE", "200", parse_positive_int,
             "deals proved winnable kept per variant for `GET /deals/random?winnable=true`"),
+    Setting("METRICS_ALLOW", "", parse_networks,
+            "addresses and networks (`10.0.0.5, 10.1.0.0/16`) besides loopback that may read `GET /metrics`",
+            "none (loopback only)"),
+    Setting("WORKER_METRICS_PORT", None, parse_optional_port,
+            "a worker (`celery --app api.tasks worker`) serves its Prometheus metrics on this port (needs "
+            "`PROMETHEUS_MULTIPROC_DIR`)", "unset (none)"),
+    Setting("MAX_REQUEST_LINE", "4094", partial(parse_positive_int, most=8190),
+            "longest request line (method, path and query, version) in bytes (longer: 414); `gunicorn.conf.py` "
+            "lets gunicorn take up to twice as much, so that the app answers", "`4094`"),
+    Setting("MAX_REQUEST_HEADERS", "100", partial(parse_positive_int, most=16384),
+            "most header fields in a request (more: 431); gunicorn's own limit is twice it"),
+    Setting("MAX_HEADER_BYTES", "8190", partial(parse_positive_int, most=65536),
+            "longest header field (`Name: value`) in bytes (longer: 431); gunicorn's own limit is twice it"),
 )
 
 

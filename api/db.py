@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -187,13 +187,14 @@ class Database:
         SQLite the file's real path. Bulk commands compare it with their workers' (``records reverify``)."""
         url = self.engine.url
         if url.get_backend_name() == "sqlite":
-            path = url.database
-            return "SQLite in memory" if path in (None, "", ":memory:") else f"SQLite file {os.path.realpath(path)}"
+            path = url.database or ""
+            return "SQLite in memory" if path in ("", ":memory:") else f"SQLite file {os.path.realpath(path)}"
         with self.engine.connect() as connection:
-            name, oid, started = connection.execute(text(
+            name, oid, started = connection.execute(text(  # (started: an aware datetime)
                 "SELECT datname, oid, pg_postmaster_start_time() FROM pg_database "
                 "WHERE datname = current_database()")).one()
-        return f"PostgreSQL database {name!r} (OID {oid}, server started {started.astimezone(UTC).isoformat()})"
+        moment: datetime = started
+        return f"PostgreSQL database {name!r} (OID {oid}, server started {moment.astimezone(UTC).isoformat()})"
 
     def ping(self) -> None:
         """Run a query; raises the driver's error if the database cannot answer. A pooled

@@ -38,8 +38,8 @@ from .problems import Problem
 
 #: the endpoints whose requests count as writes
 WRITE_ENDPOINTS = frozenset({"records.submit_record", "records.set_status", "players.create_player"})
-#: never limited: an orchestrator's probes must always get through
-EXEMPT_ENDPOINTS = frozenset({"health.healthz", "health.readyz"})
+#: never limited: an orchestrator's probes and Prometheus's scrapes must always get through
+EXEMPT_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "metrics.metrics"})
 
 
 def client_key() -> str:
