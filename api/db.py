@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import psycopg
 from alembic import command
@@ -193,7 +193,7 @@ class Database:
             name, oid, started = connection.execute(text(  # (started: an aware datetime)
                 "SELECT datname, oid, pg_postmaster_start_time() FROM pg_database "
                 "WHERE datname = current_database()")).one()
-        moment: datetime = started
+        moment = cast(datetime, started)
         return f"PostgreSQL database {name!r} (OID {oid}, server started {moment.astimezone(UTC).isoformat()})"
 
     def ping(self) -> None:
