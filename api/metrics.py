@@ -122,6 +122,9 @@ class QueueDepth:
 def _waiting(connection: Any, name: str) -> int:
     channel = connection.channel()
     try:
+        if connection.transport.driver_type == "redis":
+            # (kombu's passive declare misses the prefixed keys of global_keyprefix; its size adds the priority lists)
+            return int(channel._size(name))
         return int(channel.queue_declare(queue=name, passive=True).message_count)
     except connection.channel_errors:  # no such queue yet: nothing waits in it
         return 0
