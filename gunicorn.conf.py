@@ -35,6 +35,7 @@ threads = 2
 timeout = 30
 graceful_timeout = 30
 keepalive = 5
+control_socket_disable = True  # (gunicorn 25+: no gunicornc socket in the service user's home)
 
 # the app's limits answer first (problem+json); gunicorn's are twice as large (its ceiling for the line: 8190)
 limit_request_line = min(8190, 2 * _settings["MAX_REQUEST_LINE"])

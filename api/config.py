@@ -152,9 +152,10 @@ def parse_proxies(name: str, value: Any) -> int:
     return 0 if str(value).strip() in ("", "0") else parse_positive_int(name, value, most=10)
 
 
-def parse_cache_bytes(name: str, value: Any) -> int:
-    """A cache size in bytes, ``0`` for none."""
+def parse_count(name: str, value: Any) -> int:
+    """A whole number, ``0`` or more (a cache size in bytes, ``0`` for none; connections beyond a pool)."""
     return 0 if str(value).strip() == "0" else parse_positive_int(name, value)
+
 
 
 def parse_database_url(name: str, value: Any) -> str:
@@ -275,7 +276,7 @@ SETTINGS: tuple[Setting, ...] = (
             "seconds a request waits for a pooled connection when all are in use (then `503`)"),
     Setting("READYZ_TIMEOUT", "2", parse_seconds,
             "seconds `/api/v1/readyz` waits for the database before answering `503`"),
-    Setting("FRAMES_CACHE_BYTES", str(32 * _MB), parse_cache_bytes,
+    Setting("FRAMES_CACHE_BYTES", str(32 * _MB), parse_count,
             "memory per process for the replay viewer's frames of records, gzipped (`0`: no cache)",
             "`33554432` (32 MiB)"),
     Setting("FRAMES_MAX_ACTIONS", "1000", partial(parse_positive_int, most=5000),
@@ -310,6 +311,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("WORKER_METRICS_PORT", None, parse_optional_port,
             "a worker (`celery --app api.tasks worker`) serves its Prometheus metrics on this port (needs "
             "`PROMETHEUS_MULTIPROC_DIR`)", "unset (none)"),
+    Setting("DATABASE_POOL_SIZE", "5", partial(parse_positive_int, most=1000),
+            "PostgreSQL: connections each process keeps open (web and worker processes alike)"),
+    Setting("DATABASE_MAX_OVERFLOW", "10", parse_count,
+            "PostgreSQL: connections a process may open beyond `DATABASE_POOL_SIZE` at busy moments (`0`: none)"),
     Setting("MAX_REQUEST_LINE", "4094", partial(parse_positive_int, most=8190),
             "longest request line (method, path and query, version) in bytes (longer: 414); `gunicorn.conf.py` "
             "lets gunicorn take up to twice as much, so that the app answers", "`4094`"),

@@ -80,6 +80,15 @@ class Timeouts:
         return self.statement + 1.0
 
 
+@dataclass(frozen=True)
+class PoolSize:
+    """A process's PostgreSQL connections: ``size`` kept open, up to ``overflow`` more at busy
+    moments (docs/operations.md sizes them against the server's ``max_connections``)."""
+
+    size: int = 5
+    overflow: int = 10
+
+
 #: TCP keepalives on idle pooled connections: a peer gone silent is found within about 25 s
 KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
 
@@ -107,7 +116,7 @@ class DeadlineConnection(psycopg.Connection):  # type: ignore[type-arg]
             raise AnswerTimeout(f"the database did not answer within {limit:g} s") from None
 
 
-def _engine_options(url: str, timeouts: Timeouts) -> dict[str, Any]:
+def _engine_options(url: str, timeouts: Timeouts, pool: PoolSize) -> dict[str, Any]:
     parsed = make_url(url)
     backend = parsed.get_backend_name()
     if backend == "sqlite":
@@ -117,6 +126,7 @@ def _engine_options(url: str, timeouts: Timeouts) -> dict[str, Any]:
         options = str(parsed.query.get("options", ""))
         statement = f"-c statement_timeout={round(timeouts.statement * 1000)}"
         return {"pool_timeout": timeouts.pool,  # no pre-ping: see retrying_lost_connection
+                "pool_size": pool.size, "max_overflow": pool.overflow,
                 "connect_args": {"connect_timeout": timeouts.connect, **KEEPALIVES,
                                  # unacknowledged data for this long: the kernel closes the connection
                                  "tcp_user_timeout": round(timeouts.answer * 1000),
@@ -145,9 +155,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 class Database:
     """An engine, its session factory and the schema's migration state."""
 
-    def __init__(self, url: str, timeouts: Timeouts | None = None) -> None:
+    def __init__(self, url: str, timeouts: Timeouts | None = None, pool: PoolSize | None = None) -> None:
         self.timeouts = timeouts or Timeouts()
-        self.engine = create_engine(url, **_engine_options(url, self.timeouts))
+        self.engine = create_engine(url, **_engine_options(url, self.timeouts, pool or PoolSize()))
         if self.engine.dialect.name == "sqlite" and make_url(url).database not in (None, "", ":memory:"):
             event.listen(self.engine, "connect", _sqlite_pragmas)
         if self.engine.dialect.name == "postgresql" and self.engine.dialect.driver == "psycopg":
@@ -264,7 +274,8 @@ def timeouts(config: Mapping[str, Any]) -> Timeouts:
 
 
 def init_app(app: Flask) -> Database:
-    database = Database(app.config["DATABASE_URL"], timeouts(app.config))
+    database = Database(app.config["DATABASE_URL"], timeouts(app.config),
+                        PoolSize(app.config["DATABASE_POOL_SIZE"], app.config["DATABASE_MAX_OVERFLOW"]))
     app.extensions["api.db"] = database
     if app.config["AUTO_MIGRATE"]:
         database.upgrade()
