@@ -144,3 +144,42 @@ def test_every_flask_command_the_guides_show_exists_and_takes_its_options(make_a
                     rest = ["x"] + rest[1:]
             assert not isinstance(group, click.Group), f"{guide}: {' '.join(args)}: a group, not a command"
             group.make_context(args[-1], rest, parent=context)  # a usage error fails here
+
+
+def test_the_readmes_201_example_is_what_the_service_answers(make_app, make_key, auth):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    curl = re.search(r"curl -s -i http://127.0.0.1:5000/api/v1/records .*?-d '(\{.*?\})'", readme, re.S)
+    example = re.search(r"```\nHTTP/1.1 201 CREATED\n(.*?)\n\n(.*?)\n```", readme, re.S)
+    assert curl and example
+    app = make_app(API_KEYS_REQUIRED=True)
+    response = app.test_client().post("/api/v1/records", json=json.loads(curl.group(1)),
+                                      headers=auth(make_key("ann-laptop")))
+    assert response.status == "201 CREATED"
+    shown = dict(line.split(": ", 1) for line in example.group(1).splitlines())
+    assert set(shown) == set(response.headers.keys())
+    for name in ("Content-Type", "Content-Length", "Location", "X-Content-Type-Options"):
+        assert shown[name] == response.headers[name], name
+    body = json.loads(example.group(2).replace("\n", ""))
+    actual = response.get_json()
+    assert body == {**actual, "received_at": body["received_at"], "verified_at": body["verified_at"]}
+
+
+def test_no_embedded_mode_warning_from_flask_commands(tmp_path):
+    """The warning is for a server without a broker, not for `flask --app api …` commands (nor --help)."""
+    env = {"PATH": str(BIN), "DATABASE_URL": f"sqlite:///{tmp_path / 'x.sqlite3'}", "HOME": str(tmp_path)}
+    for args in (["--help"], ["keys", "list"]):
+        result = subprocess.run([str(BIN / "flask"), "--app", "api", *args], cwd=ROOT, env=env,
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        assert "CELERY_BROKER_URL" not in result.stderr, result.stderr
+
+
+def test_the_embedded_mode_warning_comes_once_with_the_first_request(tmp_path, capsys):
+    from api import create_app
+
+    app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'x.sqlite3'}", "RATELIMIT_ENABLED": False})
+    assert "CELERY_BROKER_URL" not in capsys.readouterr().err
+    client = app.test_client()
+    for _ in range(3):
+        assert client.get("/api/v1/healthz").status_code == 200
+    assert capsys.readouterr().err.count("no CELERY_BROKER_URL: searches run inside the requests") == 1
