@@ -438,12 +438,7 @@ def parse_lines(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise BackupError(f"line {number}: not JSON: {error.msg} at column {error.colno}") from None
-        if not isinstance(raw, dict):
-            raise BackupError(f"line {number}: expected a JSON object (one record)")
+        raw = _json_object(number, line)
         try:
             data = schema.load(raw)
         except ValidationError as error:
