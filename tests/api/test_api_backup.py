@@ -122,6 +122,7 @@ def test_a_backup_is_a_header_then_a_line_per_row_of_every_table(filled):
     assert "李雷" in export(filled).stdout  # written as UTF-8, not escaped
 
 
+@pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True)  # into either, from either
 def test_every_row_of_every_table_survives_a_round_trip(filled, make_app, empty_database_url, tmp_path, auth):
     before = every_row(filled)
     empty = [name for name, rows in before.items() if not rows]
