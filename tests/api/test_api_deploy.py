@@ -12,6 +12,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -183,3 +184,30 @@ def test_the_embedded_mode_warning_comes_once_with_the_first_request(tmp_path, c
     for _ in range(3):
         assert client.get("/api/v1/healthz").status_code == 200
     assert capsys.readouterr().err.count("no CELERY_BROKER_URL: searches run inside the requests") == 1
+
+
+def test_the_beat_logs_the_apps_json_lines(tmp_path):
+    """The beat, like the workers (tests/api/test_api_metrics.py), logs JSON objects, not Celery's own format."""
+    from tests.api.celery_tier import BROKER_URL, require_broker, unique_prefix
+
+    require_broker(BROKER_URL, "Redis")
+    env = {"PATH": str(BIN), "HOME": str(tmp_path), "PYTHONPATH": str(ROOT), "CELERY_BROKER_URL": BROKER_URL,
+           "CELERY_QUEUE_PREFIX": unique_prefix(), "DATABASE_URL": f"sqlite:///{tmp_path / 'x.sqlite3'}"}
+    beat = subprocess.Popen([str(BIN / "celery"), "--app", "api.tasks", "beat", "--schedule",
+                             str(tmp_path / "celerybeat-schedule"), "--loglevel", "INFO"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    watchdog = threading.Timer(60, beat.kill)  # a beat that never logs ends the loop below
+    watchdog.start()
+    try:
+        lines = []
+        assert beat.stdout is not None
+        for line in beat.stdout:  # its first log line: "beat: Starting..."
+            lines.append(line)
+            if "Starting" in line:
+                break
+    finally:
+        watchdog.cancel()
+        beat.kill()
+        beat.wait(30)
+    started = json.loads(lines[-1])
+    assert started["logger"].startswith("celery") and started["message"] == "beat: Starting...", lines
