@@ -20,10 +20,12 @@ import os
 import tempfile
 from typing import Any
 
+#: the metrics directory this file made (none given): removed when the server exits
+_made_dir = None
 if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # before prometheus_client is imported (with the app)
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="solitaire-verifier-metrics-")
+    _made_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="solitaire-verifier-metrics-")
 
-from api.config import load_settings  # (after the environment above)
+from api.config import load_settings  # noqa: E402 (after the environment above)
 
 _settings = load_settings(os.path.join(os.path.dirname(os.path.abspath(__file__)), "instance"))
 
@@ -64,3 +66,10 @@ def child_exit(server: Any, worker: Any) -> None:
     from api.metrics import process_gone
 
     process_gone(worker.pid)
+
+
+def on_exit(server: Any) -> None:
+    if _made_dir is not None:
+        import shutil
+
+        shutil.rmtree(_made_dir, ignore_errors=True)
