@@ -16,7 +16,18 @@ from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
 from werkzeug.utils import cached_property
 from werkzeug.wsgi import LimitedStream, get_input_stream
 
-from . import boards, commands, db, limits, logs, problems, routes, solving, tasks  # noqa: F401 (boards: its ORM hooks)
+from . import (  # noqa: F401 (boards: its ORM hooks)
+    boards,
+    commands,
+    db,
+    limits,
+    logs,
+    metrics,
+    problems,
+    routes,
+    solving,
+    tasks,
+)
 from .config import load_settings
 from .routes import pages
 
@@ -94,6 +105,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     if url.get_backend_name() == "sqlite" and url.database and Path(url.database).parent == Path(app.instance_path):
         Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     db.init_app(app)
+    metrics.init_app(app)  # GET /metrics, request durations, the pool's connections
     problems.init_app(app)
     limits.init_app(app)  # rate limits: before any view runs, after the request id is set
     tasks.init_app(app)  # the worker tier's Celery app, to send tasks with (never waiting for one)

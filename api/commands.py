@@ -28,7 +28,7 @@ import engine
 
 from . import tasks, webhooks
 from .auth import ApiKeyError, create_key, revoke_key
-from .backup import BackupError, begin_snapshot, count_records, export_records, import_records
+from .backup import BackupError, RestoreReport, begin_snapshot, count_records, count_rows, export_backup, import_backup
 from .db import alembic_config, get_db
 from .fairplay import decide, review_queue
 from .models import STATUSES, ApiKey, Record
@@ -132,7 +132,7 @@ def keys_revoke(name: str) -> None:
 
 @keys_cli.command("list")
 def keys_list() -> None:
-    """The keys: name, admin or not, created, revoked (never the keys themselves)."""
+    """The keys: name, rights (admin or write, and vouch), created, revoked (never the keys themselves)."""
     with get_db().sessions() as session:
         keys = session.scalars(select(ApiKey).order_by(ApiKey.created_at, ApiKey.id)).all()
     if not keys:
@@ -141,8 +141,8 @@ def keys_list() -> None:
     width = max(len(k.name) for k in keys)
     for key in keys:
         revoked = f"revoked {key.revoked_at.isoformat(timespec='seconds')}" if key.revoked_at else "active"
-        click.echo(f"{key.name:<{width}}  {'admin' if key.admin else 'write':<5}  "
-                   f"created {key.created_at.isoformat(timespec='seconds')}  {revoked}")
+        rights = f"{'admin' if key.admin else 'write':<5}  {'vouch' if key.vouch else '':<5}"
+        click.echo(f"{key.name:<{width}}  {rights}  created {key.created_at.isoformat(timespec='seconds')}  {revoked}")
 
 
 # -- records -------------------------------------------------------------------
@@ -165,14 +165,16 @@ _PROGRESS = click.option("--progress/--no-progress", default=None,
 @click.argument("output", type=click.File("w", encoding="utf-8", lazy=True), default="-")
 @_PROGRESS
 def records_export(output: IO[str], progress: bool | None) -> None:
-    """Write every record, with its status history, as JSON Lines to OUTPUT (default: stdout)."""
+    """Write a backup to OUTPUT (default: stdout): JSON Lines, a header and then every row of every
+    table a restore needs (records and their history, players, keys, challenges, hints …)."""
     with get_db().sessions() as session:
         begin_snapshot(session)
-        total = count_records(session)
+        total = count_rows(session)
         with _progress(total, "exporting", progress) as advance:
-            written = export_records(session, output, advance)
+            written = export_backup(session, output, advance)
     output.flush()
-    click.echo(f"exported {written} records", err=True)
+    others = ", ".join(f"{name} {count}" for name, count in written.items() if name != "records")
+    click.echo(f"exported {written.get('records', 0)} records ({others})", err=True)
 
 
 @records_cli.command("import")
@@ -181,15 +183,21 @@ def records_export(output: IO[str], progress: bool | None) -> None:
 def records_import(source: IO[str], progress: bool | None) -> None:
     """Import a file made by `records export` (SOURCE, or - for stdin).
 
-    Into an empty database the records keep their ids; into a database that
-    has records they get new ids, and those already stored (same player, code
-    and log) are skipped and listed. A bad line stops the import and nothing
-    is stored."""
+    A backup restores into an empty database: every row keeps its id, and the
+    boards are rebuilt. A file of one record a line (made before the backup held
+    every table) also imports: into an empty database the records keep their ids;
+    into one that has records they get new ids, and those already stored (same
+    player, code and log) are skipped and listed. A bad line stops the import and
+    nothing is stored."""
     with get_db().sessions() as session, _progress(_count_lines(source), "importing", progress) as advance:
         try:
-            report = import_records(session, source, advance)  # read line by line, never whole
+            report = import_backup(session, source, advance)  # read line by line, never whole
         except BackupError as error:
             raise click.ClickException(f"{error}; nothing was imported") from None
+    if isinstance(report, RestoreReport):
+        click.echo(f"imported {report.rows.get('records', 0)} records (ids kept) from a backup: {report}; "
+                   f"boards rebuilt")
+        return
     ids = "ids kept" if report.kept_ids else "new ids: the database was not empty"
     click.echo(f"imported {report.imported} records ({ids}); skipped {len(report.duplicates)} duplicates")
     for duplicate in report.duplicates:
@@ -309,7 +317,8 @@ def _reverify_on_workers(celery_app: Any, first: int, last: int, chunk: int, upd
     """Send one task per id range, then gather their results as they end (a range
     that failed is reported and makes the command fail: nothing is skipped silently)."""
     task = celery_app.tasks[tasks.REVERIFY]
-    pending = [task.apply_async(args=(start, min(start + chunk - 1, last), update))
+    database = get_db().identity()  # each range names it: a worker on another database refuses the range
+    pending = [task.apply_async(args=(start, min(start + chunk - 1, last), update), kwargs={"database": database})
                for start in range(first, last + 1, chunk)]
     click.echo(f"sent {len(pending)} ranges of {chunk} ids to the worker tier", err=True)
     changes: list[tuple[int, str]] = []
@@ -324,8 +333,14 @@ def _reverify_on_workers(celery_app: Any, first: int, last: int, chunk: int, upd
             try:
                 outcome = result.get(disable_sync_subtasks=False)
             except Exception as error:
-                raise click.ClickException(f"a range failed on a worker: {type(error).__name__}: {error}; records "
-                                           f"already done keep their stamp, run the command again") from None
+                done_so_far = f"{done} of {ranges} ranges ({checked} records) were re-verified before"
+                if type(error).__name__ == tasks.WrongDatabase.__name__:
+                    raise click.ClickException(
+                        f"refused: the workers use another database than this command ({error}). Run the command "
+                        f"with the workers' DATABASE_URL, start workers on this database, or use --in-process; "
+                        f"{done_so_far}") from None
+                raise click.ClickException(f"a range failed on a worker: {type(error).__name__}: {error}; "
+                                           f"{done_so_far} and keep their stamp, run the command again") from None
             finally:
                 result.forget()
             advance(outcome["checked"])

@@ -152,9 +152,10 @@ def parse_proxies(name: str, value: Any) -> int:
     return 0 if str(value).strip() in ("", "0") else parse_positive_int(name, value, most=10)
 
 
-def parse_cache_bytes(name: str, value: Any) -> int:
-    """A cache size in bytes, ``0`` for none."""
+def parse_count(name: str, value: Any) -> int:
+    """A whole number, ``0`` or more (a cache size in bytes, ``0`` for none; connections beyond a pool)."""
     return 0 if str(value).strip() == "0" else parse_positive_int(name, value)
+
 
 
 def parse_database_url(name: str, value: Any) -> str:
@@ -175,6 +176,25 @@ def parse_queue_prefix(name: str, value: Any) -> str:
     if not prefix or not all(c.isalnum() or c in "-_." for c in prefix):
         raise ConfigError(f"{name}={value!r}: expected letters, digits, '-', '_' or '.'")
     return prefix
+
+
+def parse_networks(name: str, value: Any) -> tuple[str, ...]:
+    """Addresses and networks, separated by commas or spaces (``10.0.0.5, 10.1.0.0/16``); empty: none."""
+    import ipaddress
+
+    items = value if isinstance(value, list | tuple) else str(value or "").replace(",", " ").split()
+    try:
+        return tuple(str(ipaddress.ip_network(str(item).strip(), strict=False)) for item in items)
+    except ValueError as error:
+        raise ConfigError(f"{name}={value!r}: expected addresses or networks such as 10.0.0.5, 10.1.0.0/16 "
+                          f"({error})") from None
+
+
+def parse_optional_port(name: str, value: Any) -> int | None:
+    """A TCP port, or ``None`` (off) for ``None`` or empty."""
+    if value is None or not str(value).strip():
+        return None
+    return parse_positive_int(name, value, most=65535)
 
 
 def _instance_database(instance_path: str) -> str:
@@ -256,7 +276,7 @@ SETTINGS: tuple[Setting, ...] = (
             "seconds a request waits for a pooled connection when all are in use (then `503`)"),
     Setting("READYZ_TIMEOUT", "2", parse_seconds,
             "seconds `/api/v1/readyz` waits for the database before answering `503`"),
-    Setting("FRAMES_CACHE_BYTES", str(32 * _MB), parse_cache_bytes,
+    Setting("FRAMES_CACHE_BYTES", str(32 * _MB), parse_count,
             "memory per process for the replay viewer's frames of records, gzipped (`0`: no cache)",
             "`33554432` (32 MiB)"),
     Setting("FRAMES_MAX_ACTIONS", "1000", partial(parse_positive_int, most=5000),
@@ -288,6 +308,23 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("WEBHOOK_ALLOW_PRIVATE", "0", parse_bool,
             "webhook endpoints may be on loopback, private and link-local addresses (`1`: tests and private "
             "networks only; by default they are refused when registered and when connected to)"),
+    Setting("METRICS_ALLOW", "", parse_networks,
+            "addresses and networks (`10.0.0.5, 10.1.0.0/16`) besides loopback that may read `GET /metrics`",
+            "none (loopback only)"),
+    Setting("WORKER_METRICS_PORT", None, parse_optional_port,
+            "a worker (`celery --app api.tasks worker`) serves its Prometheus metrics on this port (needs "
+            "`PROMETHEUS_MULTIPROC_DIR`)", "unset (none)"),
+    Setting("DATABASE_POOL_SIZE", "5", partial(parse_positive_int, most=1000),
+            "PostgreSQL: connections each process keeps open (web and worker processes alike)"),
+    Setting("DATABASE_MAX_OVERFLOW", "10", parse_count,
+            "PostgreSQL: connections a process may open beyond `DATABASE_POOL_SIZE` at busy moments (`0`: none)"),
+    Setting("MAX_REQUEST_LINE", "4094", partial(parse_positive_int, most=8190),
+            "longest request line (method, path and query, version) in bytes (longer: 414); `gunicorn.conf.py` "
+            "lets gunicorn take up to twice as much, so that the app answers", "`4094`"),
+    Setting("MAX_REQUEST_HEADERS", "100", partial(parse_positive_int, most=16384),
+            "most header fields in a request (more: 431); gunicorn's own limit is twice it"),
+    Setting("MAX_HEADER_BYTES", "8190", partial(parse_positive_int, most=65536),
+            "longest header field (`Name: value`) in bytes (longer: 431); gunicorn's own limit is twice it"),
 )
 
 

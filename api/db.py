@@ -17,13 +17,15 @@ application). No request fails for a connection lost in between.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import psycopg
 from alembic import command
@@ -78,6 +80,15 @@ class Timeouts:
         return self.statement + 1.0
 
 
+@dataclass(frozen=True)
+class PoolSize:
+    """A process's PostgreSQL connections: ``size`` kept open, up to ``overflow`` more at busy
+    moments (docs/operations.md sizes them against the server's ``max_connections``)."""
+
+    size: int = 5
+    overflow: int = 10
+
+
 #: TCP keepalives on idle pooled connections: a peer gone silent is found within about 25 s
 KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
 
@@ -105,7 +116,7 @@ class DeadlineConnection(psycopg.Connection):  # type: ignore[type-arg]
             raise AnswerTimeout(f"the database did not answer within {limit:g} s") from None
 
 
-def _engine_options(url: str, timeouts: Timeouts) -> dict[str, Any]:
+def _engine_options(url: str, timeouts: Timeouts, pool: PoolSize) -> dict[str, Any]:
     parsed = make_url(url)
     backend = parsed.get_backend_name()
     if backend == "sqlite":
@@ -115,6 +126,7 @@ def _engine_options(url: str, timeouts: Timeouts) -> dict[str, Any]:
         options = str(parsed.query.get("options", ""))
         statement = f"-c statement_timeout={round(timeouts.statement * 1000)}"
         return {"pool_timeout": timeouts.pool,  # no pre-ping: see retrying_lost_connection
+                "pool_size": pool.size, "max_overflow": pool.overflow,
                 "connect_args": {"connect_timeout": timeouts.connect, **KEEPALIVES,
                                  # unacknowledged data for this long: the kernel closes the connection
                                  "tcp_user_timeout": round(timeouts.answer * 1000),
@@ -143,9 +155,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 class Database:
     """An engine, its session factory and the schema's migration state."""
 
-    def __init__(self, url: str, timeouts: Timeouts | None = None) -> None:
+    def __init__(self, url: str, timeouts: Timeouts | None = None, pool: PoolSize | None = None) -> None:
         self.timeouts = timeouts or Timeouts()
-        self.engine = create_engine(url, **_engine_options(url, self.timeouts))
+        self.engine = create_engine(url, **_engine_options(url, self.timeouts, pool or PoolSize()))
         if self.engine.dialect.name == "sqlite" and make_url(url).database not in (None, "", ":memory:"):
             event.listen(self.engine, "connect", _sqlite_pragmas)
         if self.engine.dialect.name == "postgresql" and self.engine.dialect.driver == "psycopg":
@@ -177,6 +189,22 @@ class Database:
         """The revisions the database is at (empty before the first migration)."""
         with self.engine.connect() as connection:
             return frozenset(MigrationContext.configure(connection).get_current_heads())
+
+    def identity(self) -> str:
+        """Which database this is, in words without secrets, the same in every process that uses
+        it whatever URL reached it (a host's alias, a socket): on PostgreSQL the database's name
+        and OID on its server and the time that server started (no two servers share it), on
+        SQLite the file's real path. Bulk commands compare it with their workers' (``records reverify``)."""
+        url = self.engine.url
+        if url.get_backend_name() == "sqlite":
+            path = url.database or ""
+            return "SQLite in memory" if path in ("", ":memory:") else f"SQLite file {os.path.realpath(path)}"
+        with self.engine.connect() as connection:
+            name, oid, started = connection.execute(text(  # (started: an aware datetime)
+                "SELECT datname, oid, pg_postmaster_start_time() FROM pg_database "
+                "WHERE datname = current_database()")).one()
+        moment = cast(datetime, started)
+        return f"PostgreSQL database {name!r} (OID {oid}, server started {moment.astimezone(UTC).isoformat()})"
 
     def ping(self) -> None:
         """Run a query; raises the driver's error if the database cannot answer. A pooled
@@ -246,7 +274,8 @@ def timeouts(config: Mapping[str, Any]) -> Timeouts:
 
 
 def init_app(app: Flask) -> Database:
-    database = Database(app.config["DATABASE_URL"], timeouts(app.config))
+    database = Database(app.config["DATABASE_URL"], timeouts(app.config),
+                        PoolSize(app.config["DATABASE_POOL_SIZE"], app.config["DATABASE_MAX_OVERFLOW"]))
     app.extensions["api.db"] = database
     if app.config["AUTO_MIGRATE"]:
         database.upgrade()
@@ -267,9 +296,22 @@ def session() -> Session:
 
 
 def _close_session(_exc: BaseException | None) -> None:
+    """Close the request's session. Its rollback may meet a database that stopped answering
+    (the answer deadline: :class:`AnswerTimeout`) after the response was made: the connection is
+    then dropped from the pool and the error logged, never raised out of the request (which the
+    server would answer with a bare 500)."""
     db_session = g.pop("db_session", None)
-    if db_session is not None:
+    if db_session is None:
+        return
+    try:
         db_session.close()
+    except Exception as error:
+        log.warning("the request's database session could not be rolled back (%s: %s): its connection is dropped",
+                    type(error).__name__, getattr(error, "orig", None) or error)
+        try:
+            db_session.invalidate()
+        except Exception:  # the connection is gone already: nothing more to drop
+            log.debug("invalidating the session failed too", exc_info=True)
 
 
 def retrying_lost_connection(dispatch: Callable[[], T], *, new_session: bool = True) -> T:

@@ -38,8 +38,8 @@ from .problems import Problem
 
 #: the endpoints whose requests count as writes
 WRITE_ENDPOINTS = frozenset({"records.submit_record", "records.set_status", "players.create_player"})
-#: never limited: an orchestrator's probes must always get through
-EXEMPT_ENDPOINTS = frozenset({"health.healthz", "health.readyz"})
+#: never limited: an orchestrator's probes and Prometheus's scrapes must always get through
+EXEMPT_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "metrics.metrics"})
 
 
 def client_key() -> str:
@@ -82,8 +82,39 @@ def _too_many_requests(error: RateLimitExceeded) -> Response:
                    "rate-limited", headers={"Retry-After": str(retry_after)}).response()
 
 
+def request_line(environ: dict) -> int:
+    """The request line's length in bytes: ``METHOD target HTTP/1.1`` as the client sent it
+    (gunicorn's and werkzeug's ``RAW_URI``), else as rebuilt from the path and query."""
+    target = environ.get("RAW_URI") or environ.get("REQUEST_URI")
+    if target is None:
+        query = environ.get("QUERY_STRING", "")
+        target = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "") + ("?" + query if query else "")
+    return len(environ.get("REQUEST_METHOD", "")) + len(target.encode("latin-1", "replace")) + \
+        len(environ.get("SERVER_PROTOCOL", "")) + 2
+
+
+def _check_request_head() -> None:
+    """``MAX_REQUEST_LINE``, ``MAX_REQUEST_HEADERS`` and ``MAX_HEADER_BYTES``, answered as problems
+    (gunicorn.conf.py gives gunicorn's own, HTML, limits twice as much room)."""
+    config = current_app.config
+    length = request_line(request.environ)
+    if length > config["MAX_REQUEST_LINE"]:
+        raise Problem(414, f"the request line is {length} bytes, more than the {config['MAX_REQUEST_LINE']} this "
+                           f"server accepts")
+    headers = request.headers
+    if len(headers) > config["MAX_REQUEST_HEADERS"]:
+        raise Problem(431, f"the request has {len(headers)} header fields, more than the "
+                           f"{config['MAX_REQUEST_HEADERS']} this server accepts")
+    for name, value in headers.items():
+        if len(name) + 2 + len(value) > config["MAX_HEADER_BYTES"]:
+            raise Problem(431, f"the header field {name[:64]} is {len(name) + 2 + len(value)} bytes, more than the "
+                               f"{config['MAX_HEADER_BYTES']} this server accepts")
+
+
 def init_app(app: Flask) -> Limiter:
-    """A limiter for this app (its own counters), configured from the app's settings."""
+    """A limiter for this app (its own counters), configured from the app's settings; before it,
+    the limits on the request line and headers."""
+    app.before_request(_check_request_head)
     config = app.config
     if config["TRUSTED_PROXIES"]:
         hops = config["TRUSTED_PROXIES"]

@@ -19,6 +19,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from celery import current_task
 from flask import Flask, g, has_request_context, request
 from flask.wrappers import Response
 
@@ -31,8 +32,14 @@ _SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}\Z", re.ASCII)
 LOGGERS = {"api": None, "alembic": "WARNING", "flask-limiter": "WARNING"}
 
 
+#: every field a line may have, in this order, for the web app and the worker alike; a line has
+#: those it knows: a request's on the web, a task's on the worker (and in the embedded mode, both)
+FIELDS = ("time", "level", "logger", "message", "request_id", "method", "path", "status", "duration_ms",
+          "task_id", "task_name", "exception")
+
+
 class JsonFormatter(logging.Formatter):
-    """``{"time", "level", "logger", "message", "request_id", "method", "path", "status", "duration_ms"}``."""
+    """One JSON object a line, with the fields of :data:`FIELDS` that are known."""
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
@@ -48,6 +55,10 @@ class JsonFormatter(logging.Formatter):
         for key in ("status", "duration_ms"):
             if hasattr(record, key):
                 out[key] = getattr(record, key)
+        task = getattr(current_task, "request", None)  # (the proxy has no attributes outside a task)
+        if task is not None and task.id is not None:
+            out["task_id"] = task.id
+            out["task_name"] = task.task
         if record.exc_info:
             out["exception"] = self.formatException(record.exc_info)
         return json.dumps(out, default=str)  # ASCII: whatever a client sent, the line can be written
@@ -65,15 +76,20 @@ class StderrHandler(logging.StreamHandler):
         pass
 
 
-def configure(level: str) -> None:
-    """Send the app's loggers to one JSON handler on stderr (idempotent)."""
-    for name, floor in LOGGERS.items():
+def configure(level: str, celery_level: str | None = None) -> None:
+    """Send the app's loggers to one JSON handler on stderr (idempotent); with ``celery_level``
+    (a worker, :func:`api.tasks._json_logs`), Celery's own loggers too, at that level."""
+    levels = {name: max(logging.getLevelName(level), logging.getLevelName(floor or level))
+              for name, floor in LOGGERS.items()}
+    if celery_level:
+        levels["celery"] = logging.getLevelName(celery_level)
+    for name, least in levels.items():
         logger = logging.getLogger(name)
         if not any(isinstance(h, StderrHandler) for h in logger.handlers):
             handler = StderrHandler()
             handler.setFormatter(JsonFormatter())
             logger.addHandler(handler)
-        logger.setLevel(max(logging.getLevelName(level), logging.getLevelName(floor or level)))
+        logger.setLevel(least)
         logger.propagate = False
 
 

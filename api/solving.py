@@ -52,6 +52,7 @@ import engine
 from engine import GameCode
 from verifier.solving import hint_code, solve_code
 
+from . import metrics
 from .db import Database
 from .models import HintAnswer, Solvability, SolverJob
 from .problems import Problem
@@ -377,6 +378,7 @@ class Solver:
                 self._failed(Solvability, row_id, attempt, error)
                 raise
             self.store(row_id, answer)
+            metrics.search_finished("deal", answer["status"], answer.get("search"))
             return answer["status"]
         finally:
             self._finish(job_id)
@@ -395,6 +397,7 @@ class Solver:
                 self._failed(HintAnswer, row_id, attempt, error)
                 raise
             self.store_hint(row_id, answer)
+            metrics.search_finished("hint", answer["status"], answer.get("search"))
             return answer["status"]
         finally:
             self._finish(job_id)

@@ -34,13 +34,21 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import (
+    setup_logging,
+    task_postrun,
+    task_prerun,
+    worker_init,
+    worker_process_init,
+    worker_process_shutdown,
+)
 from flask import Flask, current_app, has_app_context
 from kombu import Queue
 from sqlalchemy import delete
@@ -55,6 +63,8 @@ PREPARE, REFILL = "api.prepare_challenges", "api.refill_winnable_pool"
 DELIVER, WEBHOOK_SWEEP = "api.deliver_webhook", "api.webhook_sweep"
 QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk", PREPARE: "searches", REFILL: "bulk",
           DELIVER: "bulk", WEBHOOK_SWEEP: "bulk"}
+#: the queues, in the order a worker serves them (on Redis)
+QUEUE_KINDS = ("hints", "searches", "bulk")
 #: what a re-verification range may take on a worker (a range of 5,000 records takes seconds)
 REVERIFY_SOFT_LIMIT, REVERIFY_HARD_LIMIT = 600, 660
 #: what preparing the challenges of two days (12 windows, a few searches each) and one
@@ -94,7 +104,7 @@ def make_celery(settings: Mapping[str, Any]) -> Celery:
         "worker_prefetch_multiplier": 1,          # a worker holds no more tasks than it runs
         "worker_max_memory_per_child": settings["SOLVER_WORKER_MAX_MEMORY_MB"] * 1024,  # KiB
         "task_serializer": "json", "result_serializer": "json", "accept_content": ["json"],
-        "task_queues": [Queue(queue_name(settings, kind)) for kind in ("hints", "searches", "bulk")],
+        "task_queues": [Queue(queue_name(settings, kind)) for kind in QUEUE_KINDS],
         "task_default_queue": queue_name(settings, "searches"),
         "task_routes": {name: {"queue": queue_name(settings, kind)} for name, kind in QUEUES.items()},
         "task_ignore_result": True,               # searches answer through the database
@@ -104,6 +114,7 @@ def make_celery(settings: Mapping[str, Any]) -> Celery:
         "task_publish_retry_policy": {"max_retries": 2, "interval_start": 0, "interval_step": 0.2,
                                       "interval_max": 0.5},
         "worker_hijack_root_logger": False,
+        "worker_redirect_stdouts": False,         # the app's JSON lines go to stderr as they are (_json_logs)
         "enable_utc": True,
         "beat_schedule": BEAT_SCHEDULE,           # `celery --app api.tasks beat`
     }
@@ -175,6 +186,51 @@ def _warm_up(**_: Any) -> None:
         log.exception("worker process: the app could not be built yet")
 
 
+@setup_logging.connect
+def _json_logs(loglevel: Any = None, **_: Any) -> None:
+    """The worker logs the web app's JSON lines (with the task's id and name), Celery's own
+    loggers too; connecting here keeps Celery from setting up its own format."""
+    from . import logs
+
+    settings = load_settings(_default_instance_path())
+    logs.configure(settings["LOG_LEVEL"], celery_level=logging.getLevelName(loglevel) if loglevel else "INFO")
+
+
+@worker_init.connect
+def _worker_metrics(**_: Any) -> None:
+    """With ``WORKER_METRICS_PORT``, the worker's main process serves the metrics of its pool."""
+    port = load_settings(_default_instance_path())["WORKER_METRICS_PORT"]
+    if port is not None:
+        from . import metrics
+
+        metrics.start_worker_server(port)
+
+
+@worker_process_shutdown.connect
+def _process_gone(pid: int | None = None, **_: Any) -> None:
+    from . import metrics
+
+    metrics.process_gone(pid or os.getpid())
+
+
+_started: dict[str, float] = {}
+
+
+@task_prerun.connect
+def _task_started(task_id: str | None = None, **_: Any) -> None:
+    if task_id is not None:
+        _started[task_id] = time.perf_counter()
+
+
+@task_postrun.connect
+def _task_ended(task_id: str | None = None, task: Any = None, state: str | None = None, **_: Any) -> None:
+    from . import metrics
+
+    started = _started.pop(task_id, None) if task_id is not None else None
+    metrics.task_finished(getattr(task, "name", "unknown"), state or "unknown",
+                          None if started is None else time.perf_counter() - started)
+
+
 def solve_deal(row_id: int, attempt: int, job_id: int, code: str, seconds: float, nodes: int | None) -> str:
     """A deal's search; the answer goes to its ``solvability`` row."""
     app = flask_app()
@@ -190,12 +246,21 @@ def hint(row_id: int, attempt: int, job_id: int, code: str, log_text: str, secon
         return app.extensions["api.solver"].run_hint(row_id, attempt, job_id, code, log_text, seconds, nodes)
 
 
-def reverify_range(first_id: int, last_id: int, update: bool) -> dict[str, Any]:
-    """Re-verify the records with ids ``first_id`` … ``last_id``: how many, and those that changed."""
+class WrongDatabase(Exception):
+    """A bulk task sent for another database than the worker's: refused, nothing done."""
+
+
+def reverify_range(first_id: int, last_id: int, update: bool, database: str | None = None) -> dict[str, Any]:
+    """Re-verify the records with ids ``first_id`` … ``last_id``: how many, and those that changed.
+    ``database``: the sender's :meth:`api.db.Database.identity`; a worker on another database
+    refuses the range (:class:`WrongDatabase`) before it reads a record."""
     from .reverify import reverify_records
 
     app = flask_app()
     with app.app_context():
+        mine = app.extensions["api.db"].identity()
+        if database is not None and database != mine:
+            raise WrongDatabase(f"the worker's database is {mine}, the command's is {database}")
         checked = 0
 
         def count(n: int) -> None:
@@ -356,8 +421,16 @@ def ask_to_refill(app: Flask, variant: str) -> None:
 
 def init_app(app: Flask) -> Celery:
     if app.config["CELERY_BROKER_URL"] is None and not (app.debug or app.testing):
-        log.warning("no CELERY_BROKER_URL: searches run inside the requests that ask for them (the embedded mode, "
-                    "for one user); set it and start `celery --app api.tasks worker` to serve more")
+        # said when the app serves its first request, not by every `flask --app api` command (or --help)
+        warned: list[bool] = []
+
+        def warn_once() -> None:
+            if not warned:
+                warned.append(True)
+                log.warning("no CELERY_BROKER_URL: searches run inside the requests that ask for them (the embedded "
+                            "mode, for one user); set it and start `celery --app api.tasks worker` to serve more")
+
+        app.before_request(warn_once)
     celery_app = make_celery(app.config)
     app.extensions["api.celery"] = celery_app
     return celery_app

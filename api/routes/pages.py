@@ -32,7 +32,7 @@ from engine.cards import SUIT_CHARS, SUIT_SYMBOLS
 from engine.rules import RULE_SETS, UNDO_DEPTH
 from verifier import replay
 
-from .. import assets, boards, challenges, db, stats
+from .. import assets, boards, challenges, db, metrics, stats
 from ..framecache import FrameCache, accepts_gzip, pack
 from ..i18n import LANGUAGE_NAMES, N_, card_name, card_names, gettext, page_language, rule_sentence
 from ..models import Record
@@ -655,6 +655,7 @@ def check_log(code_text: str, moves: str) -> dict[str, Any]:
     if len(log_items(moves)) > limit:
         raise _FieldError("moves", _("The log has more than {limit} actions.", limit=limit))
     verdict = replay(code, moves)
+    metrics.verified(verdict)
     game = position_at(code, verdict.canonical, len(verdict.canonical))
     view = board_view(game.position)
     return {"verdict": verdict, "failure": action_error(verdict.error) if verdict.error else None,

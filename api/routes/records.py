@@ -11,7 +11,7 @@ from sqlalchemy import literal, select, tuple_
 
 from verifier import replay
 
-from .. import boards, db, webhooks
+from .. import boards, db, metrics, webhooks
 from ..auth import authenticate
 from ..fairplay import check_times, decide, evidence
 from ..models import ApiKey, Record
@@ -44,6 +44,7 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
     check_times(body.get("times"), len(body["moves"]))
     player, vouched_by = submitter(session, sender, body.get("player"))
     verdict = replay(parse_code(body["code"]), body["moves"], body.get("claimed"))
+    metrics.verified(verdict)
     if not verdict.verified:
         raise rejected_log(verdict)
     values = new_record(verdict, body, sender.name if isinstance(sender, ApiKey) else None)
@@ -55,6 +56,8 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
     if new:
         webhooks.emit(session, "record.created", answer)
     session.commit()  # elsewhere than PostgreSQL: the record and its boards together
+    if new:
+        metrics.record_stored(values["variant"], values["ranked"], values["flags"])
     return answer, 201 if new else 200, {"Location": url_for("records.get_record", record_id=answer["id"])}
 
 

@@ -7,6 +7,7 @@ from flask import Blueprint
 
 from verifier import replay
 
+from .. import metrics
 from ..i18n import accepted_language, language_headers, localized_verdict
 from ..schemas import VerifyRequestSchema
 from . import json_body, load, parse_code
@@ -20,4 +21,5 @@ def verify() -> tuple[dict, int, dict[str, str]]:
     body = load(REQUEST, json_body())
     lang = accepted_language()
     verdict = replay(parse_code(body["code"]), body["moves"], body.get("claimed"))
+    metrics.verified(verdict)
     return localized_verdict(verdict, lang), 200, language_headers(lang)

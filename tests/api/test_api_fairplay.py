@@ -468,4 +468,4 @@ def test_export_and_import_keep_the_fair_play_fields(client, app, make_app, empt
     before = client.get(f"{API}/records?status=all").get_json()["items"]
     after = restored.test_client().get(f"{API}/records?status=all").get_json()["items"]
     assert after == before and after[0]["flags"] and after[0]["copy_of"] == after[1]["id"]
-    assert restored.test_client().get(f"{API}/players/bob").get_json()["registered"] is False  # tokens stay behind
+    assert restored.test_client().get(f"{API}/players/bob").get_json()["registered"] is True  # the token came along

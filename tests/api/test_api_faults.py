@@ -234,3 +234,32 @@ def test_every_postgresql_connection_has_the_timeouts_and_migrations_lift_them(m
     with engine.connect() as connection:  # and the next user of the connection has them again
         assert connection.execute(text("SHOW statement_timeout")).scalar() == "1s"
         assert connection.connection.dbapi_connection.answer_timeout == 2
+
+
+@pytest.mark.usefixtures("needs_postgresql")
+def test_a_rollback_the_database_never_answers_is_logged_not_a_bare_500(make_app, database_url, tcp_proxy, capsys):
+    """The partition starts after a view has read what it needs: the request's session is
+    rolled back when the request ends, the rollback gets no answer, and the client still gets
+    the view's answer (before, the AnswerTimeout of that rollback escaped as a bare 500)."""
+    from sqlalchemy import text
+
+    from api.db import session
+
+    url = make_url(database_url)
+    proxy = tcp_proxy(url.host or "127.0.0.1", url.port or 5432)
+    proxied = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    app = make_app(DATABASE_URL=proxied, **PARTITION_TIMEOUTS)
+
+    def read_then_partition():
+        value = session().execute(text("SELECT 41 + 1")).scalar_one()  # a transaction is open now
+        proxy.black_hole()
+        return {"value": value}
+
+    app.add_url_rule("/test/read-then-partition", view_func=read_then_partition)
+    started = time.monotonic()
+    response = app.test_client().get("/test/read-then-partition")
+    assert response.status_code == 200 and response.get_json() == {"value": 42}
+    assert time.monotonic() - started < PARTITION_BOUND
+    assert "could not be rolled back (OperationalError: the database did not answer" in capsys.readouterr().err
+    proxy.heal()
+    assert app.test_client().get(f"{API}/readyz").status_code == 200  # the dropped connection was replaced

@@ -133,9 +133,11 @@ def test_export_streams_a_batch_at_a_time(app, tmp_path):
             written.append(text)
 
     with app.extensions["api.db"].sessions() as session, \
-            mock.patch.object(session, "scalars", wraps=session.scalars) as scalars:
-        assert backup.export_records(session, Out()) == 2 * BATCH + 1
-    # one query, whose rows come a batch at a time (a server-side cursor on PostgreSQL)
-    assert scalars.call_count == 1
-    assert scalars.call_args.args[0].get_execution_options()["yield_per"] == BATCH
-    assert [json.loads(line)["id"] for line in written] == list(range(1, 2 * BATCH + 2))
+            mock.patch.object(session, "execute", wraps=session.execute) as execute:
+        written_rows = backup.export_backup(session, Out())
+    assert written_rows["records"] == 2 * BATCH + 1
+    # one query a table, whose rows come a batch at a time (a server-side cursor on PostgreSQL)
+    assert execute.call_count == len(backup.backed_up())
+    assert {call.args[0].get_execution_options()["yield_per"] for call in execute.call_args_list} == {BATCH}
+    records = [json.loads(line)["row"]["id"] for line in written[1:] if json.loads(line)["table"] == "records"]
+    assert records == list(range(1, 2 * BATCH + 2))

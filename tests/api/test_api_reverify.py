@@ -112,3 +112,59 @@ def test_records_are_read_a_batch_at_a_time(app, stored, monkeypatch):
     assert result.exit_code == 1 and ": 4 unchanged, 1 changed" in result.stdout
     assert f"record {made[4].id} (p4, {CODE}): score 7 -> 30" in result.stdout
     assert [reloaded(app, r.id).engine_version for r in made] == [engine.__version__] * 4 + ["0.9.0"]
+
+
+# -- with a broker: the workers must use the command's database ------------------------
+
+def old_records(app, count: int) -> None:
+    from api.records import new_record
+
+    verdict = replay(CODE, LOG)
+    with app.extensions["api.db"].sessions() as session:
+        for number in range(count):
+            session.add(Record(**{**new_record(verdict, {"player": f"p{number}"}), "engine_version": "0.9.0"}))
+        session.commit()
+
+
+def test_workers_on_another_database_refuse_and_nothing_is_reported_done(tier, tmp_path):
+    """After a restore into a new database, `records reverify` with the new DATABASE_URL and a
+    broker whose workers still use the old database: each range is refused by the worker before
+    it reads a record, the command says why, and neither database is stamped."""
+    production = tier.app()
+    restored = tier.app(DATABASE_URL=f"sqlite:///{tmp_path / 'restored.sqlite3'}")
+    old_records(production, 3)
+    old_records(restored, 3)
+    tier.worker()
+    result = restored.test_cli_runner().invoke(args=["records", "reverify", "--chunk", "2"])
+    assert result.exit_code == 1, result.output
+    assert "refused: the workers use another database than this command" in result.output
+    assert "start workers on this database, or use --in-process; 0 of 2 ranges (0 records)" in result.output
+    assert "re-verified 3 records" not in result.output  # no work it did not do is reported
+    for app in (production, restored):
+        with app.extensions["api.db"].sessions() as session:
+            assert set(session.scalars(select(Record.engine_version))) == {"0.9.0"}
+    # the same command with the workers' database goes ahead
+    result = production.test_cli_runner().invoke(args=["records", "reverify", "--chunk", "2"])
+    assert result.exit_code == 0 and "re-verified 3 records" in result.stdout, result.output
+
+
+def test_a_database_is_the_same_whatever_url_reaches_it(make_app, database_url, tmp_path, monkeypatch):
+    from sqlalchemy import make_url
+
+    from api.db import Database
+
+    url = make_url(database_url)
+    if url.get_backend_name() == "sqlite":
+        monkeypatch.chdir(tmp_path)
+        other = database_url.replace(str(tmp_path), ".") if str(tmp_path) in database_url else None
+        other = other or f"sqlite:///{url.database}"
+    else:
+        other = url.set(host="localhost" if url.host != "localhost" else "127.0.0.1").render_as_string(False)
+    first, second = Database(database_url), Database(other)
+    try:
+        assert first.identity() == second.identity()
+    finally:
+        first.dispose()
+        second.dispose()
+    assert Database(f"sqlite:///{tmp_path / 'a.sqlite3'}").identity() != Database(
+        f"sqlite:///{tmp_path / 'b.sqlite3'}").identity()

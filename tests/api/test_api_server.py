@@ -59,15 +59,16 @@ def gunicorn(tmp_path):
     """``gunicorn(workers, **env)``: a started gunicorn on a fresh SQLite file; its port and log."""
     servers = []
 
-    def start(workers: int, **env: str) -> tuple[int, subprocess.Popen, Path]:
+    def start(workers: int, *options: str, **env: str) -> tuple[int, subprocess.Popen, Path]:
         port = free_port()
         log = tmp_path / f"gunicorn-{port}.log"
         environ = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'records.sqlite3'}",
                    "RATELIMIT_ENABLED": "0", **env}
         with log.open("wb") as out:
             server = subprocess.Popen(
-                [str(GUNICORN), "--workers", str(workers), "--bind", f"127.0.0.1:{port}", "--no-control-socket",
-                 "--chdir", str(ROOT), "api:create_app()"], env=environ, stdout=out, stderr=subprocess.STDOUT)
+                [str(GUNICORN), *options, "--workers", str(workers), "--bind", f"127.0.0.1:{port}",
+                 "--no-control-socket", "--chdir", str(ROOT), "api:create_app()"],
+                env=environ, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
         servers.append(server)
         return port, server, log
 
@@ -139,3 +140,69 @@ def test_a_malformed_chunked_body_is_400_through_gunicorn(gunicorn):
         problem = json.loads(rest.partition(b"\r\n\r\n")[2])
         assert problem["status"] == 400 and "chunked request body is malformed" in problem["detail"]
     assert "unhandled error" not in log.read_text(errors="replace")
+
+
+def raw_request(port: int, head: bytes) -> tuple[int, str, bytes]:
+    """Send ``head`` (a request without a body) as it is; the status, the content type and the body."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(head)
+        answer = b""
+        while data := sock.recv(65536):
+            answer += data
+    status_line, _, rest = answer.partition(b"\r\n")
+    headers, _, body = rest.partition(b"\r\n\r\n")
+    kind = next((line.split(b":", 1)[1].strip().decode() for line in headers.split(b"\r\n")
+                 if line.lower().startswith(b"content-type:")), "")
+    return int(status_line.split()[1]), kind, body
+
+
+def scrape(port: int) -> dict[str, float]:
+    """``GET /metrics``: each sample line's name and labels, and its value."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.request("GET", "/metrics")
+    response = connection.getresponse()
+    assert response.status == 200 and response.getheader("Content-Type").startswith("text/plain")
+    text = response.read().decode()
+    return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+            if line and not line.startswith("#")}
+
+
+@pytest.mark.slow
+def test_the_shipped_gunicorn_config_answers_like_the_app_and_shares_metrics(gunicorn, tmp_path):
+    """``gunicorn -c gunicorn.conf.py``: a request line or header fields past the app's limits
+    are problems (the app's own checks, inside gunicorn's larger limits); only past gunicorn's
+    own does gunicorn answer, in HTML. Two processes add up their metrics, whichever answers
+    the scrape. gunicorn's own log lines are the app's JSON."""
+    metrics_dir = tmp_path / "metrics"
+    metrics_dir.mkdir()
+    port, server, log = gunicorn(2, "-c", str(ROOT / "gunicorn.conf.py"), PROMETHEUS_MULTIPROC_DIR=str(metrics_dir))
+    wait_ready(port, server)
+    before = scrape(port)
+    for _ in range(12):  # spread over both processes
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("GET", f"{API}/deals/FT1-N-AAAAAAB")
+        assert connection.getresponse().status == 200
+        connection.close()
+    after = scrape(port)
+    deal = 'flask_http_request_duration_seconds_count{method="GET",path="/api/v1/deals/<code>",status="200"}'
+    assert after[deal] - before.get(deal, 0) == 12
+    assert after["solitaire_db_pool_size"] >= 2 * 5  # both processes' pools, added up
+
+    long_line = f"GET {API}/healthz?{'x' * 5000} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
+    status, kind, body = raw_request(port, long_line)
+    assert (status, kind) == (414, "application/problem+json")
+    assert "more than the 4094 this server accepts" in json.loads(body)["detail"]
+    headers = "".join(f"X-Filler-{n}: {n}\r\n" for n in range(120))
+    status, kind, body = raw_request(port, f"GET {API}/healthz HTTP/1.1\r\nHost: x\r\n{headers}"
+                                           f"Connection: close\r\n\r\n".encode())
+    assert (status, kind) == (431, "application/problem+json") and "header fields" in json.loads(body)["detail"]
+    big = f"GET {API}/healthz HTTP/1.1\r\nHost: x\r\nX-Big: {'y' * 9000}\r\nConnection: close\r\n\r\n"
+    status, kind, body = raw_request(port, big.encode())
+    assert (status, kind) == (431, "application/problem+json") and "X-Big" in json.loads(body)["detail"]
+    # past gunicorn's own limit (twice the app's, at most 8190 for the line): gunicorn's HTML, as documented
+    status, kind, _ = raw_request(port, f"GET /{'x' * 9000} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    assert status == 414 and kind != "application/problem+json"
+
+    lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    booting = [json.loads(line) for line in lines if "Booting worker" in line]
+    assert len(booting) == 2 and booting[0]["logger"] == "gunicorn.error", lines[:5]
