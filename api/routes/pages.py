@@ -331,11 +331,12 @@ def frames(code: GameCode, log: Any, limit: int, step: int = 0, times: list[int]
     total = len(actions)
     first, last = log_page(max(0, min(total, step)), total)
     game = position_at(code, actions, first - 1)
-    described = describe_log(actions, max(1, first - 1), last)
+    before = max(1, first - 1)  # the window's first position is after the previous page's last action
+    described = describe_log(actions, before, last)
     out = [frame(game, described[0] if first > 1 else None, times[first - 2] if times and first > 1 else None)]
     for number in range(first, last + 1):
         game.push(parse_action(actions[number - 1]))
-        out.append(frame(game, described[number - first + (first > 1)], times[number - 1] if times else None))
+        out.append(frame(game, described[number - before], times[number - 1] if times else None))
     return {"code": str(code), "variant": code.variant, "total": total, "start": first - 1, "frames": out,
             "previous": first - 1 if first > 1 else None, "next": last + 1 if last < total else None,
             "error": error}
@@ -557,8 +558,7 @@ def record(record_id: int) -> Any:
         "record.html", title=title, description=record_summary(stored), page_scripts=["js/record.js"],
         record=stored, viewer=record_viewer(stored, actions, requested_step(len(actions))), received=received,
         hidden=getattr(stored, "status", "visible") == "hidden", flags=flag_texts(stored),
-        share_url=url_for("pages.record", record_id=stored.id, _external=True, **lang),
-        og_image=url_for("pages.record_card", record_id=stored.id, _external=True, **lang)))
+        share_url=url_for("pages.record", record_id=stored.id, _external=True, **lang)))
 
 
 #: what each fair-play flag means, for the record and player pages (``api.fairplay``)
@@ -648,16 +648,17 @@ def record_card(record_id: int) -> Response:
 @bp.get("/deals/<code>/card.png")
 def deal_card(code: str) -> Response:
     """A deal's share image: the deal, its code and game."""
+    try:
+        game_code = GameCode.from_text(code)
+    except InvalidCodeError as exc:
+        raise Problem(404, f"{code} is not a game code: {exc.message}") from None
+
     def draw() -> bytes:
-        try:
-            game_code = GameCode.from_text(code)
-        except InvalidCodeError as exc:
-            raise Problem(404, f"{code} is not a game code: {exc.message}") from None
         board = board_view(Game.from_code(game_code).position)
         return sharecard.share_image(_("Deal {code}", code=str(game_code)), _(VARIANT_TITLES[game_code.variant]),
                                      _("Solitaire records"), board)
 
-    return share_card(("card", "deal", code, g.lang), draw)
+    return share_card(("card", "deal", str(game_code), g.lang), draw)
 
 
 def share_card(key: tuple[Any, ...], draw: Any) -> Response:
