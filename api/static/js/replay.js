@@ -386,15 +386,15 @@ export class ReplayViewer {
   }
 
   /** On a wide screen the whole board stays above the fold: the room left under its top,
-   * which the cards' size and fan follow (pages.css, --room). */
+   * which the cards' size and fan and the log's height follow (pages.css, --room). */
   fitBoard() {
     if (!wideLayout.matches) {
-      this.holder.style.removeProperty("--room");
+      this.root.style.removeProperty("--room");
       return;
     }
     const top = this.holder.getBoundingClientRect().top + window.scrollY;
     const room = Math.max(320, window.innerHeight - top - 12);
-    this.holder.style.setProperty("--room", `${room}px`);
+    this.root.style.setProperty("--room", `${room}px`);
   }
 
   /** "Copy link at this step": the page's link with `?step=N`. */
