@@ -277,9 +277,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("READYZ_TIMEOUT", "2", parse_seconds,
             "seconds `/api/v1/readyz` waits for the database before answering `503`"),
     Setting("FRAMES_CACHE_BYTES", str(32 * _MB), parse_count,
-            "memory per process for the replay viewer's frames of records, gzipped (`0`: no cache)",
+            "memory per process for the pages' cache: windows of records' frames (gzipped), rendered "
+            "viewers and share images (`0`: no cache)",
             "`33554432` (32 MiB)"),
-    Setting("FRAMES_MAX_ACTIONS", "1000", partial(parse_positive_int, most=5000),
+    Setting("FRAMES_MAX_ACTIONS", "5000", partial(parse_positive_int, most=5000),
             "most actions of a log posted to `/frames.json` (more: 422)"),
     Setting("CELERY_BROKER_URL", None, parse_broker_url,
             "the worker tier's broker, `redis://host:6379/db` or `amqp://user:password@host:5672//`; unset: the "

@@ -1,11 +1,12 @@
-"""The frames of stored records (``GET /records/{id}/frames.json``), kept gzipped in
-memory: a record never changes, so its frames are computed once per engine version.
+"""What the pages make of stored records, kept in memory: the windows of a record's frames
+(``GET /records/{id}/frames.json?step=N``) gzipped, the record page's rendered viewer and the
+share images. A record's log never changes, so each is computed once per engine version.
 
 Each answer carries a strong ``ETag`` (a hash of the JSON, so equal bytes give equal
 tags on every process), answers ``304`` to a matching ``If-None-Match``, may be cached
 by browsers and proxies for a day, and is sent gzipped to a client that accepts it
-(``Vary: Accept-Encoding``). The cache is bounded by the gzipped bytes it holds
-(``FRAMES_CACHE_BYTES``); the least recently used records go first.
+(``Vary: Accept-Encoding``). The cache is bounded by the bytes it holds
+(``FRAMES_CACHE_BYTES``); the least recently used entries go first.
 """
 
 from __future__ import annotations
@@ -49,6 +50,33 @@ class Frames:
             body = gzip.decompress(self.gzipped)
         return Response(body, mimetype="application/json", headers=headers)
 
+    @property
+    def nbytes(self) -> int:
+        return len(self.gzipped)
+
+
+@dataclass(frozen=True)
+class Picture:
+    """A PNG (a share image) and its strong validator: a hash of its bytes."""
+
+    png: bytes
+    etag: str
+
+    @classmethod
+    def of(cls, png: bytes) -> Picture:
+        return cls(png, hashlib.sha256(png).hexdigest()[:32])
+
+    def response(self, request: Request) -> Response:
+        headers = {"ETag": f'"{self.etag}"', "Cache-Control": CACHE_CONTROL}
+        wanted = request.if_none_match
+        if wanted and (wanted.star_tag or wanted.contains_weak(self.etag)):
+            return Response(status=304, headers=headers)
+        return Response(self.png, mimetype="image/png", headers=headers)
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.png)
+
 
 def accepts_gzip(request: Request) -> bool:
     """Whether the client takes gzip: named with a quality above 0, or not named and ``*`` taken."""
@@ -62,39 +90,48 @@ def pack(data: dict[str, Any]) -> Frames:
     return Frames(gzip.compress(raw, compresslevel=6, mtime=0), hashlib.sha256(raw).hexdigest()[:32])
 
 
+def size_of(value: Any) -> int:
+    """The bytes an entry holds: a :class:`Frames`' gzipped body, a :class:`Picture`'s PNG, a text's UTF-8."""
+    if isinstance(value, (Frames, Picture)):
+        return value.nbytes
+    return len(value.encode())
+
+
 class FrameCache:
-    """Records' :class:`Frames` by record id and engine version, at most ``max_bytes`` gzipped
-    bytes in all (a least recently used entry goes first); safe across threads."""
+    """Entries by key (a tuple that starts with the kind: ``("frames", record, first step, lang)``)
+    and engine version, at most ``max_bytes`` bytes in all (a least recently used entry goes
+    first); safe across threads."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.size = 0
-        self._entries: OrderedDict[tuple[int, str, int], Frames] = OrderedDict()
+        self._entries: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._lock = threading.Lock()
 
     @staticmethod
-    def _key(record_id: int) -> tuple[int, str, int]:
-        return record_id, engine.__version__, engine.RULES_VERSION
+    def _key(key: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (*key, engine.__version__, engine.RULES_VERSION)
 
-    def get(self, record_id: int) -> Frames | None:
+    def get(self, key: tuple[Any, ...]) -> Any:
         with self._lock:
-            found = self._entries.get(self._key(record_id))
+            found = self._entries.get(self._key(key))
             if found is not None:
-                self._entries.move_to_end(self._key(record_id))
+                self._entries.move_to_end(self._key(key))
             return found
 
-    def put(self, record_id: int, frames: Frames) -> None:
-        """Keep ``frames`` unless they alone are larger than the whole cache."""
-        if len(frames.gzipped) > self.max_bytes:
+    def put(self, key: tuple[Any, ...], value: Any) -> None:
+        """Keep ``value`` unless it alone is larger than the whole cache."""
+        size = size_of(value)
+        if size > self.max_bytes:
             return
         with self._lock:
-            old = self._entries.pop(self._key(record_id), None)
-            self.size -= len(old.gzipped) if old else 0
-            self._entries[self._key(record_id)] = frames
-            self.size += len(frames.gzipped)
+            old = self._entries.pop(self._key(key), None)
+            self.size -= size_of(old) if old is not None else 0
+            self._entries[self._key(key)] = value
+            self.size += size
             while self.size > self.max_bytes:
                 _, dropped = self._entries.popitem(last=False)
-                self.size -= len(dropped.gzipped)
+                self.size -= size_of(dropped)
 
     def __len__(self) -> int:
         return len(self._entries)

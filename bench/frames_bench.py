@@ -1,10 +1,11 @@
-"""Figures of the replay viewer's frames (``GET /records/{id}/frames.json``): the first
-request of a record (computed with the engine, then cached) against the next ones (from
-the cache: plain, gzipped, or ``304`` to ``If-None-Match``), in one warm process through
-the WSGI test client (no network), on a record of 5,000 actions.
+"""Figures of the replay viewer's frames (``GET /records/{id}/frames.json?step=N``: the window
+of the log page that holds step N): the first request of a window (computed with the engine,
+then cached) against the next ones (from the cache: plain, gzipped, or ``304`` to
+``If-None-Match``), in one warm process through the WSGI test client (no network), on a record
+of 5,000 actions, at its last window (the one that costs most to reach).
 
     python -m bench.frames_bench              # 5,000 actions, 200 cached requests each
-    python -m bench.frames_bench --actions 1000 --repeat 50
+    python -m bench.frames_bench --actions 1000 --repeat 50 --step 10
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--actions", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=200)
+    parser.add_argument("--step", type=int, default=None, help="the step asked for (default: the last)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         app = create_app({"DATABASE_URL": f"sqlite:///{Path(scratch) / 'frames.sqlite3'}", "RATELIMIT_ENABLED": False,
@@ -50,7 +52,8 @@ def main() -> None:
         client = app.test_client()
         record = client.post("/api/v1/records", json={"code": CODE, "player": "bench", "moves": long_log(args.actions)})
         assert record.status_code == 201, record.get_data(as_text=True)
-        url = f"/records/{record.get_json()['id']}/frames.json"
+        step = args.actions if args.step is None else args.step
+        url = f"/records/{record.get_json()['id']}/frames.json?step={step}"
         cache = app.extensions["api.frames"]
 
         def cold():
@@ -64,7 +67,8 @@ def main() -> None:
         tag = plain.headers["ETag"]
         not_modified_ms, not_modified = timed(lambda: client.get(url, headers={"If-None-Match": tag}), args.repeat)
         assert first.status_code == plain.status_code == zipped.status_code == 200 and not_modified.status_code == 304
-    print(f"frames of a record of {args.actions} actions (warm process, WSGI test client, SQLite), median:")
+    print(f"the window of step {step} of a record of {args.actions} actions ({len(first.get_json()['frames'])} "
+          "frames; warm process, WSGI test client, SQLite), median:")
     print(f"  first request (replay, JSON, gzip, cache): {cold_ms:8.1f} ms  {len(first.get_data()):>9,} bytes")
     print(f"  cached, plain JSON:                        {plain_ms:8.1f} ms  {len(plain.get_data()):>9,} bytes")
     print(f"  cached, gzip:                              {gzip_ms:8.1f} ms  {len(zipped.get_data()):>9,} bytes")

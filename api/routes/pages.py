@@ -17,6 +17,7 @@ The language is the ``lang`` query parameter, else ``Accept-Language``
 from __future__ import annotations
 
 import gzip
+import hashlib
 from collections import deque
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -24,20 +25,22 @@ from typing import Any
 from babel.dates import format_datetime
 from flask import Blueprint, Flask, current_app, g, redirect, render_template, request, url_for
 from flask.wrappers import Response
+from markupsafe import Markup
 from sqlalchemy import select
 
-from engine import Card, Game, GameCode, IllegalActionError, InvalidActionError, InvalidCodeError, Position
-from engine.actions import Draw, Move, Undo, item_text, log_items, parse_action, parse_item
+from engine import Card, Game, GameCode, InvalidActionError, InvalidCodeError, Position
+from engine.actions import Draw, Move, Undo, log_items, parse_action
 from engine.cards import SUIT_CHARS, SUIT_SYMBOLS
 from engine.rules import RULE_SETS, UNDO_DEPTH
 from verifier import replay
 
-from .. import assets, boards, challenges, db, metrics, stats
-from ..framecache import FrameCache, accepts_gzip, pack
+from .. import assets, boards, challenges, db, metrics, sharecard, stats
+from ..framecache import FrameCache, Picture, accepts_gzip, pack
 from ..i18n import LANGUAGE_NAMES, N_, card_name, card_names, gettext, page_language, rule_sentence
 from ..models import Record
 from ..players import find_player
 from ..problems import Problem
+from ..times import unpack_times
 from . import PREFIX, json_body
 from .challenges import current_or_prepare
 from .leaderboard import standing_entries, with_records
@@ -47,8 +50,9 @@ bp = Blueprint("pages", __name__)
 #: the variants, in the order of the home page's standings
 VARIANTS = tuple((rule_set.variant, rule_set.title) for rule_set in RULE_SETS)  # titles: msgids (api.i18n)
 VARIANT_TITLES = dict(VARIANTS)
-#: the longest log whose positions the replay viewer is given (each position is about half a kilobyte)
-MAX_FRAMES = 5000
+#: the actions one page of a log lists, and so the steps one window of the viewer's frames covers:
+#: what a request renders stays this size whatever the log's length
+LOG_PAGE = 200
 #: the rows of a leaderboard on a page
 LEADERBOARD_ROWS = 10
 EXAMPLE_CODE = "YU1-C-AAAAAAB"
@@ -69,6 +73,7 @@ SCRIPT_TEXTS = {
     "step": N_("Action {step} of {total}: {action}. Score {score}, moves {moves}."),
     "step_won": N_("The game is won."),
     "load_failed": N_("The replay could not be loaded. Reload the page to try again."),
+    "log_range": N_("Actions {first}–{last} of {total}"),
     "replay_too_long": N_("This log is too long for the replay viewer."),
     "play": N_("Play"),
     "pause": N_("Pause"),
@@ -130,7 +135,8 @@ def _template_helpers() -> dict[str, Any]:
     return {"_": _, "lang": g.lang, "explicit_lang": g.explicit_lang, "languages": LANGUAGE_NAMES, "page_url": page_url,
             "language_url": language_url, "module_scripts": module_scripts,
             "variant_title": lambda variant: _(VARIANT_TITLES.get(variant) or variant), "card_face": card_face,
-            "card_short": card_short}
+            "card_short": card_short, "card_url": card_url, "card_size": sharecard.SIZE,
+            "longest_bucket": longest_bucket}
 
 
 def card_face(text: str) -> dict[str, str]:
@@ -185,7 +191,7 @@ def _compressed(response: Response) -> Response:
 
 def render(template: str, status: int = 200, **context: Any) -> tuple[str, int]:
     script_data = {"lang": g.lang, "root": request.script_root, "api": request.script_root + PREFIX,
-                   "names": card_names(g.lang),
+                   "names": card_names(g.lang), "longest": LONGEST_BUCKETS,
                    "text": {key: _(message) for key, message in SCRIPT_TEXTS.items()}}
     context.setdefault("share_url", request.url)
     return render_template(template, script_data=script_data, **context), status
@@ -287,69 +293,97 @@ def board_labels(lang: str, view: dict[str, Any]) -> dict[str, Any]:
     return {"columns": columns, "foundations": foundations, "stock": stock, "waste": waste}
 
 
-def frame(game: Game, action: str | None) -> dict[str, Any]:
+def frame(game: Game, step: dict[str, Any] | None, time: int | None) -> dict[str, Any]:
+    """The position ``game`` is at, after the action ``step`` describes (``None``: the deal) and
+    played at ``time`` (ms from the game's start, when times were sent)."""
     position = game.position
-    return {"action": action, "score": position.score, "moves": position.moves, "takebacks": position.takebacks,
-            "won": game.is_won, "board": board_view(position)}
+    described = step or {"text": None, "label": None, "from": None, "to": None, "card": None}
+    return {"action": described["text"], "label": described["label"], "from": described["from"],
+            "to": described["to"], "card": described["card"], "time": time, "score": position.score,
+            "moves": position.moves, "takebacks": position.takebacks, "won": game.is_won,
+            "board": board_view(position)}
 
 
-def frames(code: GameCode, log: Any, limit: int = MAX_FRAMES) -> dict[str, Any]:
-    """The position after each action of ``log`` on ``code``'s deal (the first: the deal),
-    up to the first action that is not valid notation or breaks a rule, which is reported
-    in ``error`` (its sentence in the page's language). More than ``limit`` actions: 422."""
+def log_page(step: int, total: int) -> tuple[int, int]:
+    """The first and last action of the page of the log that shows ``step`` (step 0: the first
+    page): pages of ``LOG_PAGE`` actions, 1–200, 201–400, …"""
+    first = max(0, step - 1) // LOG_PAGE * LOG_PAGE + 1
+    return first, min(total, first + LOG_PAGE - 1)
+
+
+def frames(code: GameCode, log: Any, limit: int, step: int = 0, times: list[int] | None = None) -> dict[str, Any]:
+    """The window of positions of ``log`` on ``code``'s deal that holds ``step``: from the one
+    before its page of the log to its last action (:func:`log_page`), each with its action in
+    words. The log is played up to the first action that is not valid notation or breaks a
+    rule, which is reported in ``error`` (its sentence in the page's language); ``total`` is the
+    number of actions played, ``previous``/``next`` the steps that open the neighbouring
+    windows (``None`` at either end). More than ``limit`` actions: 422."""
     items = log_items(log)
     if len(items) > limit:
         raise Problem(422, f"moves: the log has {len(items)} actions; the replay viewer shows at most {limit}",
                       "validation-error", errors=[{"field": "moves", "message": f"more than {limit} actions"}])
-    game = Game.from_code(code)
-    out = [frame(game, None)]
-    error = None
-    for index, item in enumerate(items):
-        try:
-            action = game.push(parse_item(item))
-        except InvalidActionError as exc:
-            error = {"index": index, "action": item_text(item), "rule": "syntax", "kind": "syntax",
-                     "message": exc.message}
-            break
-        except IllegalActionError as exc:
-            error = {"index": index, "action": item_text(item), "rule": exc.rule, "kind": "rule",
-                     "message": rule_sentence(g.lang, exc.key, exc.params, exc.message)}
-            break
-        out.append(frame(game, str(action)))
-    return {"code": str(code), "variant": code.variant, "frames": out, "error": error}
+    verdict = replay(code, log)  # the whole log (the engine is fast), for its length and its first error
+    actions, failed = verdict.canonical, verdict.error
+    error = None if failed is None else {
+        "index": failed.index, "action": failed.action, "rule": failed.rule, "kind": failed.kind,
+        "message": failed.message if failed.kind == "syntax" else rule_sentence(g.lang, failed.key, failed.params,
+                                                                                failed.message)}
+    total = len(actions)
+    first, last = log_page(max(0, min(total, step)), total)
+    game = position_at(code, actions, first - 1)
+    before = max(1, first - 1)  # the window's first position is after the previous page's last action
+    described = describe_log(actions, before, last)
+    out = [frame(game, described[0] if first > 1 else None, times[first - 2] if times and first > 1 else None)]
+    for number in range(first, last + 1):
+        game.push(parse_action(actions[number - 1]))
+        out.append(frame(game, described[number - before], times[number - 1] if times else None))
+    return {"code": str(code), "variant": code.variant, "total": total, "start": first - 1, "frames": out,
+            "previous": first - 1 if first > 1 else None, "next": last + 1 if last < total else None,
+            "error": error}
 
 
 def position_at(code: str | GameCode, actions: list[str], step: int) -> Game:
-    """The game after the first ``step`` actions of a legal canonical log."""
+    """The game after the first ``step`` actions of a legal canonical log (played as the
+    verifier plays a log: far faster than action by action)."""
     game = Game.from_code(code)
-    for text in actions[:step]:
-        game.push(parse_action(text))
+    game.push_items(actions[:step], [], text_log=True)
     return game
 
 
 # -- the log, in words ------------------------------------------------------------------
 
-def describe_log(actions: list[str]) -> list[dict[str, Any]]:
-    """Each action of a legal canonical log as a player reads it ("5♥ T3 → T1", "Draw",
-    "Undo (takes back 5♥ T3 → T1)", "A♠ → foundation") with the piles it takes a card
-    from and puts it on, which the viewer highlights (``None`` for nothing moved)."""
-    done: deque[dict[str, Any]] = deque(maxlen=UNDO_DEPTH)  # what an undo would take back, as the engine keeps it
+def describe_log(actions: list[str], first: int = 1, last: int | None = None) -> list[dict[str, Any]]:
+    """Actions ``first`` … ``last`` (1-based) of a legal canonical log as a player reads them
+    ("5♥ T3 → T1", "Draw", "Undo (takes back 5♥ T3 → T1)", "A♠ → foundation") with the piles
+    each takes a card from and puts it on, which the viewer highlights (``None`` for nothing
+    moved). The actions before ``first`` are only parsed, for what an undo takes back."""
+    done: deque[Draw | Move] = deque(maxlen=UNDO_DEPTH)  # what an undo would take back, as the engine keeps it
     steps = []
-    for text in actions:
+    for number, text in enumerate(actions[:last], 1):
         action = parse_action(text)
         if isinstance(action, Undo):
             undone = done.pop() if done else None
-            if undone is None:
-                step = {"label": _("Undo"), "from": None, "to": None, "card": None}
-            else:
-                step = {"label": _("Undo (takes back {action})", action=undone["label"]),
-                        "from": undone["to"], "to": undone["from"], "card": undone["card"]}
+            if number >= first:
+                steps.append({"text": text, **describe_undo(undone)})
         else:
-            step = {"label": _("Draw"), "from": "S", "to": "W", "card": None} if isinstance(action, Draw) \
-                else describe_move(action)
-            done.append(step)
-        steps.append({"text": text, **step})
+            done.append(action)
+            if number >= first:
+                steps.append({"text": text, **describe_action(action)})
     return steps
+
+
+def describe_action(action: Draw | Move) -> dict[str, Any]:
+    if isinstance(action, Draw):
+        return {"label": _("Draw"), "from": "S", "to": "W", "card": None}
+    return describe_move(action)
+
+
+def describe_undo(undone: Draw | Move | None) -> dict[str, Any]:
+    if undone is None:
+        return {"label": _("Undo"), "from": None, "to": None, "card": None}
+    taken_back = describe_action(undone)
+    return {"label": _("Undo (takes back {action})", action=taken_back["label"]),
+            "from": taken_back["to"], "to": taken_back["from"], "card": taken_back["card"]}
 
 
 def describe_move(move: Move) -> dict[str, Any]:
@@ -455,13 +489,59 @@ def record_summary(stored: Record) -> str:
     return _("{player} played {code}: {moves} moves, {score} points, not won", **params)
 
 
-def requested_step(total: int) -> int:
-    """The ``step`` query parameter, within 0 … ``total`` (a missing or bad one: 0)."""
+def requested_step(total: int, default: int = 0) -> int:
+    """The ``step`` parameter (query or form), within 0 … ``total`` (missing or bad: ``default``)."""
     try:
-        step = int(request.args.get("step", "0"))
+        step = int(request.values.get("step", str(default)))
     except ValueError:
-        return 0
+        step = default
     return max(0, min(total, step))
+
+
+def clock_text(ms: int) -> str:
+    """A player's clock: ``4:07``, ``1:02:03`` (static/js/replay.js writes it the same way)."""
+    minutes, seconds = divmod(ms // 1000, 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{seconds:02d}" if minutes >= 60 else f"{minutes}:{seconds:02d}"
+
+
+def viewer_state(code: str | GameCode, actions: list[str], step: int, times: list[int] | None) -> dict[str, Any]:
+    """What the replay viewer shows at ``step`` of a legal canonical log: the board, counters,
+    the player's clock (when times were sent), and the page of the log around the step."""
+    total = len(actions)
+    first, last = log_page(step, total)
+    game = position_at(code, actions, step)
+    steps = describe_log(actions, first, last)
+    view = board_view(game.position)
+    clock = None if times is None else clock_text(times[step - 1] if step else 0)
+    return {"board": view, "labels": board_labels(g.lang, view), "steps": steps, "step": step, "total": total,
+            "first": first, "last": last, "previous": first - 1 if first > 1 else None,
+            "next": last + 1 if last < total else None, "moved": steps[step - first] if step else None,
+            "score": game.position.score, "moves": game.position.moves, "won": game.is_won, "clock": clock}
+
+
+def record_viewer(stored: Record, actions: list[str], step: int) -> Markup:
+    """The record page's viewer at ``step``, rendered once per record, step and language (a log
+    never changes; kept in the page cache): what the rest of the page shows can change."""
+    cache = frame_cache()
+    key = ("viewer", stored.id, step, g.lang, g.explicit_lang, request.script_root)
+    html = cache.get(key) if cache is not None else None
+    if html is None:
+        html = render_template("_record_viewer.html", v=viewer_state(stored.code, actions, step,
+                                                                       unpack_times(stored.times)),
+                               step_href=lambda number: page_url("pages.record", record_id=stored.id, step=number))
+        if cache is not None:
+            cache.put(key, html)
+    return Markup(html)  # rendered by the autoescaping template above
+
+
+def conditional(page: tuple[str, int]) -> Response:
+    """A page with a strong ETag of its body, revalidated on each use (``no-cache``): ``304``
+    when the client's copy is still the page."""
+    response = current_app.make_response(page)
+    response.set_etag(hashlib.sha256(response.get_data()).hexdigest()[:32])
+    response.cache_control.no_cache = True
+    response.make_conditional(request)  # changes the response itself
+    return response
 
 
 @bp.get("/records/<int:record_id>")
@@ -470,21 +550,15 @@ def record(record_id: int) -> Any:
     if stored is None:
         return error_page(404, _("No such record"), _("There is no record {id}.", id=record_id))
     actions = stored.canonical.split()
-    too_long = stored.actions > MAX_FRAMES
-    step = 0 if too_long else requested_step(len(actions))
-    game = position_at(stored.code, actions, step)
-    view = board_view(game.position)
     received = format_datetime(stored.received_at.astimezone(UTC), "medium", tzinfo=UTC,
                                locale=g.lang)
     title = _("{player} on {code} · record {id}", player=stored.player, code=stored.code, id=stored.id)
-    return render("record.html", title=title, description=record_summary(stored), page_scripts=["js/record.js"],
-                  record=stored, steps=[] if too_long else describe_log(actions), step=step,
-                  step_href=lambda number: page_url("pages.record", record_id=stored.id, step=number),
-                  score=game.position.score, moves=game.position.moves, won=game.is_won,
-                  board=view, labels=board_labels(g.lang, view), received=received, too_long=too_long,
-                  hidden=getattr(stored, "status", "visible") == "hidden", flags=flag_texts(stored),
-                  share_url=url_for("pages.record", record_id=stored.id, _external=True,
-                                    **({"lang": g.explicit_lang} if g.explicit_lang else {})))
+    lang = {"lang": g.explicit_lang} if g.explicit_lang else {}
+    return conditional(render(
+        "record.html", title=title, description=record_summary(stored), page_scripts=["js/record.js"],
+        record=stored, viewer=record_viewer(stored, actions, requested_step(len(actions))), received=received,
+        hidden=getattr(stored, "status", "visible") == "hidden", flags=flag_texts(stored),
+        share_url=url_for("pages.record", record_id=stored.id, _external=True, **lang)))
 
 
 #: what each fair-play flag means, for the record and player pages (``api.fairplay``)
@@ -526,15 +600,19 @@ def player(name: str) -> Any:
 
 @bp.get("/records/<int:record_id>/frames.json")
 def record_frames(record_id: int) -> Any:
-    """A record's frames, from the cache when they are there (:mod:`api.framecache`: ETag,
-    304, gzip); a record never changes, so they are computed once per engine version."""
+    """The window of a record's frames that holds ``?step=N`` (the first window without it),
+    from the cache when it is there (:mod:`api.framecache`: ETag, 304, gzip); a record never
+    changes, so each window is computed once per language and engine version."""
+    step = requested_step(current_app.config["MAX_LOG_ACTIONS"])
     cache = frame_cache()
-    cached = cache.get(record_id) if cache is not None else None
+    key = ("frames", record_id, log_page(step, step)[0], g.lang)
+    cached = cache.get(key) if cache is not None else None
     if cached is None:
         stored = find_record(record_id)
         if stored is None:
             raise Problem(404, f"there is no record {record_id}")
-        data = frames(GameCode.from_text(stored.code), stored.canonical)
+        data = frames(GameCode.from_text(stored.code), stored.canonical, current_app.config["MAX_LOG_ACTIONS"],
+                      step, unpack_times(stored.times))
         if data["error"] is not None:
             # a stored log this engine finds illegal: its sentence is in the page's language; not cached
             response = current_app.json.response(data)
@@ -542,8 +620,73 @@ def record_frames(record_id: int) -> Any:
             return response
         cached = pack(data)
         if cache is not None:
-            cache.put(record_id, cached)
+            cache.put(key, cached)
     return cached.response(request)
+
+
+def record_line(stored: Record) -> str:
+    """A record's result in a few words: "won · Score 625 · Moves 88"."""
+    return " · ".join([_("won") if stored.won else _("not won"), f"{_('Score')} {stored.score}",
+                       f"{_('Moves')} {stored.moves}", _(VARIANT_TITLES.get(stored.variant, stored.variant))])
+
+
+@bp.get("/records/<int:record_id>/card.png")
+def record_card(record_id: int) -> Response:
+    """The record's share image (``og:image``): its final position, the player, result and code."""
+    def draw() -> bytes:
+        stored = find_record(record_id)
+        if stored is None:
+            raise Problem(404, f"there is no record {record_id}")
+        actions = stored.canonical.split()
+        board = board_view(position_at(stored.code, actions, len(actions)).position)
+        return sharecard.share_image(f"{stored.player} · {stored.code}", record_line(stored),
+                                     _("Solitaire records"), board)
+
+    return share_card(("card", "record", record_id, g.lang), draw)
+
+
+@bp.get("/deals/<code>/card.png")
+def deal_card(code: str) -> Response:
+    """A deal's share image: the deal, its code and game."""
+    try:
+        game_code = GameCode.from_text(code)
+    except InvalidCodeError as exc:
+        raise Problem(404, f"{code} is not a game code: {exc.message}") from None
+
+    def draw() -> bytes:
+        board = board_view(Game.from_code(game_code).position)
+        return sharecard.share_image(_("Deal {code}", code=str(game_code)), _(VARIANT_TITLES[game_code.variant]),
+                                     _("Solitaire records"), board)
+
+    return share_card(("card", "deal", str(game_code), g.lang), draw)
+
+
+def share_card(key: tuple[Any, ...], draw: Any) -> Response:
+    """A share image from the page cache, else drawn by ``draw()`` and kept (ETag, 304)."""
+    cache = frame_cache()
+    picture = cache.get(key) if cache is not None else None
+    if picture is None:
+        picture = Picture.of(draw())
+        if cache is not None:
+            cache.put(key, picture)
+    return picture.response(request)
+
+
+def card_url(endpoint: str, **values: Any) -> str:
+    """The absolute URL of a share image, in the page's chosen language."""
+    if g.explicit_lang:
+        values.setdefault("lang", g.explicit_lang)
+    return url_for(endpoint, _external=True, **values)
+
+
+#: the longest columns a board is drawn for, in steps (static/css/pages.css fans cards tighter for each)
+LONGEST_BUCKETS = (12, 16, 20, 26, 34, 52)
+
+
+def longest_bucket(view: dict[str, Any]) -> int:
+    """The smallest of ``LONGEST_BUCKETS`` that holds the board's longest column (``data-longest``)."""
+    longest = max((column["down"] + len(column["up"]) for column in view["columns"]), default=0)
+    return next((bucket for bucket in LONGEST_BUCKETS if longest <= bucket), LONGEST_BUCKETS[-1])
 
 
 def frame_cache() -> FrameCache | None:
@@ -560,20 +703,25 @@ def init_app(app: Flask) -> None:
 
 @bp.post("/frames.json")
 def log_frames() -> dict[str, Any]:
-    """The positions of a posted ``{"code", "moves"}`` (the checker's replay), for logs of at
-    most ``FRAMES_MAX_ACTIONS`` actions: computed on every request, so kept short."""
+    """The window of positions of a posted ``{"code", "moves", "step"}`` (the checker's replay)
+    that holds ``step`` (0 when left out), for logs of at most ``FRAMES_MAX_ACTIONS`` actions:
+    the log is replayed on every request, and one window of positions is made."""
     body = json_body()
     if not isinstance(body, dict) or not isinstance(body.get("code"), str) \
             or not isinstance(body.get("moves"), (str, list)):
         raise Problem(422, "body: expected {\"code\": a game code, \"moves\": a log as text or an array}",
                       "validation-error", errors=[{"field": "body", "message": "expected code and moves"}])
+    step = body.get("step", 0)
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise Problem(422, "step: expected a whole number from 0", "validation-error",
+                      errors=[{"field": "step", "message": "expected a whole number from 0"}])
     try:
         code = GameCode.from_text(body["code"])
     except InvalidCodeError as exc:
         raise Problem(422, f"code: {exc.message}", "invalid-code",
                       errors=[{"field": "code", "message": exc.message, "part": exc.part}]) from None
     try:
-        return frames(code, body["moves"], current_app.config["FRAMES_MAX_ACTIONS"])
+        return frames(code, body["moves"], current_app.config["FRAMES_MAX_ACTIONS"], step)
     except InvalidActionError as exc:  # an item that is neither text nor an action object
         raise Problem(422, f"moves: {exc.message}", "validation-error",
                       errors=[{"field": "moves", "message": exc.message}]) from None
@@ -651,14 +799,12 @@ def check_log(code_text: str, moves: str) -> dict[str, Any]:
                                     reason=code_problem(exc))) from None
     if not moves.strip():
         raise _FieldError("moves", _("Paste a move log."))
-    limit = current_app.config.get("MAX_LOG_ACTIONS", MAX_FRAMES)
+    limit = current_app.config["MAX_LOG_ACTIONS"]
     if len(log_items(moves)) > limit:
         raise _FieldError("moves", _("The log has more than {limit} actions.", limit=limit))
     verdict = replay(code, moves)
     metrics.verified(verdict)
-    game = position_at(code, verdict.canonical, len(verdict.canonical))
-    view = board_view(game.position)
+    total = len(verdict.canonical)
+    # the viewer opens at the last legal position (or the step asked for), with that page of the log
     return {"verdict": verdict, "failure": action_error(verdict.error) if verdict.error else None,
-            "steps": describe_log(verdict.canonical), "step": len(verdict.canonical),
-            "score": game.position.score, "moves_count": game.position.moves, "won": game.is_won,
-            "board": view, "labels": board_labels(g.lang, view)}
+            "v": viewer_state(code, verdict.canonical, requested_step(total, total), None)}

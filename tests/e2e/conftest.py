@@ -70,6 +70,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
         assert response.status_code == 201, response.get_data(as_text=True)
         server.records[name] = response.get_json()
     flagged_records(client, server)
+    viewer_records(client, server)
     prepare_challenges(app, server)
     http = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=http.serve_forever, name="e2e-server", daemon=True)
@@ -97,6 +98,25 @@ def flagged_records(client: Any, server: LiveServer) -> None:
                                                     "times": [40 * (i + 1) for i in range(len(moves))]})
     assert response.status_code == 201 and response.get_json()["status"] == "review", response.get_data(as_text=True)
     server.records["fast"] = response.get_json()
+
+
+#: the timed record's times: a move every 1.5 s, from the game's start
+def timed_times(actions: int) -> list[int]:
+    return [1500 * (i + 1) for i in range(actions)]
+
+
+def viewer_records(client: Any, server: LiveServer) -> None:
+    """For the viewer's own tests: a timed Yukon game whose last position has a long column, and
+    the longest log a player may store ("S U" x 2,500: 5,000 actions), both on deals no challenge uses."""
+    moves = play_greedy("YU1-R-AAAAAB5", 60)  # its last position has a column of 39 cards
+    response = client.post("/api/v1/records", json={"code": "YU1-R-AAAAAB5", "player": "tiina",
+                                                    "moves": " ".join(moves), "times": timed_times(len(moves))})
+    assert response.status_code == 201, response.get_data(as_text=True)
+    server.records["timed"] = response.get_json()
+    response = client.post("/api/v1/records", json={"code": "FT1-N-AAAAAAG", "player": "tiina",
+                                                    "moves": "S U " * 2500})
+    assert response.status_code == 201, response.get_data(as_text=True)
+    server.records["longest"] = response.get_json()
 
 
 def prepare_challenges(app: Any, server: LiveServer) -> None:

@@ -328,8 +328,11 @@ def test_the_copy_buttons(open_page, live_server, expect):
     viewer_ready(page, expect)
     page.get_by_role("button", name="Forward").click()
     page.get_by_role("button", name="Forward").click()
-    page.get_by_role("button", name="Copy link").click()
-    expect(page.locator("[data-copy-status]")).to_have_text("Copied.")
+    page.get_by_role("button", name="Copy link", exact=True).click()
+    expect(page.locator("[data-share] [data-copy-status]")).to_have_text("Copied.")
+    assert page.evaluate("navigator.clipboard.readText()") == f"{live_server.url}/records/{record['id']}"
+    page.get_by_role("button", name="Copy link at this step").click()
+    expect(page.locator("[data-step-share] [data-copy-status]")).to_have_text("Copied.")
     link = page.evaluate("navigator.clipboard.readText()")
     assert link == f"{live_server.url}/records/{record['id']}?step=2"
     page.get_by_role("button", name="Copy code YU1-C-AAAAAAB").click()

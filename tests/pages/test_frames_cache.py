@@ -78,10 +78,10 @@ def test_the_cache_holds_at_most_its_bytes_dropping_the_least_recently_used(make
     for record in ids[:3]:
         assert client.get(f"/records/{record}/frames.json").status_code == 200
     assert len(cache) == 2 and cache.size <= cache.max_bytes
-    assert cache.get(ids[0]) is None and cache.get(ids[1]) is not None and cache.get(ids[2]) is not None
+    assert cache.get(("frames", ids[0], 1, "en")) is None and cache.get(("frames", ids[1], 1, "en")) is not None and cache.get(("frames", ids[2], 1, "en")) is not None
     client.get(f"/records/{ids[1]}/frames.json")  # used: now the most recent
     client.get(f"/records/{ids[3]}/frames.json")
-    assert cache.get(ids[1]) is not None and cache.get(ids[2]) is None
+    assert cache.get(("frames", ids[1], 1, "en")) is not None and cache.get(("frames", ids[2], 1, "en")) is None
     assert cache.size <= cache.max_bytes
 
 
@@ -107,4 +107,4 @@ def test_a_posted_logs_frames_keep_a_tight_limit_that_is_a_setting(make_app):
     refused = client.post("/frames.json", json={"code": CODE, "moves": "S " * 11})
     assert refused.status_code == 422
     assert refused.get_json()["detail"] == "moves: the log has 11 actions; the replay viewer shows at most 10"
-    assert make_app().config["FRAMES_MAX_ACTIONS"] == 1000
+    assert make_app().config["FRAMES_MAX_ACTIONS"] == 5000

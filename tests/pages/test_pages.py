@@ -265,8 +265,10 @@ def test_frames_of_a_posted_log_stop_at_the_first_illegal_action(client):
     ({"code": "YU1-C-AAAAAAB"}, 422, "body: expected"),
     ({"code": 7, "moves": "T1>F"}, 422, "body: expected"),
     ([], 422, "body: expected"),
-    # (a posted log: FRAMES_MAX_ACTIONS, 1000 by default; a stored record's frames: MAX_FRAMES)
-    ({"code": "YU1-C-AAAAAAB", "moves": "S " * 1001}, 422, "shows at most 1000"),
+    # (a posted log: FRAMES_MAX_ACTIONS, 5000 by default: MAX_LOG_ACTIONS)
+    ({"code": "YU1-C-AAAAAAB", "moves": "S " * 5001}, 422, "shows at most 5000"),
+    ({"code": "YU1-C-AAAAAAB", "moves": "S", "step": -1}, 422, "step: "),
+    ({"code": "YU1-C-AAAAAAB", "moves": "S", "step": "2"}, 422, "step: "),
 ])
 def test_frames_refuse_what_is_not_a_code_and_a_log(client, body, status, detail):
     response = client.post("/frames.json", json=body)

@@ -1,7 +1,7 @@
 // The board, drawn from a frame's `board` (see pages.board_view): the same markup as the
 // template macro `board` in macros.html, with the same text alternatives per pile.
 
-import { cardName, el, t } from "./common.js";
+import { cardName, el, longestBuckets, t } from "./common.js";
 
 const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
 
@@ -60,6 +60,12 @@ function pile(kind, name, label, ...content) {
   );
 }
 
+/** The board's `data-longest`: the first of the buckets that holds its longest column (pages.longest_bucket). */
+function longestBucket(board) {
+  const longest = Math.max(0, ...board.columns.map((column) => column.down + column.up.length));
+  return longestBuckets.find((bucket) => longest <= bucket) ?? longestBuckets[longestBuckets.length - 1];
+}
+
 /** The whole board as a new element. */
 export function renderBoard(board) {
   const labels = boardLabels(board);
@@ -89,6 +95,8 @@ export function renderBoard(board) {
     for (const code of column.up) cards.append(cardElement(code));
     tableau.append(pile("column", `T${i + 1}`, labels.columns[i], cards));
   });
-  return el("div", { class: `board${hasStock ? " has-stock" : ""}`, "data-board": true, "data-columns": board.columns.length },
-    top, tableau);
+  return el("div", {
+    class: `board${hasStock ? " has-stock" : ""}`, "data-board": true, "data-columns": board.columns.length,
+    "data-longest": longestBucket(board),
+  }, top, tableau);
 }

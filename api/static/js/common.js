@@ -7,6 +7,9 @@ const data = JSON.parse(document.getElementById("page-data").textContent);
 /** The page's language: "en", "ko" or "fi". */
 export const lang = data.lang;
 
+/** The column lengths a board is drawn for (pages.LONGEST_BUCKETS): its cards fan tighter for each. */
+export const longestBuckets = data.longest;
+
 /** The URL of the REST API, e.g. "/api/v1". */
 export const api = data.api;
 
@@ -71,4 +74,16 @@ export function postJSON(url, body) {
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify(body),
   });
+}
+
+/** Put `text` on the clipboard: the Clipboard API, or (outside secure contexts) a selected field. */
+export async function copy(text) {
+  if (navigator.clipboard) return navigator.clipboard.writeText(text);
+  const field = el("textarea", { class: "visually-hidden", readonly: true });
+  field.value = text;
+  document.body.append(field);
+  field.select();
+  const done = document.execCommand("copy");
+  field.remove();
+  if (!done) throw new Error("copy refused");
 }

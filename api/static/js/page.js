@@ -1,25 +1,15 @@
-// On every page: the copy buttons (the page's address, a game code) and times in the
+// On every page: the copy buttons (the page's link, a game code) and times in the
 // reader's own time zone (the server writes them in UTC).
 
-import { el, lang, t } from "./common.js";
-
-/** Put `text` on the clipboard: the Clipboard API, or (outside secure contexts) a selected field. */
-async function copy(text) {
-  if (navigator.clipboard) return navigator.clipboard.writeText(text);
-  const field = el("textarea", { class: "visually-hidden", readonly: true });
-  field.value = text;
-  document.body.append(field);
-  field.select();
-  const done = document.execCommand("copy");
-  field.remove();
-  if (!done) throw new Error("copy refused");
-}
+import { copy, lang, t } from "./common.js";
 
 for (const box of document.querySelectorAll("[data-share]")) {
   const status = box.querySelector("[data-copy-status]");
   for (const button of box.querySelectorAll("[data-copy-link], [data-copy-text]")) {
     button.addEventListener("click", async () => {
-      const text = button.hasAttribute("data-copy-link") ? window.location.href : button.dataset.copyText;
+      // the page's link: the one the page names (a record without its step), else the address
+      const text = button.hasAttribute("data-copy-link") ? button.dataset.copyLink || window.location.href
+        : button.dataset.copyText;
       try {
         await copy(text);
         status.textContent = t("copied");
