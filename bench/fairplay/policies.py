@@ -74,7 +74,7 @@ def make_profile(rng: random.Random, policy: str | None = None) -> Profile:
         plies=rng.choice((1, 2, 2)) if policy == "lookahead" else 1,
         misclick=rng.uniform(0.0, 0.04),
         rethink=rng.uniform(0.0, 0.02),
-        retries=rng.choice((0, 0, 1, 2, 3, 5, 10, 20, 40)),
+        retries=rng.choice((0, 0, 0, 1, 1, 2, 3, 5, 10)),
         back=rng.randint(3, 25),
         foundation_takeback=rng.uniform(0.0, 0.01),
         patience=rng.randint(15, 60),
@@ -133,8 +133,8 @@ def _buried(position: Position) -> float:
 
 
 def progress(position: Position) -> int:
-    """What only goes up when a game gets somewhere: cards home, cards turned up, cards drawn."""
-    return 3 * position.foundation_cards - 2 * sum(position.down) - len(position.stock)
+    """What goes up when a game gets somewhere: cards home, cards turned up."""
+    return 3 * position.foundation_cards - 2 * sum(position.down)
 
 
 # -- choosing an action -----------------------------------------------------------
