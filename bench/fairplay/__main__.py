@@ -31,7 +31,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--nodes", type=int, default=50_000, help="the service's solver and hint budget, in nodes")
     parser.add_argument("--database-url", help="an empty database (default: a temporary SQLite file)")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
-                        help="processes playing the honest games (the figures do not depend on it)")
+                        help="processes playing the honest games while the service searches their deals "
+                             "(the figures do not depend on it)")
     parser.add_argument("--attacks", default=",".join(ATTACKS), help="which attacks, comma-separated (default all)")
     parser.add_argument("--json", metavar="OUT", help="write the whole report (every record's state) here")
     args = parser.parse_args(argv)

@@ -34,6 +34,8 @@ KNOWN_FLAGS = ("assisted", "copy", "solver-like", "timing")
 CHALLENGE_SHARE, GROUP = 0.3, (3, 8)
 #: deals tried for an attack before giving up on finding a winnable one within the budget
 TRIES = 40
+#: deals a hint walker tries before giving up
+WALKS = 3
 
 
 def wilson(hits: int, total: int, z: float = 1.96) -> tuple[float, float]:
@@ -94,13 +96,9 @@ def _play(job: tuple[int, Planned]) -> HonestGame:
     return play(planned.code, person(seed, planned.person), random.Random(f"{seed}:{planned.code}:{planned.person}"))
 
 
-def generate(planned: list[Planned], seed: int, workers: int = 1) -> list[HonestGame]:
-    """Play the planned games (each from its own seed, so the workers change nothing)."""
-    jobs = [(seed, p) for p in planned]
-    if workers <= 1:
-        return [_play(job) for job in jobs]
-    with Pool(workers) as pool:
-        return pool.map(_play, jobs, chunksize=8)
+def generate(planned: list[Planned], seed: int) -> list[HonestGame]:
+    """Play the planned games, each from its own seed (so that worker processes change nothing)."""
+    return [_play((seed, p)) for p in planned]
 
 
 # -- the service -------------------------------------------------------------------
@@ -171,7 +169,8 @@ def flags_of(record: dict[str, Any]) -> list[str]:
 
 def state(record: dict[str, Any]) -> dict[str, Any]:
     """What the bench keeps of a record: id, ranked, status and its flags' names."""
-    return {"id": record["id"], "ranked": record["ranked"], "status": record["status"], "flags": flags_of(record)}
+    return {"id": record["id"], "ranked": record["ranked"], "status": record["status"], "flags": flags_of(record),
+            "evidence": {f["flag"]: f.get("evidence") for f in record["flags"]}}
 
 
 # -- the attacks ---------------------------------------------------------------------
@@ -233,7 +232,7 @@ class Attacker:
         record = self.service.submit(self.token(), code, moves, times, elapsed_ms)
         return {"attack": kind, "code": code, "records": [state(record)], "note": note}
 
-    def run(self, kind: str) -> dict[str, Any]:  # noqa: C901 - one branch an attack, in the issue's order
+    def run(self, kind: str) -> dict[str, Any]:  # one branch an attack, in the order of issue 21
         if kind in ("exact-copy", "copy-other-notation", "near-copy-swapped-pair", "near-copy-inserted-undo"):
             target = self.target()
             log: Any = target.moves
@@ -275,49 +274,58 @@ class Attacker:
         raise ValueError(f"no attack {kind!r}")
 
     def second_account(self) -> dict[str, Any]:
-        """Player A walks a whole winning line by hints (never submitting); player B submits it."""
-        kind = "second-account-hint-line"
-        code, _ = self.unsolved_deal()
-        walker, game, log = self.token(), Game.from_code(code), []
-        while not game.is_won and len(log) < 1000:
-            hint = self.service.hint(walker, code, log)["hint"]
-            if hint is None:
-                return {"attack": kind, "code": code, "records": [], "note": f"the hints stopped after {len(log)}"}
-            log.append(str(game.push_text(hint)))
-        return self.one(kind, code, log, note=f"{len(log)} hints walked by another token")
+        """Player A walks a whole winning line by hints (never submitting); player B submits it.
+        A deal whose hints stop (a search that ran out of budget on the way) is given up for another."""
+        kind, stops = "second-account-hint-line", []
+        for _ in range(WALKS):
+            code, _line = self.unsolved_deal()
+            walker, game, log = self.token(), Game.from_code(code), []
+            while not game.is_won and len(log) < 1000:
+                hint = self.service.hint(walker, code, log)["hint"]
+                if hint is None:
+                    break
+                log.append(str(game.push_text(hint)))
+            if game.is_won:
+                return self.one(kind, code, log, note=f"{len(log)} hints walked by another token")
+            stops.append(len(log))
+        return {"attack": kind, "code": None, "records": [], "note": f"the hints stopped after {stops} actions"}
 
 
 # -- the run ---------------------------------------------------------------------------
 
 def run(games: int = 2000, seed: int = 2026, database_url: str | None = None, nodes: int = 50_000,
         workers: int = 1, attack_kinds: tuple[str, ...] = attacks.ATTACKS,
+        attack_rule_sets: tuple[tuple[str, str], ...] = RULE_SETS,
         say: Callable[[str], None] = print) -> dict[str, Any]:
-    """Measure: the report (:func:`report` prints it) as a JSON-ready dict."""
+    """Measure: the report (:func:`bench.fairplay.report.summary` prints it) as a JSON-ready dict.
+    ``workers`` processes play the honest games while the service searches their deals."""
     started = time.perf_counter()
-    seconds: dict[str, float] = {}
     planned, people = plan(games, seed)
-    honest = generate(planned, seed, workers)
-    seconds["play"] = time.perf_counter() - started
-    say(f"played {len(honest)} honest games by {people} people in {seconds['play']:.0f} s")
-    with tempfile.TemporaryDirectory() as scratch:
+    with tempfile.TemporaryDirectory() as scratch, Pool(workers) as pool:
+        pending = pool.map_async(_play, [(seed, p) for p in planned], chunksize=4)
         service = Service(database_url or f"sqlite:///{scratch}/fairplay.sqlite3", nodes)
         try:
-            return _measure(service, planned, honest, people, seed, nodes, attack_kinds, seconds, started, say)
+            deals = sorted({p.code for p in planned})
+            solvability = Counter(service.solve(code)["status"] for code in deals)
+            say(f"the service searched {len(deals)} deals ({dict(solvability)}) in "
+                f"{time.perf_counter() - started:.0f} s")
+            honest = pending.get()
+            seconds = {"play and search": time.perf_counter() - started}
+            say(f"played {len(honest)} honest games by {people} people in {seconds['play and search']:.0f} s")
+            measured = _measure(service, planned, honest, seed, nodes, attack_kinds, attack_rule_sets, seconds, say)
         finally:
             service.close()
+    seconds["total"] = time.perf_counter() - started
+    return {"games": len(honest), "seed": seed, "nodes": nodes, "people": people, "deals": len(deals),
+            "solvability": dict(solvability), "seconds": {k: round(v, 1) for k, v in seconds.items()}, **measured}
 
 
-def _measure(service: Service, planned: list[Planned], honest: list[HonestGame], people: int, seed: int,
-             nodes: int, attack_kinds: tuple[str, ...], seconds: dict[str, float], started: float,
-             say: Callable[[str], None]) -> dict[str, Any]:
+def _measure(service: Service, planned: list[Planned], honest: list[HonestGame], seed: int, nodes: int,
+             attack_kinds: tuple[str, ...], attack_rule_sets: tuple[tuple[str, str], ...],
+             seconds: dict[str, float], say: Callable[[str], None]) -> dict[str, Any]:
+    """Register the players, submit the honest games interleaved, run the attacks, read every record back."""
     mark = time.perf_counter()
-    deals = sorted({g.code for g in honest})
-    solvability = Counter(service.solve(code)["status"] for code in deals)
-    seconds["solve"] = time.perf_counter() - mark
-    say(f"the service searched {len(deals)} deals ({dict(solvability)}) in {seconds['solve']:.0f} s")
-    mark = time.perf_counter()
-    used = sorted({p.person for p in planned})
-    tokens = {i: service.register(f"{person(seed, i).policy}-{i:04d}") for i in used}
+    tokens = {i: service.register(f"{person(seed, i).policy}-{i:04d}") for i in sorted({p.person for p in planned})}
     order = list(range(len(honest)))
     random.Random(f"{seed}:order").shuffle(order)  # as traffic arrives: deals and players interleaved
     submitted: list[dict[str, Any]] = [{}] * len(honest)
@@ -328,22 +336,19 @@ def _measure(service: Service, planned: list[Planned], honest: list[HonestGame],
     seconds["submit"] = time.perf_counter() - mark
     say(f"submitted {len(honest)} honest records in {seconds['submit']:.0f} s")
     mark = time.perf_counter()
-    taken = set(deals)
+    taken = {p.code for p in planned}
     found = []
-    for rule_set in RULE_SETS:
-        mine = [(g, r) for g, r in zip(honest, submitted) if g.code.startswith("{}1-{}".format(*rule_set))]
+    for rule_set in attack_rule_sets:
+        prefix = "{}1-{}".format(*rule_set)
+        mine = [(g, r) for g, r in zip(honest, submitted) if g.code.startswith(prefix)]
         attacker = Attacker(service, seed, nodes, rule_set, taken, mine)
-        for kind in attack_kinds:
-            found.append({"rule_set": "{}1-{}".format(*rule_set), **attacker.run(kind)})
+        found += [{"rule_set": prefix, **attacker.run(kind)} for kind in attack_kinds]
     seconds["attacks"] = time.perf_counter() - mark
     say(f"ran {len(found)} attacks in {seconds['attacks']:.0f} s")
     final = [state(service.record(r["id"])) for r in submitted]  # after anything the service re-evaluated
     for attack in found:
         attack["final"] = [state(service.record(r["id"])) for r in attack["records"]]
-    seconds["total"] = time.perf_counter() - started
     return {
-        "games": len(honest), "seed": seed, "nodes": nodes, "people": people, "deals": len(deals),
-        "solvability": dict(solvability), "seconds": {k: round(v, 1) for k, v in seconds.items()},
         "honest": [{"code": g.code, "policy": g.policy, "won": g.won, "actions": len(g.moves),
                     "undos": g.moves.count("U"), "timed": g.times is not None, "challenge": p.challenge,
                     "at_submission": state(r), "final": f}

@@ -28,7 +28,7 @@ CLIENTS = ("times", "elapsed", "none")
 #: no game goes on longer than this many actions (people give up long before)
 MAX_ACTIONS = 1000
 #: a lookahead player looks two actions ahead only from this many first actions
-BEAM = 6
+BEAM = 4
 
 
 @dataclass(frozen=True)
