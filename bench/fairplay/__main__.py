@@ -4,6 +4,7 @@ and which attacks of issue 21 are caught.
     python -m bench.fairplay                                  # 2,000 games, seed 2026, 50,000 nodes
     python -m bench.fairplay --games 300 --nodes 5000 --json out.json
     python -m bench.fairplay --database-url postgresql://postgres@127.0.0.1:5432/scratch   # an empty database
+    python -m bench.fairplay --report out.json                # the tables of a saved report again
 
 It plays an honest corpus (:mod:`bench.fairplay.policies`), starts a fresh service on a
 temporary SQLite database (or the empty database given), lets the service search every deal
@@ -35,7 +36,12 @@ def main(argv: list[str] | None = None) -> None:
                              "(the figures do not depend on it)")
     parser.add_argument("--attacks", default=",".join(ATTACKS), help="which attacks, comma-separated (default all)")
     parser.add_argument("--json", metavar="OUT", help="write the whole report (every record's state) here")
+    parser.add_argument("--report", metavar="IN", help="print the tables of a report written by --json, and stop")
     args = parser.parse_args(argv)
+    if args.report:
+        with open(args.report, encoding="utf-8") as saved:
+            print(summary(json.load(saved)))
+        return
     kinds = tuple(k for k in args.attacks.split(",") if k)
     unknown = set(kinds) - set(ATTACKS)
     if unknown:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import random
+import resource
 import tempfile
 import time
 from collections import Counter
@@ -49,7 +50,7 @@ def wilson(hits: int, total: int, z: float = 1.96) -> tuple[float, float]:
     p = hits / total
     centre = (p + z * z / (2 * total)) / (1 + z * z / total)
     half = z / (1 + z * z / total) * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total))
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return (0.0 if hits == 0 else max(0.0, centre - half)), (1.0 if hits == total else min(1.0, centre + half))
 
 
 # -- the corpus --------------------------------------------------------------------
@@ -316,6 +317,8 @@ def run(games: int = 2000, seed: int = 2026, database_url: str | None = None, no
         finally:
             service.close()
     seconds["total"] = time.perf_counter() - started
+    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    seconds["cpu"] = sum(u.ru_utime + u.ru_stime for u in usage)  # processor time of every process
     return {"games": len(honest), "seed": seed, "nodes": nodes, "people": people, "deals": len(deals),
             "solvability": dict(solvability), "seconds": {k: round(v, 1) for k, v in seconds.items()}, **measured}
 

@@ -99,4 +99,4 @@ def summary(report: dict[str, Any]) -> str:
     head = (f"{report['games']} honest games on {report['deals']} deals by {report['people']} players, seed "
             f"{report['seed']}, solver budget {report['nodes']} nodes (deals: {report['solvability']})")
     timing = ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items())
-    return f"{head}\n\n{markdown(report)}\n\ntime: {timing}"
+    return f"{head}\n\n{markdown(report)}\n\ntime (wall clock; cpu: processor time of every process): {timing}"
