@@ -44,6 +44,11 @@ def honest_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def count(games: list[dict[str, Any]], name: str) -> int:
+    """Honest games whose record, in the end, is unranked (``name`` "unranked") or carries the flag ``name``."""
+    return sum((not g["final"]["ranked"]) if name == "unranked" else name in g["final"]["flags"] for g in games)
+
+
 def caught(records: list[dict[str, Any]], race: bool) -> bool:
     """An attack is caught when its record is unranked (a race: when at most one of its records ranks)."""
     if not records:
@@ -76,15 +81,16 @@ def markdown(report: dict[str, Any]) -> str:
     for row in rows:
         lines.append(f"| {row['rule set']} | {row['games']} | {row['wins']} | "
                      + " | ".join(rate(row[n], row["games"]) for n in names) + " |")
-    won = [g for g in report["honest"] if g["won"]]
-    lines += ["", f"Won honest games only ({len(won)}): "
-              + ", ".join(f"`{n}` {rate(sum(n in g['final']['flags'] for g in won), len(won))}"
-                          for n in flag_names(g["final"] for g in report["honest"])) + "."]
-    on_challenges = [g for g in report["honest"] if g["challenge"]]
-    lines += [f"Games on challenge-like deals ({len(on_challenges)}): unranked "
-              + rate(sum(not g["final"]["ranked"] for g in on_challenges), len(on_challenges)) + "."]
+    lines.append("")
+    names = ["unranked", *flag_names(g["final"] for g in report["honest"])]
+    for label, key in (("Won honest games only", "won"), ("Honest games with per-action times", "timed"),
+                       ("Games on challenge-like deals", "challenge")):
+        subset = [g for g in report["honest"] if g[key]]
+        lines.append(f"- {label} ({len(subset)}): " + ", ".join(f"{n if n == 'unranked' else f'`{n}`'} "
+                                                              f"{rate(count(subset, n), len(subset))}"
+                                                              for n in names) + ".")
     changed = sum(g["final"] != g["at_submission"] for g in report["honest"])
-    lines += [f"Honest records whose evidence changed after submission: {changed}.", ""]
+    lines += [f"- Honest records whose evidence changed after submission: {changed}.", ""]
     sets = ["{}1-{}".format(*r) for r in RULE_SETS]
     lines += ["| attack | " + " | ".join(RULE_SET_NAMES[s] for s in sets) + " |", "|---|" + "---|" * len(sets)]
     for kind in ATTACKS:
