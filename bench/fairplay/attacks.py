@@ -8,11 +8,15 @@ Engine and verifier only, deterministic.
 - :func:`padded_with_takebacks`: a card down from a foundation and up again, ``loops`` times;
 - :func:`swapped_pair`: one pair of independent adjacent moves played the other way round;
 - :func:`inserted_undo`: one undo pair in the middle;
-- :func:`faked_times`: no times, ``elapsed_ms`` 1, or half of the gaps 0 ms;
+- :func:`faked_times`: no times, ``elapsed_ms`` 1, or half of the gaps 0 ms (every other attack
+  sends :func:`plausible_times`);
 - :func:`offline_line`: the line of the solver that ships with the project, run locally.
 """
 
 from __future__ import annotations
+
+import math
+import random
 
 from engine import Game, Move
 from verifier import replay
@@ -118,6 +122,16 @@ def faked_times(kind: str, actions: int, gap_ms: int = 1_500) -> tuple[list[int]
             times.append(now)
         return times, now
     raise ValueError(f"no faked clock {kind!r}")
+
+
+def plausible_times(actions: int, rng: random.Random, gap_ms: float = 1_800) -> tuple[list[int], int]:
+    """``(times, elapsed_ms)`` such as a person's client sends: log-normal gaps around ``gap_ms``, so
+    that an attack is judged on its game, not caught for want of times."""
+    times, now = [], 0.0
+    for _ in range(actions):
+        now += math.exp(rng.gauss(math.log(gap_ms), 0.5))
+        times.append(int(now))
+    return times, int(now + rng.uniform(0, 3_000))
 
 
 def offline_line(code: str, nodes: int) -> list[str] | None:

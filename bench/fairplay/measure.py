@@ -228,10 +228,14 @@ class Attacker:
         profile = person(self.seed, 2)  # a lookahead player
         return play(code, profile, random.Random(f"{self.seed}:{code}:attacker"))
 
-    def one(self, kind: str, code: str, moves: Any, times: list[int] | None = None,
-            elapsed_ms: int | None = None, note: str = "") -> dict[str, Any]:
-        record = self.service.submit(self.token(), code, moves, times, elapsed_ms)
-        return {"attack": kind, "code": code, "records": [state(record)], "note": note}
+    def send(self, code: str, moves: Any, clock: tuple[list[int] | None, int | None] | None = None) -> dict[str, Any]:
+        """One submission by a new account, with human-looking times unless ``clock`` is given."""
+        times, elapsed_ms = clock or attacks.plausible_times(len(moves), self.rng)
+        return state(self.service.submit(self.token(), code, moves, times, elapsed_ms))
+
+    def one(self, kind: str, code: str, moves: Any, clock: tuple[list[int] | None, int | None] | None = None,
+            note: str = "") -> dict[str, Any]:
+        return {"attack": kind, "code": code, "records": [self.send(code, moves, clock)], "note": note}
 
     def run(self, kind: str) -> dict[str, Any]:  # one branch an attack, in the order of issue 21
         if kind in ("exact-copy", "copy-other-notation", "near-copy-swapped-pair", "near-copy-inserted-undo"):
@@ -256,8 +260,8 @@ class Attacker:
         if kind == "race-10-players":
             code = self.fresh_code()
             game = self.human_game(code)
-            records = [state(self.service.submit(self.token(), code, game.moves, game.times, game.elapsed_ms))
-                       for _ in range(10)]
+            clock = attacks.plausible_times(len(game.moves), self.rng)
+            records = [self.send(code, game.moves, clock) for _ in range(10)]
             return {"attack": kind, "code": code, "records": records, "note": "sequential, one short window"}
         if kind == "second-account-hint-line":
             return self.second_account()
@@ -270,8 +274,8 @@ class Attacker:
         if kind.startswith("times-"):
             code = self.fresh_code()
             game = self.human_game(code)
-            times, elapsed = attacks.faked_times(kind, len(game.moves))
-            return self.one(kind, code, game.moves, times, elapsed, note="an honest-looking game, faked clock")
+            return self.one(kind, code, game.moves, attacks.faked_times(kind, len(game.moves)),
+                            note="an honest-looking game, faked clock")
         raise ValueError(f"no attack {kind!r}")
 
     def second_account(self) -> dict[str, Any]:
