@@ -24,7 +24,7 @@ from typing import Any
 from engine import Game, GameCode
 
 from . import attacks
-from .policies import POLICIES, HonestGame, Profile, make_profile, play
+from .policies import POLICIES, HonestGame, Profile, layout, make_profile, play
 
 API = "/api/v1"
 #: the rule sets measured, as (game letters, rule letter)
@@ -280,16 +280,21 @@ class Attacker:
 
     def second_account(self) -> dict[str, Any]:
         """Player A walks a whole winning line by hints (never submitting); player B submits it.
-        A deal whose hints stop (a search that ran out of budget on the way) is given up for another."""
+        A deal whose hints stop (a search that ran out of budget on the way), go round in a circle or
+        run past twice the solver's line is given up for another."""
         kind, stops = "second-account-hint-line", []
         for _ in range(WALKS):
-            code, _line = self.unsolved_deal()
+            code, line = self.unsolved_deal()
             walker, game, log = self.token(), Game.from_code(code), []
-            while not game.is_won and len(log) < 1000:
+            seen, most = {layout(game.position)}, 2 * len(line) + 20
+            while not game.is_won and len(log) < most:
                 hint = self.service.hint(walker, code, log)["hint"]
                 if hint is None:
                     break
                 log.append(str(game.push_text(hint)))
+                if layout(game.position) in seen:  # the hints went round in a circle
+                    break
+                seen.add(layout(game.position))
             if game.is_won:
                 return self.one(kind, code, log, note=f"{len(log)} hints walked by another token")
             stops.append(len(log))
