@@ -1,0 +1,62 @@
+"""``python -m bench.fairplay``: the false-positive rates of the fair-play flags on honest play,
+and which attacks of issue 21 are caught.
+
+    python -m bench.fairplay                                  # 2,000 games, seed 2026, 50,000 nodes
+    python -m bench.fairplay --games 300 --nodes 5000 --json out.json
+    python -m bench.fairplay --database-url postgresql://postgres@127.0.0.1:5432/scratch   # an empty database
+    python -m bench.fairplay --report out.json                # the tables of a saved report again
+
+It plays an honest corpus (:mod:`bench.fairplay.policies`), starts a fresh service on a
+temporary SQLite database (or the empty database given), lets the service search every deal
+within the node budget, registers a player per honest person, submits the corpus interleaved,
+runs the attacks (:mod:`bench.fairplay.attacks`) and prints Markdown tables for
+``docs/fair-play.md``, then how long each part took.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from .attacks import ATTACKS
+from .measure import RULE_SETS, run
+from .report import summary
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.fairplay", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", type=int, default=2000, help="honest games (default 2000)")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--nodes", type=int, default=50_000, help="the service's solver and hint budget, in nodes")
+    parser.add_argument("--database-url", help="an empty database (default: a temporary SQLite file)")
+    parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
+                        help="processes playing the honest games while the service searches their deals "
+                             "(the figures do not depend on it)")
+    parser.add_argument("--attacks", default=",".join(ATTACKS), help="which attacks, comma-separated (default all)")
+    parser.add_argument("--attack-rule-sets", default="YU1-C,YU1-R,FT1-N",
+                        help="the rule sets the attacks are run on, comma-separated (default all three)")
+    parser.add_argument("--json", metavar="OUT", help="write the whole report (every record's state) here")
+    parser.add_argument("--report", metavar="IN", help="print the tables of a report written by --json, and stop")
+    args = parser.parse_args(argv)
+    if args.report:
+        with open(args.report, encoding="utf-8") as saved:
+            print(summary(json.load(saved)))
+        return
+    kinds = tuple(k for k in args.attacks.split(",") if k)
+    unknown = set(kinds) - set(ATTACKS)
+    if unknown:
+        parser.error(f"no attack {', '.join(sorted(unknown))}; the attacks are {', '.join(ATTACKS)}")
+    rule_sets = tuple((text[:2], text[4:]) for text in args.attack_rule_sets.split(",") if text)
+    if not set(rule_sets) <= set(RULE_SETS):
+        parser.error(f"--attack-rule-sets: the rule sets are {', '.join('{}1-{}'.format(*r) for r in RULE_SETS)}")
+    report = run(args.games, args.seed, args.database_url, args.nodes, args.workers, kinds, rule_sets)
+    print(summary(report))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(report, out, indent=1)
+
+
+if __name__ == "__main__":
+    main()
