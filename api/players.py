@@ -174,6 +174,22 @@ def player_for_token(session: Session, token: str) -> Player | None:
     return session.scalar(select(Player).where(Player.token_hash == hash_token(token)))
 
 
+def token_player(session: Session, what: str, doing: str) -> Player:
+    """The player of the request's player token, for ``what`` needs one ("a hint"): 401 without
+    one, 403 with an API key (which cannot be ``doing`` it: "ask for hints")."""
+    token = bearer_token()
+    if token is None:
+        raise unauthorized(f"{what} needs a player token: register with POST /api/v1/players and send "
+                           "'Authorization: Bearer <token>'")
+    if not is_player_token(token):
+        authenticate(session, required=True)  # an unknown key is 401 as anywhere else
+        raise Problem(403, f"{what} needs a player token; an API key cannot {doing}", "forbidden")
+    player = player_for_token(session, token)
+    if player is None:
+        raise unauthorized("the player token is not valid", "invalid_token")
+    return player
+
+
 # -- who submits a record for whom -------------------------------------------------
 
 def credentials(session: Session) -> Player | ApiKey | None:

@@ -74,10 +74,12 @@ def challenge_ranks(session: Session, player: str, limit: int = 10) -> list[dict
         .where(BoardEntry.player == player, BoardEntry.challenge_id.is_not(None))
         .order_by(Challenge.starts_at.desc(), Challenge.id.desc()).limit(limit)).all()
     out = []
+    now = datetime.now(UTC)
     for challenge, entry in rows:
         place = boards.standing(session.connection(), boards.entry_board(entry.board), player)
+        code = challenge.code if challenge.ends_at <= now else None  # a running challenge's deal is secret
         out.append({"challenge_id": challenge.id, "variant": challenge.variant, "kind": challenge.kind,
-                    "code": challenge.code, "starts_at": challenge.starts_at, "won": entry.won, "score": entry.score,
+                    "code": code, "starts_at": challenge.starts_at, "won": entry.won, "score": entry.score,
                     "moves": entry.moves, "rank": place["rank"] if place else None,
                     "entries": place["entries"] if place else None})
     return out

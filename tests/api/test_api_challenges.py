@@ -16,6 +16,11 @@ from api.stats import streaks
 from verifier import replay
 
 API = "/api/v1"
+PROBLEMS = "https://solitaire-verifier.example/problems/"
+
+
+def bearer(token):
+    return {"Authorization": f"Bearer {token}"}
 UTC = timezone.utc
 #: a small node budget keeps the searches of these tests short
 BUDGET = Budget(60.0, 20000)
@@ -113,10 +118,13 @@ def test_shorten_drops_a_pair_of_moves_that_cancel():
     assert challenges.shorten(code, longer) == shortest
 
 
-def make_challenge(session, variant="forty-thieves", kind="daily", day=date(2025, 1, 1), code="FT1-N-AAAAAAB"):
+def make_challenge(session, variant="forty-thieves", kind="daily", day=date(2025, 1, 1), code="FT1-N-AAAAAAB",
+                   attempts_required=True):
+    """A challenge; ``attempts_required=False``: one prepared before attempts existed (its board
+    counts every record received in the window)."""
     start, end = challenges.window(kind, datetime.combine(day, datetime.min.time(), UTC))
     challenge = Challenge(variant=variant, kind=kind, starts_at=start, ends_at=end, code=code, candidate=0, par=90,
-                          par_line="S", prepared_at=start - timedelta(hours=1))
+                          par_line="S", prepared_at=start - timedelta(hours=1), attempts_required=attempts_required)
     session.add(challenge)
     session.flush()
     boards.fill_challenge(session.connection(), challenge.id)
@@ -124,12 +132,12 @@ def make_challenge(session, variant="forty-thieves", kind="daily", day=date(2025
     return challenge
 
 
-def test_a_challenge_board_counts_records_received_inside_its_window(client, app, records):
+def test_a_challenge_board_from_before_attempts_counts_records_received_inside_its_window(client, app, records):
     start = datetime(2025, 1, 1, tzinfo=UTC)
     records.create(player="early", game_code="FT1-N-AAAAAAB", score=50, received_at=start - timedelta(seconds=1))
     records.create(player="before-prep", game_code="FT1-N-AAAAAAB", score=20, received_at=start)
     with app.extensions["api.db"].sessions() as session:
-        challenge = make_challenge(session)
+        challenge = make_challenge(session, attempts_required=False)
         challenge_id = challenge.id
     records.create(player="inside", game_code="FT1-N-AAAAAAB", won=True, score=1040, moves=300,
                    received_at=start + timedelta(hours=23, minutes=59))
@@ -214,7 +222,7 @@ def test_streaks_across_missed_days(days, today, expected):
 def test_player_stats(client, app, records):
     with app.extensions["api.db"].sessions() as session:
         for day in (1, 2, 4):
-            make_challenge(session, day=date(2025, 1, day), code="FT1-N-AAAAAAB")
+            make_challenge(session, day=date(2025, 1, day), code="FT1-N-AAAAAAB", attempts_required=False)
     for day, won in ((1, True), (2, True), (4, True)):
         records.create(player="ann", game_code="FT1-N-AAAAAAB", won=won, score=1040, moves=300 + day, takebacks=1,
                        received_at=datetime(2025, 1, day, 9, tzinfo=UTC))
@@ -237,13 +245,25 @@ def test_player_stats(client, app, records):
 def test_a_submitted_record_reaches_todays_challenge_board_standings_and_stats(client, app, legal_log):
     with app.extensions["api.db"].sessions() as session:
         challenge_id = make_challenge(session, "forty-thieves", "daily", datetime.now(UTC).date(), "FT1-N-AAAAAAB").id
-    for player, length in (("ann", 3), ("bob", 5), ("ann", 7)):
-        response = client.post(f"{API}/records", json={"code": "FT1-N-AAAAAAB", "player": player,
-                                                        "moves": legal_log("FT1-N-AAAAAAB", length)})
+    attempts = {}
+    for player in ("ann", "bob"):
+        token = client.post(f"{API}/players", json={"name": player}).get_json()["token"]
+        attempt = client.post(f"{API}/challenges/{challenge_id}/attempts", headers=bearer(token)).get_json()
+        attempts[player] = (token, attempt["attempt"])
+    for player, length in (("ann", 3), ("bob", 5)):
+        token, attempt = attempts[player]
+        response = client.post(f"{API}/records", json={"code": "FT1-N-AAAAAAB", "attempt": attempt,
+                                                        "moves": legal_log("FT1-N-AAAAAAB", length)},
+                               headers=bearer(attempts[player][0]))
         assert response.status_code == 201, response.get_data(as_text=True)
+    again = client.post(f"{API}/records", json={"code": "FT1-N-AAAAAAB", "moves": legal_log("FT1-N-AAAAAAB", 7)},
+                        headers=bearer(attempts["ann"][0]))  # no attempt: the deal's boards only
+    assert again.status_code == 201
     body = client.get(f"{API}/challenges/{challenge_id}/board").get_json()
     deal = client.get(f"{API}/leaderboard?variant=forty-thieves&code=FT1-N-AAAAAAB").get_json()
-    assert len(body["entries"]) == 2 and body["entries"] == deal["entries"]  # every record is inside the window
+    assert [e["player"] for e in body["entries"]] == [e["player"] for e in deal["entries"]]
+    assert [e["record_id"] for e in body["entries"]] != [e["record_id"] for e in deal["entries"]]
+    assert all(e["code"] is None and e["server_elapsed_ms"] >= 0 for e in body["entries"])
     standings = client.get(f"{API}/standings?variant=forty-thieves&player=bob").get_json()
     assert sorted((e["rank"], e["player"], e["points"], e["challenges_played"]) for e in standings["entries"]) == [
         (1, "ann", 1, 1), (1, "bob", 1, 1)]
@@ -276,9 +296,10 @@ def test_the_embedded_mode_prepares_the_window_in_the_first_request(make_empty_a
     body = client.get(f"{API}/challenges/daily?variant=yukon-classic").get_json()
     today = datetime.now(UTC).date()
     codes = [str(c) for c in challenges.candidates("yukon-classic", "daily", today, body["candidate"] + 1)]
-    assert body["code"] == codes[-1] and body["kind"] == "daily"
+    assert body["code"] is None and body["kind"] == "daily"  # secret while the window runs
     with app.extensions["api.db"].sessions() as session:
-        assert [(c.variant, c.kind) for c in session.scalars(select(Challenge))] == [("yukon-classic", "daily")]
+        assert [(c.variant, c.kind, c.code) for c in session.scalars(select(Challenge))] == [
+            ("yukon-classic", "daily", codes[-1])]
         assert session.scalars(select(SolverJob)).all() == []  # the marker is freed
     assert client.get(f"{API}/challenges/daily?variant=yukon-classic").get_json()["id"] == body["id"]
 

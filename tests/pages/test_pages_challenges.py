@@ -14,10 +14,11 @@ UTC = timezone.utc
 
 
 def add_challenge(app, kind, start, code="FT1-N-AAAAAAB"):
+    """A challenge from before attempts existed (its board counts every record in the window)."""
     with app.extensions["api.db"].sessions() as session:
         challenge = Challenge(variant="forty-thieves", kind=kind, starts_at=start,
                               ends_at=start + timedelta(days=1 if kind == "daily" else 7), code=code, candidate=0,
-                              par=123, par_line="S", prepared_at=start)
+                              par=123, par_line="S", prepared_at=start, attempts_required=False)
         session.add(challenge)
         session.flush()
         boards.fill_challenge(session.connection(), challenge.id)
@@ -38,7 +39,8 @@ def test_the_challenge_page_shows_todays_deal_its_board_the_countdown_and_past_c
     page = client.get("/challenges/forty-thieves")
     assert page.status_code == 200
     html = page.get_data(as_text=True)
-    assert "Daily challenge" in html and "Par: 123 moves" in html and "/deals/FT1-N-AAAAAAB" in html
+    assert "Daily challenge" in html and "Par: 123 moves" in html
+    assert "FT1-N-AAAAAAB" not in html and "Start the challenge in the app" in html  # secret while it runs
     left = (today + timedelta(days=1)) - now
     assert f"Next challenge in {int(left.total_seconds()) // 3600} h" in html
     assert "ann" in html  # on today's board
@@ -58,7 +60,7 @@ def test_the_player_statistics_partial_renders_the_stats_and_the_rank_on_each_ch
     with app.extensions["api.db"].sessions() as session:
         stats = player_stats(session, "bob")
         ranks = challenge_ranks(session, "bob")
-    assert [(r["code"], r["kind"], r["entries"]) for r in ranks] == [("FT1-N-AAAAAAB", "daily", 2)]
+    assert [(r["code"], r["kind"], r["entries"]) for r in ranks] == [(None, "daily", 2)]  # running: no code
     with app.test_request_context("/?lang=ko"):
         from flask import g
 
