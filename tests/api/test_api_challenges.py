@@ -344,3 +344,172 @@ def test_nothing_is_searched_for_a_request_while_the_solver_is_off(make_empty_ap
     assert client.get(f"{API}/deals/random?variant=forty-thieves&winnable=true").status_code == 503
     with app.extensions["api.db"].sessions() as session:
         assert session.scalars(select(Solvability)).all() == []
+
+
+# -- attempts, timed by the server -----------------------------------------------------
+
+FT = "FT1-N-AAAAAAB"
+
+
+def running(app, code=FT, day=None, kind="daily"):
+    """Today's (or ``day``'s) forty-thieves challenge on ``code``, which needs attempts; its id."""
+    with app.extensions["api.db"].sessions() as session:
+        return make_challenge(session, "forty-thieves", kind, day or datetime.now(UTC).date(), code).id
+
+
+def player_token(client, name):
+    response = client.post(f"{API}/players", json={"name": name})
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()["token"]
+
+
+def start(client, challenge_id, token):
+    return client.post(f"{API}/challenges/{challenge_id}/attempts", headers=bearer(token) if token else {})
+
+
+def set_started_at(app, attempt_id, moment):
+    from api.models import ChallengeAttempt
+
+    with app.extensions["api.db"].sessions() as session:
+        session.execute(update(ChallengeAttempt).where(ChallengeAttempt.id == attempt_id).values(started_at=moment))
+        session.commit()
+
+
+def test_an_attempt_hands_out_the_code_once_per_player(client, app, make_key):
+    challenge_id = running(app)
+    ann = player_token(client, "ann")
+    assert start(client, challenge_id, None).status_code == 401
+    assert start(client, challenge_id, "svp_" + "x" * 43).status_code == 401
+    forbidden = start(client, challenge_id, make_key("backend"))
+    assert forbidden.status_code == 403 and forbidden.get_json()["type"] == PROBLEMS + "forbidden"
+    assert start(client, 999999, ann).status_code == 404
+    before = datetime.now(UTC)
+    response = start(client, challenge_id, ann)
+    assert response.status_code == 201
+    body = response.get_json()
+    assert set(body) == {"attempt", "challenge", "code", "started_at", "ends_at"}
+    assert body["code"] == FT and body["challenge"] == challenge_id
+    assert before <= datetime.fromisoformat(body["started_at"]) <= datetime.now(UTC)
+    again = start(client, challenge_id, ann)
+    assert again.status_code == 409
+    problem = again.get_json()
+    assert problem["type"] == PROBLEMS + "attempt-exists" and "only a player's first attempt counts" in problem["detail"]
+    assert (problem["attempt"], problem["code"], problem["started_at"]) == (body["attempt"], FT, body["started_at"])
+    bob = start(client, challenge_id, player_token(client, "bob"))
+    assert bob.status_code == 201 and bob.get_json()["attempt"] != body["attempt"]
+
+
+def test_no_attempt_outside_the_window(client, app):
+    ann = player_token(client, "ann")
+    closed = running(app, day=date(2025, 1, 1))
+    opens = running(app, code="FT1-N-AAAAAAC", day=datetime.now(UTC).date() + timedelta(days=1))
+    for challenge_id, words in ((closed, "its window closed at 2025-01-02T00:00:00+00:00"), (opens, "opens at")):
+        response = start(client, challenge_id, ann)
+        assert response.status_code == 409
+        assert response.get_json()["type"] == PROBLEMS + "challenge-not-running" and words in response.get_json()["detail"]
+
+
+def test_a_running_challenges_code_is_withheld_from_every_public_read(client, app, legal_log):
+    from api.models import Challenge
+
+    challenge_id = running(app)
+    ann = player_token(client, "ann")
+    attempt = start(client, challenge_id, ann).get_json()["attempt"]
+    stored = client.post(f"{API}/records", json={"code": FT, "attempt": attempt, "moves": legal_log(FT, 3)},
+                         headers=bearer(ann))
+    assert stored.status_code == 201 and stored.get_json()["code"] == FT  # the player's own answer holds it
+    record_id = stored.get_json()["id"]
+
+    def reads():
+        yield client.get(f"{API}/challenges/daily?variant=forty-thieves").get_data(as_text=True)
+        yield client.get(f"{API}/challenges/{challenge_id}").get_data(as_text=True)
+        yield client.get(f"{API}/challenges?variant=forty-thieves").get_data(as_text=True)  # with the podium
+        yield client.get(f"{API}/challenges/{challenge_id}/board").get_data(as_text=True)
+        yield client.get(f"{API}/leaderboard?variant=forty-thieves").get_data(as_text=True)
+        yield client.get(f"{API}/records").get_data(as_text=True)
+        yield client.get(f"{API}/records?player=ann").get_data(as_text=True)
+        yield client.get(f"{API}/records/{record_id}").get_data(as_text=True)
+        yield client.get("/challenges/forty-thieves").get_data(as_text=True)
+        yield client.get("/players/ann").get_data(as_text=True)
+        yield client.get(f"/records/{record_id}").get_data(as_text=True)
+
+    assert all(FT not in text for text in reads())
+    assert client.get(f"{API}/records/{record_id}").status_code == 404
+    assert client.get(f"/records/{record_id}").status_code == 404
+    board = client.get(f"{API}/challenges/{challenge_id}/board").get_json()
+    assert [(e["player"], e["code"]) for e in board["entries"]] == [("ann", None)]
+    with app.extensions["api.db"].sessions() as session:  # the window closes
+        challenge = session.get(Challenge, challenge_id)
+        challenge.starts_at, challenge.ends_at = (challenge.starts_at - timedelta(days=2),
+                                                  challenge.ends_at - timedelta(days=2))
+        session.commit()
+    texts = list(reads())
+    assert all(FT in text for text in texts[1:])  # (no daily challenge runs now: the first read is 503)
+    assert client.get(f"{API}/challenges/{challenge_id}").get_json()["final"] is True
+
+
+def test_a_record_names_an_attempt_of_its_player_on_its_deal_and_is_its_one_game(client, app, legal_log):
+    challenge_id = running(app)
+    other = running(app, code="FT1-N-AAAAAAC", kind="weekly")
+    ann, bob = player_token(client, "ann"), player_token(client, "bob")
+    mine = start(client, challenge_id, ann).get_json()["attempt"]
+    bobs = start(client, challenge_id, bob).get_json()["attempt"]
+    elsewhere = start(client, other, ann).get_json()["attempt"]
+
+    def submit(token, attempt, length=3, code=FT):
+        return client.post(f"{API}/records", json={"code": code, "attempt": attempt, "moves": legal_log(code, length)},
+                           headers=bearer(token))
+
+    for attempt, words in ((bobs, f"'ann' has no attempt {bobs}"), (999999, "'ann' has no attempt 999999"),
+                           (elsewhere, f"attempt {elsewhere} is at challenge {other}, whose deal is not {FT}")):
+        response = submit(ann, attempt)
+        assert response.status_code == 422, response.get_json()
+        problem = response.get_json()
+        assert problem["errors"][0]["field"] == "attempt" and words in problem["detail"]
+    assert submit(ann, 0).status_code == 422
+    first = submit(ann, mine)
+    assert first.status_code == 201
+    record = first.get_json()
+    assert record["attempt"] == mine and 0 <= record["server_elapsed_ms"] < 60_000
+    same = submit(ann, mine)
+    assert same.status_code == 200 and same.get_json()["id"] == record["id"]  # the same game again
+    second = submit(ann, mine, length=5)
+    assert second.status_code == 409
+    assert second.get_json()["type"] == PROBLEMS + "attempt-used" and f"record {record['id']}" in \
+        second.get_json()["detail"]
+    plain = client.post(f"{API}/records", json={"code": FT, "moves": legal_log(FT, 7)}, headers=bearer(bob))
+    assert plain.status_code == 201 and plain.get_json()["attempt"] is None
+    board = client.get(f"{API}/challenges/{challenge_id}/board").get_json()["entries"]
+    assert [(e["player"], e["record_id"]) for e in board] == [("ann", record["id"])]  # bob's game had no attempt
+    deal = client.get(f"{API}/leaderboard?variant=forty-thieves&code={FT}").get_json()["entries"]
+    assert {e["player"] for e in deal} == {"ann", "bob"}
+
+
+def test_the_board_shows_the_servers_time_and_a_longer_claim_is_a_timing_flag(client, app, legal_log):
+    challenge_id = running(app)
+    now = datetime.now(UTC)
+    results = {}
+    for length, (name, ago, claim) in enumerate((
+            ("ann", timedelta(minutes=10), {"elapsed_ms": 300_000}),
+            ("bob", timedelta(minutes=1), {"elapsed_ms": 300_000}),   # 5 min in 1
+            ("cid", timedelta(minutes=1), {"times": [1000, 2000, 3000, 200_000]}),
+            ("dee", timedelta(minutes=1), {"elapsed_ms": 1})), 2):    # faster is not flagged here
+        token = player_token(client, name)
+        attempt = start(client, challenge_id, token).get_json()["attempt"]
+        set_started_at(app, attempt, now - ago)
+        moves = legal_log(FT, len(claim["times"]) if "times" in claim else length)
+        response = client.post(f"{API}/records", json={"code": FT, "attempt": attempt, "moves": moves, **claim},
+                               headers=bearer(token))
+        assert response.status_code == 201, response.get_json()
+        results[name] = response.get_json()
+    ann = results["ann"]
+    assert 600_000 <= ann["server_elapsed_ms"] < 660_000 and ann["flags"] == [] and ann["ranked"]
+    for name in ("bob", "cid"):
+        flagged = results[name]
+        assert [f["flag"] for f in flagged["flags"]] == ["timing"] and flagged["status"] == "review"
+        evidence = flagged["flags"][0]["evidence"]
+        assert evidence["server_elapsed_ms"] == flagged["server_elapsed_ms"] < evidence["claimed_ms"]
+    assert results["dee"]["ranked"]
+    board = client.get(f"{API}/challenges/{challenge_id}/board").get_json()["entries"]
+    assert {e["player"]: e["server_elapsed_ms"] for e in board} == {
+        "ann": ann["server_elapsed_ms"], "dee": results["dee"]["server_elapsed_ms"]}
