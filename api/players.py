@@ -249,3 +249,22 @@ def adopt(session: Session, name: str) -> Player:
         session.add(player)
         session.flush()
     return player
+
+
+# -- names waiting for an admin's look (flagged by migration 0009) ---------------------
+
+def names_for_review(session: Session, after: int, limit: int) -> tuple[list[Player], int | None]:
+    """Players whose names are flagged for review, by id after ``after``; and the next page's ``after``."""
+    rows = session.scalars(select(Player).where(Player.name_review.is_not(None), Player.id > after)
+                           .order_by(Player.id).limit(limit + 1)).all()
+    return list(rows[:limit]), rows[limit - 1].id if len(rows) > limit else None
+
+
+def clear_name_review(session: Session, name: str) -> Player:
+    """An admin looked at the player ``name`` (exactly, in NFC) and keeps it as it is: the flag
+    goes (:class:`LookupError` for no such player). The caller commits."""
+    player = session.scalar(select(Player).where(Player.name == unicodedata.normalize("NFC", name)))
+    if player is None:
+        raise LookupError(f"there is no player named exactly {name!r}")
+    player.name_review = None
+    return player

@@ -104,17 +104,13 @@ def _skeletons_again() -> None:
 
 
 def downgrade() -> None:
+    # plain DROP COLUMNs (SQLite 3.35+ too: a batch would copy tables that others refer to)
     op.drop_index("ix_players_name_review", table_name="players")
-    with op.batch_alter_table("players") as batch:
-        batch.drop_column("name_review")
-    with op.batch_alter_table("challenges") as batch:
-        batch.drop_column("attempts_required")
+    op.drop_column("players", "name_review")
+    op.drop_column("challenges", "attempts_required")
     op.drop_index("ix_records_attempt_id", table_name="records")
-    if op.get_bind().dialect.name == "sqlite":
-        op.execute("PRAGMA foreign_keys=OFF")  # (SQLite drops a column with its REFERENCES clause)
-        op.drop_column("records", "attempt_id")
-    else:
+    if op.get_bind().dialect.name != "sqlite":  # (SQLite drops the column's REFERENCES clause with it)
         op.drop_constraint(ATTEMPT_FK, "records", type_="foreignkey")
-        op.drop_column("records", "attempt_id")
+    op.drop_column("records", "attempt_id")
     op.drop_column("records", "server_elapsed_ms")
     op.drop_table("challenge_attempts")
