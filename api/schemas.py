@@ -328,21 +328,6 @@ class ReviewPageSchema(Schema):
     next = fields.Integer(allow_none=True)
 
 
-class PlayerReviewSchema(Schema):
-    """A player whose name waits for an admin's look, and why."""
-
-    id = fields.Integer()
-    name = fields.String()
-    registered = fields.Boolean()
-    created_at = fields.AwareDateTime()
-    name_review = fields.String()
-
-
-class PlayerReviewPageSchema(Schema):
-    items = fields.List(fields.Nested(PlayerReviewSchema))
-    next = fields.Integer(allow_none=True)
-
-
 class NewPlayerSchema(Schema):
     """A player just registered: the token is shown this once."""
 
@@ -359,6 +344,17 @@ class PlayerSchema(Schema):
     name = fields.String()
     registered = fields.Boolean()
     created_at = fields.AwareDateTime()
+
+
+class PlayerReviewSchema(PlayerSchema):
+    """A player whose name waits for an admin's look, and why."""
+
+    name_review = fields.String()
+
+
+class PlayerReviewPageSchema(Schema):
+    items = fields.List(fields.Nested(PlayerReviewSchema))
+    next = fields.Integer(allow_none=True)
 
 
 class LeaderboardFiltersSchema(Schema):

@@ -4,7 +4,12 @@ flags and evidence. Deciding is ``POST /records/{id}/status`` (``api.routes.reco
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from flask import Blueprint
+from marshmallow import Schema
+from sqlalchemy.orm import Session
 
 from .. import db
 from ..auth import authenticate
@@ -17,19 +22,20 @@ bp = Blueprint("review", __name__)
 QUERY, PAGE, PLAYERS_PAGE = ReviewQuerySchema(), ReviewPageSchema(), PlayerReviewPageSchema()
 
 
-@bp.get("/review")
-def list_review() -> dict:
+def _page(read: Callable[[Session, int, int], tuple[list[Any], int | None]], schema: Schema) -> dict:
+    """One page of a review list (admin keys): the items after ``after``, and the next page's ``after``."""
     session = db.session()
     authenticate(session, required=True, admin=True)
     args = query(QUERY)
-    items, after = review_queue(session, args["after"], args["limit"])
-    return PAGE.dump({"items": items, "next": after})
+    items, after = read(session, args["after"], args["limit"])
+    return schema.dump({"items": items, "next": after})
+
+
+@bp.get("/review")
+def list_review() -> dict:
+    return _page(review_queue, PAGE)
 
 
 @bp.get("/review/players")
 def list_players_for_review() -> dict:
-    session = db.session()
-    authenticate(session, required=True, admin=True)
-    args = query(QUERY)
-    items, after = names_for_review(session, args["after"], args["limit"])
-    return PLAYERS_PAGE.dump({"items": items, "next": after})
+    return _page(names_for_review, PLAYERS_PAGE)
