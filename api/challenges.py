@@ -330,9 +330,18 @@ def attempt_values(session: Session, attempt_id: int, player: Player, code: str,
     return {"attempt_id": attempt_id, "server_elapsed_ms": elapsed}
 
 
+def public_code(challenge: Challenge, moment: datetime) -> str | None:
+    """The challenge's code as the public may see it at ``moment``: None until its window closes
+    (a challenge prepared before attempts existed published its code already: it stays public)."""
+    secret = challenge.attempts_required and moment < challenge.ends_at
+    return None if secret else challenge.code
+
+
 def secret_codes(session: Session, moment: datetime) -> frozenset[str]:
-    """The deal codes of the challenges running at ``moment``: withheld from every public read
-    until their windows close. Index lookups by (variant, kind, window start), at most six."""
+    """The deal codes of the challenges running at ``moment`` (:func:`public_code`): withheld from
+    every public read until their windows close. Index lookups by (variant, kind, window start),
+    at most six."""
     keys = [(variant, kind, window(kind, moment)[0]) for variant in BY_VARIANT for kind in KINDS]
     wanted = tuple_(Challenge.variant, Challenge.kind, Challenge.starts_at).in_(keys)
-    return frozenset(session.scalars(select(Challenge.code).where(wanted, Challenge.ends_at > moment)))
+    return frozenset(session.scalars(select(Challenge.code).where(wanted, Challenge.ends_at > moment,
+                                                                  Challenge.attempts_required.is_(True))))

@@ -40,8 +40,8 @@ PODIUM = 3
 
 
 def _json(challenge: Challenge, moment: datetime, podium: bool = False) -> dict[str, Any]:
-    code = challenge.code if challenge.ends_at <= moment else None  # secret until the window closes
-    body = {"id": challenge.id, "variant": challenge.variant, "kind": challenge.kind, "code": code,
+    body = {"id": challenge.id, "variant": challenge.variant, "kind": challenge.kind,
+            "code": challenges.public_code(challenge, moment),
             "starts_at": challenge.starts_at, "ends_at": challenge.ends_at, "next_reset": challenge.ends_at,
             "par": challenge.par, "candidate": challenge.candidate, "final": challenge.ends_at <= moment}
     if podium:

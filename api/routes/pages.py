@@ -593,7 +593,7 @@ def challenge_page(variant: str) -> Any:
     for kind in challenges.KINDS:
         challenge = current_or_prepare(variant, kind, moment)
         item: dict[str, Any] = {"kind": kind, "challenge": challenge,
-                                "code": challenge.code if challenge and challenge.ends_at <= moment else None}
+                                "code": challenge and challenges.public_code(challenge, moment)}
         if challenge is not None:
             left = max(0, int((challenge.ends_at - moment).total_seconds()))
             top = boards.page(session.connection(), boards.entry_board(f"challenge:{challenge.id}"), 10, None)

@@ -515,3 +515,50 @@ def test_the_board_shows_the_servers_time_and_a_longer_claim_is_a_timing_flag(cl
     board = client.get(f"{API}/challenges/{challenge_id}/board").get_json()["entries"]
     assert {e["player"]: e["server_elapsed_ms"] for e in board} == {
         "ann": ann["server_elapsed_ms"], "dee": results["dee"]["server_elapsed_ms"]}
+
+
+def test_a_challenge_from_before_attempts_keeps_its_code_public_and_its_window_rule(client, app, legal_log):
+    with app.extensions["api.db"].sessions() as session:
+        challenge_id = make_challenge(session, "forty-thieves", "daily", datetime.now(UTC).date(), FT,
+                                      attempts_required=False).id
+    assert client.get(f"{API}/challenges/{challenge_id}").get_json()["code"] == FT
+    stored = client.post(f"{API}/records", json={"code": FT, "player": "old", "moves": legal_log(FT, 3)})
+    assert stored.status_code == 201 and client.get(f"{API}/records/{stored.get_json()['id']}").status_code == 200
+    board = client.get(f"{API}/challenges/{challenge_id}/board").get_json()["entries"]
+    assert [(e["player"], e["code"]) for e in board] == [("old", FT)]
+
+
+def race(app, threads, request):
+    """``request(client)`` from ``threads`` threads at once; their answers' status codes, sorted."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    barrier = threading.Barrier(threads)
+
+    def go(index):
+        client = app.test_client()
+        barrier.wait()
+        return request(client, index).status_code
+
+    with ThreadPoolExecutor(threads) as pool:
+        return sorted(future.result(timeout=60) for future in [pool.submit(go, n) for n in range(threads)])
+
+
+def test_concurrent_attempts_of_one_player_make_one(client, app):
+    from api.models import ChallengeAttempt
+
+    challenge_id = running(app)
+    token = player_token(client, "ann")
+    assert race(app, 6, lambda c, _: start(c, challenge_id, token)) == [201] + [409] * 5
+    with app.extensions["api.db"].sessions() as session:
+        assert len(session.scalars(select(ChallengeAttempt)).all()) == 1
+
+
+def test_concurrent_games_of_one_attempt_store_one(client, app, legal_log, count_records):
+    challenge_id = running(app)
+    token = player_token(client, "ann")
+    attempt = start(client, challenge_id, token).get_json()["attempt"]
+    logs = [legal_log(FT, 3 + n) for n in range(6)]
+    statuses = race(app, 6, lambda c, n: c.post(f"{API}/records", json={"code": FT, "attempt": attempt,
+                                                                         "moves": logs[n]}, headers=bearer(token)))
+    assert statuses == [201] + [409] * 5 and count_records() == 1
