@@ -272,8 +272,10 @@ class AlreadyAttempted(AttemptError):
 class AttemptUsed(AttemptError):
     """Another record of the same attempt is stored (one game per attempt)."""
 
-    def __init__(self, attempt_id: int, record_id: int) -> None:
-        super().__init__(f"attempt {attempt_id} is the game of record {record_id}: an attempt is one game")
+    def __init__(self, attempt_id: int, record_id: int | None) -> None:
+        """``record_id`` None: a concurrent request stored it a moment ago (its id is not known here)."""
+        game = f"record {record_id}" if record_id is not None else "a record stored a moment ago"
+        super().__init__(f"attempt {attempt_id} is the game of {game}: an attempt is one game")
         self.attempt_id, self.record_id = attempt_id, record_id
 
 

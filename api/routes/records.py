@@ -10,6 +10,7 @@ from typing import Any
 from flask import Blueprint, url_for
 from sqlalchemy import literal, select, tuple_
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from verifier import replay
 
@@ -63,18 +64,18 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
         if values["attempt_id"] is None:
             raise
         session.rollback()
-        raise attempt_used(AttemptUsed(values["attempt_id"], 0)) from None
+        raise attempt_used(AttemptUsed(values["attempt_id"], None)) from None
     session.commit()  # elsewhere than PostgreSQL: the record and its boards together
     answer = RECORD.dump(stored)
     return answer, 201 if new else 200, {"Location": url_for("records.get_record", record_id=answer["id"])}
 
 
 def attempt_used(error: AttemptUsed) -> Problem:
-    return Problem(409, str(error) if error.record_id else f"another record of attempt {error.attempt_id} was "
-                   "stored a moment ago: an attempt is one game", "attempt-used")
+    return Problem(409, str(error), "attempt-used")
 
 
-def attempt_record_values(session: Any, attempt_id: int, player: Player, values: dict[str, Any]) -> dict[str, Any]:
+def attempt_record_values(session: Session, attempt_id: int, player: Player, values: dict[str, Any]
+                          ) -> dict[str, Any]:
     """A challenge attempt's columns for a new record, or the problem that says why not."""
     try:
         return attempt_values(session, attempt_id, player, values["code"], values["log_hash"], values["received_at"])
