@@ -3,7 +3,9 @@
 One JSON object per line and per record: every stored field (``claimed`` as the
 API shows it), who submitted it, its status and its whole status history.
 API keys are not exported: only their hashes exist, and a restored service
-gets keys of its own.
+gets keys of its own. Challenge attempts are not in it either: a record's
+``attempt`` is kept on import only where that attempt exists in the database
+and has no record yet (its ``server_elapsed_ms`` is always kept).
 
 Importing reads the file line by line (a batch of records in memory at a time),
 checks every line (types, the code, the log's hash, the status and its history)
@@ -26,7 +28,7 @@ from sqlalchemy.orm import Session
 
 from engine import GameCode, InvalidCodeError
 
-from .models import STATUSES, Record, RecordStatus
+from .models import STATUSES, ChallengeAttempt, Record, RecordStatus
 from .players import adopt
 from .problems import field_errors
 from .records import log_hash
@@ -50,7 +52,8 @@ def record_to_json(record: Record) -> dict[str, Any]:
         "submitted_by": record.submitted_by, "status": record.status,
         "history": StatusChangeSchema(many=True).dump(record.history),
         "ranked": record.ranked, "flags": record.flags, "copy_of": record.copy_of, "vouched_by": record.vouched_by,
-        "times": unpack_times(record.times),
+        "times": unpack_times(record.times), "attempt": record.attempt_id,
+        "server_elapsed_ms": record.server_elapsed_ms,
     }
 
 
@@ -135,6 +138,10 @@ class ExportedRecordSchema(Schema):
     vouched_by = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=64))
     times = fields.List(StrictInteger(validate=validate.Range(min=0, max=2 ** 53 - 1)), load_default=None,
                         allow_none=True)
+    # challenge attempts (absent from exports made before them)
+    attempt = StrictInteger(load_default=None, allow_none=True, validate=validate.Range(min=1, max=2 ** 63 - 1))
+    server_elapsed_ms = StrictInteger(load_default=None, allow_none=True,
+                                      validate=validate.Range(min=0, max=2 ** 63 - 1))
 
 
 class BackupError(ValueError):
@@ -188,7 +195,16 @@ def parse_lines(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, data
 
 
-def _record_from(data: dict[str, Any], keep_id: bool, player_id: int) -> Record:
+def _free_attempts(session: Session, wanted: set[int]) -> set[int]:
+    """Those of the ``wanted`` challenge attempts that exist here and have no record yet."""
+    if not wanted:
+        return set()
+    used = select(Record.attempt_id).where(Record.attempt_id.in_(wanted))
+    return set(session.scalars(select(ChallengeAttempt.id).where(ChallengeAttempt.id.in_(wanted),
+                                                                 ChallengeAttempt.id.not_in(used))))
+
+
+def _record_from(data: dict[str, Any], keep_id: bool, player_id: int, free_attempts: set[int]) -> Record:
     claimed = data["claimed"] or {}
     record = Record(
         player=data["player"], code=data["code"], variant=data["variant"], number=data["number"],
@@ -203,7 +219,10 @@ def _record_from(data: dict[str, Any], keep_id: bool, player_id: int) -> Record:
                  for c in data["history"]],
         player_id=player_id, ranked=data["ranked"], flags=data["flags"],
         copy_of=data["copy_of"] if keep_id else None,  # new ids: the original's id is not known here
-        vouched_by=data["vouched_by"], times=None if data["times"] is None else pack_times(data["times"]))
+        vouched_by=data["vouched_by"], times=None if data["times"] is None else pack_times(data["times"]),
+        # the attempts themselves are not in a records export: the link is kept where the attempt exists
+        attempt_id=data["attempt"] if data["attempt"] in free_attempts else None,
+        server_elapsed_ms=data["server_elapsed_ms"])
     if keep_id:
         record.id = data["id"]
     return record
@@ -250,6 +269,7 @@ def import_records(session: Session, lines: Iterable[str],
             taken = set(session.scalars(select(Record.id).where(Record.id.in_({d["id"] for _, d in batch}))))
         games: set[tuple[str, str, str]] = set()
         ids: dict[int, int] = {}
+        free_attempts = _free_attempts(session, {d["attempt"] for _, d in batch if d["attempt"] is not None})
         for number, data in batch:
             game = (data["player"], data["code"], data["log_hash"])
             if game in stored or game in games:
@@ -267,7 +287,8 @@ def import_records(session: Session, lines: Iterable[str],
             games.add(game)
             if data["player"] not in player_ids:
                 player_ids[data["player"]] = adopt(session, data["player"]).id
-            session.add(_record_from(data, report.kept_ids, player_ids[data["player"]]))
+            session.add(_record_from(data, report.kept_ids, player_ids[data["player"]], free_attempts))
+            free_attempts.discard(data["attempt"])  # (one record per attempt)
             report.imported += 1
         session.flush()
         session.expunge_all()  # the flushed records are not needed again: memory stays one batch

@@ -562,3 +562,41 @@ def test_concurrent_games_of_one_attempt_store_one(client, app, legal_log, count
     statuses = race(app, 6, lambda c, n: c.post(f"{API}/records", json={"code": FT, "attempt": attempt,
                                                                          "moves": logs[n]}, headers=bearer(token)))
     assert statuses == [201] + [409] * 5 and count_records() == 1
+
+
+def test_an_export_carries_the_attempt_and_the_servers_time(client, app, legal_log, make_app, empty_database_url,
+                                                             tmp_path):
+    """A records export holds ``attempt`` and ``server_elapsed_ms``; attempts are not in it, so an
+    import keeps the time and drops the link where the attempt does not exist."""
+    import json
+
+    challenge_id = running(app, day=date(2025, 1, 1))
+    with app.extensions["api.db"].sessions() as session:
+        from api.models import ChallengeAttempt, Player
+
+        player = Player(name="ann", skeleton_hash=None, created_at=datetime(2025, 1, 1, tzinfo=UTC))
+        session.add(player)
+        session.flush()
+        attempt = ChallengeAttempt(challenge_id=challenge_id, player_id=player.id,
+                                   started_at=datetime(2025, 1, 1, 9, tzinfo=UTC))
+        session.add(attempt)
+        session.commit()
+        attempt_id, player_id = attempt.id, player.id
+    from tests.api.conftest import RecordFactory
+
+    RecordFactory._meta.sqlalchemy_session = app.extensions["api.db"].sessions()
+    RecordFactory.create(player="ann", player_id=player_id, game_code=FT, attempt_id=attempt_id,
+                         server_elapsed_ms=1234, received_at=datetime(2025, 1, 1, 9, 0, 1, 234000, tzinfo=UTC))
+    RecordFactory._meta.sqlalchemy_session.close()
+    backup = tmp_path / "records.jsonl"
+    result = app.test_cli_runner().invoke(args=["records", "export", str(backup)])
+    assert result.exit_code == 0, result.output
+    [line] = [json.loads(text) for text in backup.read_text(encoding="utf-8").splitlines()]
+    assert (line["attempt"], line["server_elapsed_ms"]) == (attempt_id, 1234)
+    restored = make_app(DATABASE_URL=empty_database_url)
+    result = restored.test_cli_runner().invoke(args=["records", "import", str(backup)])
+    assert result.exit_code == 0, result.output
+    [item] = restored.test_client().get(f"{API}/records?status=all").get_json()["items"]
+    assert (item["attempt"], item["server_elapsed_ms"]) == (None, 1234)
+    board = client.get(f"{API}/challenges/{challenge_id}/board").get_json()["entries"]
+    assert [(e["player"], e["server_elapsed_ms"]) for e in board] == [("ann", 1234)]  # (the original's board)
