@@ -236,16 +236,23 @@ def submitter(session: Session, sender: Player | ApiKey | None, name: str | None
     return unregistered(session, text, named), None
 
 
+def reads_as(older: str, older_id: int) -> str:
+    """Why a kept look-alike player's name waits for review (``Player.name_review``)."""
+    return f"the name reads as {older!r} (player {older_id}), an older player's"
+
+
 def adopt(session: Session, name: str) -> Player:
     """The player of a name stored before (an import): the player of exactly that NFC name, else
-    a new tokenless one, holding the skeleton unless an older player already reads the same."""
+    a new tokenless one, holding the skeleton unless an older player already reads the same (then
+    it is flagged for review, as the names migration flags such players)."""
     text = unicodedata.normalize("NFC", name)
     player = session.scalar(select(Player).where(Player.name == text))
     if player is None:
         hashed = skeleton_hash(text)
-        taken = session.scalar(select(Player.id).where(Player.skeleton_hash == hashed)) is not None
-        player = Player(name=text, skeleton_hash=None if taken else hashed, token_hash=None,
-                        created_at=datetime.now(UTC))
+        older = session.scalar(select(Player).where(Player.skeleton_hash == hashed))
+        review = None if older is None else reads_as(older.name, older.id)
+        player = Player(name=text, skeleton_hash=None if older else hashed, token_hash=None,
+                        created_at=datetime.now(UTC), name_review=review)
         session.add(player)
         session.flush()
     return player

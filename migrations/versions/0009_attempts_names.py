@@ -74,7 +74,7 @@ def upgrade() -> None:
 
 def _skeletons_again() -> None:
     """Each player's skeleton by today's rules; later look-alikes and broken names flagged."""
-    from api.players import BadName, check_name, skeleton  # the same rules as registration
+    from api.players import BadName, check_name, reads_as, skeleton  # the same rules as registration
 
     connection = op.get_bind()
     players = sa.table("players", sa.column("id", Id), sa.column("name", sa.String),
@@ -91,7 +91,7 @@ def _skeletons_again() -> None:
             review = f"the name breaks today's rules: {error}"
         if hashed in holders:
             older_id, older = holders[hashed]
-            review = f"the name reads as {older!r} (player {older_id}), an older player's"
+            review = reads_as(older, older_id)
             hashed = None
         else:
             holders[hashed] = (player_id, name)

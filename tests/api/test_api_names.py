@@ -134,3 +134,14 @@ def test_the_skeleton_is_case_blind_and_settles():
     for source in prototypes():
         once = skeleton(source)
         assert skeleton(once) == once, hex(ord(source[0]))  # a skeleton is its own skeleton
+
+
+def test_an_imported_look_alike_name_is_kept_and_flagged_for_review(app):
+    from api.players import adopt
+
+    with app.extensions["api.db"].sessions() as session:
+        leo, look_alike = adopt(session, "leo"), adopt(session, "Ieo")
+        session.commit()
+        assert (leo.name_review, leo.skeleton_hash is not None) == (None, True)
+        assert look_alike.skeleton_hash is None
+        assert look_alike.name_review == f"the name reads as 'leo' (player {leo.id}), an older player's"
