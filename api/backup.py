@@ -39,7 +39,7 @@ from sqlalchemy.orm import Session
 import engine
 from engine import GameCode, InvalidCodeError
 
-from .models import STATUSES, Base, Record, RecordStatus
+from .models import STATUSES, Base, ChallengeAttempt, Record, RecordStatus
 from .players import adopt
 from .problems import field_errors
 from .records import log_hash
@@ -415,6 +415,10 @@ class ExportedRecordSchema(Schema):
     vouched_by = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=64))
     times = fields.List(StrictInteger(validate=validate.Range(min=0, max=2 ** 53 - 1)), load_default=None,
                         allow_none=True)
+    # challenge attempts (absent from exports made before them)
+    attempt = StrictInteger(load_default=None, allow_none=True, validate=validate.Range(min=1, max=2 ** 63 - 1))
+    server_elapsed_ms = StrictInteger(load_default=None, allow_none=True,
+                                      validate=validate.Range(min=0, max=2 ** 63 - 1))
 
 
 def _check(line_number: int, data: dict[str, Any]) -> None:
@@ -448,7 +452,16 @@ def parse_lines(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, data
 
 
-def _record_from(data: dict[str, Any], keep_id: bool, player_id: int) -> Record:
+def _free_attempts(session: Session, wanted: set[int]) -> set[int]:
+    """Those of the ``wanted`` challenge attempts that exist here and have no record yet."""
+    if not wanted:
+        return set()
+    used = select(Record.attempt_id).where(Record.attempt_id.in_(wanted))
+    return set(session.scalars(select(ChallengeAttempt.id).where(ChallengeAttempt.id.in_(wanted),
+                                                                 ChallengeAttempt.id.not_in(used))))
+
+
+def _record_from(data: dict[str, Any], keep_id: bool, player_id: int, free_attempts: set[int]) -> Record:
     claimed = data["claimed"] or {}
     record = Record(
         player=data["player"], code=data["code"], variant=data["variant"], number=data["number"],
@@ -463,7 +476,10 @@ def _record_from(data: dict[str, Any], keep_id: bool, player_id: int) -> Record:
                  for c in data["history"]],
         player_id=player_id, ranked=data["ranked"], flags=data["flags"],
         copy_of=data["copy_of"] if keep_id else None,  # new ids: the original's id is not known here
-        vouched_by=data["vouched_by"], times=None if data["times"] is None else pack_times(data["times"]))
+        vouched_by=data["vouched_by"], times=None if data["times"] is None else pack_times(data["times"]),
+        # the attempts themselves are not in a records export: the link is kept where the attempt exists
+        attempt_id=data["attempt"] if data["attempt"] in free_attempts else None,
+        server_elapsed_ms=data["server_elapsed_ms"])
     if keep_id:
         record.id = data["id"]
     return record
@@ -510,6 +526,7 @@ def import_records(session: Session, lines: Iterable[str],
             taken = set(session.scalars(select(Record.id).where(Record.id.in_({d["id"] for _, d in batch}))))
         games: set[tuple[str, str, str]] = set()
         ids: dict[int, int] = {}
+        free_attempts = _free_attempts(session, {d["attempt"] for _, d in batch if d["attempt"] is not None})
         for number, data in batch:
             game = (data["player"], data["code"], data["log_hash"])
             if game in stored or game in games:
@@ -527,7 +544,8 @@ def import_records(session: Session, lines: Iterable[str],
             games.add(game)
             if data["player"] not in player_ids:
                 player_ids[data["player"]] = adopt(session, data["player"]).id
-            session.add(_record_from(data, report.kept_ids, player_ids[data["player"]]))
+            session.add(_record_from(data, report.kept_ids, player_ids[data["player"]], free_attempts))
+            free_attempts.discard(data["attempt"])  # (one record per attempt)
             report.imported += 1
         session.flush()
         session.expunge_all()  # the flushed records are not needed again: memory stays one batch

@@ -7,7 +7,9 @@ Boards of a record (``BoardEntry.board``):
 - ``variant:<variant>`` and ``variant-nt:<variant>`` (raw best across deals:
   ``GET /leaderboard`` without a code);
 - ``challenge:<id>`` for each challenge whose deal it is and whose window it
-  was received in.
+  was received in, when it is the game of an attempt at that challenge (one per
+  player: ``api.challenges``); on challenges prepared before attempts existed
+  (``attempts_required`` false), any record received in the window.
 
 The order of a board: won first, then the higher score, then fewer moves (the
 *rank key*: equal keys share a rank, 1-2-2-4), then the earlier submission, then
@@ -54,7 +56,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql
 
-from .models import BoardEntry, Challenge, PlayerStats, Record, Standing, UTCDateTime, dialect_insert
+from .models import BoardEntry, Challenge, ChallengeAttempt, PlayerStats, Record, Standing, UTCDateTime, dialect_insert
 
 #: rank key packing: won in bit 61, then 2^30 − 1 − score (scores are 0 … 2^30 − 1), then moves (< 2^31)
 WON_UNIT, SCORE_UNIT, SCORE_CEILING = 2 ** 61, 2 ** 31, 2 ** 30 - 1
@@ -98,7 +100,9 @@ def board_rows(*where: ColumnElement[bool], source: Any = None) -> Any:
         return statement.select_from(joined if joined is not None else table).where(eligible(c), *where, *extra)
 
     no_takebacks = (c.takebacks == 0,)
-    in_window = and_(Challenge.code == c.code, Challenge.starts_at <= c.received_at, c.received_at < Challenge.ends_at)
+    in_window = and_(Challenge.code == c.code, Challenge.starts_at <= c.received_at, c.received_at < Challenge.ends_at,
+                     or_(Challenge.attempts_required.is_(False), c.attempt_id.in_(
+                         select(ChallengeAttempt.id).where(ChallengeAttempt.challenge_id == Challenge.id))))
     return union_all(
         rows(literal("deal:") + c.code),
         rows(literal("deal-nt:") + c.code, no_takebacks),

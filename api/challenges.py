@@ -21,6 +21,15 @@ challenge (the endpoints answer 503) and the operator is told.
 single actions, are dropped while the rest still replays as a won game (pairs of
 moves that cancel go first); the par is the move counter of that line.
 
+**Attempts.** A running challenge's deal code is not public: a player gets it by
+starting an attempt (:func:`start_attempt`, one per player and challenge), which
+starts the server's clock. A record that names its attempt (:func:`attempt_values`)
+carries the server's time, from the attempt's start to the record's arrival; the
+challenge board counts only records of attempts, one per attempt, received inside
+the window (challenges prepared before attempts existed keep counting every record
+received in their window: ``Challenge.attempts_required``). Until the window
+closes, :func:`secret_codes` lists the deals that every public read withholds.
+
 The searches are the work of the worker tier, never of a request (except in the
 embedded mode): :func:`prepare_challenges` (``flask --app api challenges prepare``,
 and the task ``api.prepare_challenges`` of ``api/tasks.py``, sent by the beat)
@@ -40,6 +49,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from sqlalchemy import func, literal, select, tuple_, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 import engine
@@ -48,7 +58,7 @@ from verifier import replay
 from verifier.solving import solve_code
 
 from . import boards
-from .models import Challenge, Solvability
+from .models import Challenge, ChallengeAttempt, Player, Record, Solvability
 from .solving import PENDING, UNKNOWN, WINNABLE, Budget, now
 
 log = logging.getLogger(__name__)
@@ -238,3 +248,102 @@ def past(session: Session, variant: str, kind: str | None, moment: datetime, lim
         statement = statement.where(tuple_(Challenge.starts_at, Challenge.id) < tuple_(
             literal(after[0], Challenge.starts_at.type), literal(after[1], Challenge.id.type)))
     yield from session.scalars(statement.order_by(Challenge.starts_at.desc(), Challenge.id.desc()).limit(limit))
+
+
+# -- attempts ----------------------------------------------------------------------
+
+class AttemptError(ValueError):
+    """A challenge attempt that cannot be started, or named by a record; the message says why."""
+
+
+class NotRunning(AttemptError):
+    """The challenge's window has not opened yet, or has closed."""
+
+
+class AlreadyAttempted(AttemptError):
+    """The player has started an attempt at this challenge before (``attempt``: that one)."""
+
+    def __init__(self, attempt: ChallengeAttempt, challenge: Challenge) -> None:
+        super().__init__(f"you started an attempt at this challenge at {attempt.started_at.isoformat()} (attempt "
+                         f"{attempt.id}): only a player's first attempt counts")
+        self.attempt, self.challenge = attempt, challenge
+
+
+class AttemptUsed(AttemptError):
+    """Another record of the same attempt is stored (one game per attempt)."""
+
+    def __init__(self, attempt_id: int, record_id: int | None) -> None:
+        """``record_id`` None: a concurrent request stored it a moment ago (its id is not known here)."""
+        game = f"record {record_id}" if record_id is not None else "a record stored a moment ago"
+        super().__init__(f"attempt {attempt_id} is the game of {game}: an attempt is one game")
+        self.attempt_id, self.record_id = attempt_id, record_id
+
+
+def is_running(challenge: Challenge, moment: datetime) -> bool:
+    return challenge.starts_at <= moment < challenge.ends_at
+
+
+def start_attempt(session: Session, challenge: Challenge, player: Player, moment: datetime) -> ChallengeAttempt:
+    """A new attempt of ``player`` at a running ``challenge``, started at ``moment`` (committed).
+    :class:`NotRunning` outside the window, :class:`AlreadyAttempted` for a second one (the
+    unique constraint decides between concurrent requests)."""
+    if not is_running(challenge, moment):
+        when = "opens" if moment < challenge.starts_at else "closed"
+        at = challenge.starts_at if moment < challenge.starts_at else challenge.ends_at
+        raise NotRunning(f"challenge {challenge.id} is not running: its window {when} at {at.isoformat()}")
+    attempt = ChallengeAttempt(challenge_id=challenge.id, player_id=player.id, started_at=moment)
+    session.add(attempt)
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        earlier = session.scalars(select(ChallengeAttempt).where(ChallengeAttempt.challenge_id == challenge.id,
+                                                                  ChallengeAttempt.player_id == player.id)).first()
+        if earlier is None:
+            raise
+        raise AlreadyAttempted(earlier, challenge) from None
+    return attempt
+
+
+def find_attempt(session: Session, challenge: Challenge, player: Player) -> ChallengeAttempt | None:
+    return session.scalars(select(ChallengeAttempt).where(ChallengeAttempt.challenge_id == challenge.id,
+                                                          ChallengeAttempt.player_id == player.id)).first()
+
+
+def attempt_values(session: Session, attempt_id: int, player: Player, code: str, log_hash: str,
+                   received_at: datetime) -> dict[str, Any]:
+    """The columns a record of attempt ``attempt_id`` gets (``attempt_id``, ``server_elapsed_ms``),
+    after checking that the attempt is ``player``'s, at a challenge on ``code``'s deal, and has
+    no other game stored (:class:`AttemptError` / :class:`AttemptUsed`; sending the same game
+    again is fine: it is answered with the stored record)."""
+    row = session.execute(select(ChallengeAttempt, Challenge.code).join(
+        Challenge, Challenge.id == ChallengeAttempt.challenge_id).where(ChallengeAttempt.id == attempt_id)).first() \
+        if 0 < attempt_id < 2 ** 63 else None
+    if row is None or row[0].player_id != player.id:  # (someone else's attempt: as if there were none)
+        raise AttemptError(f"{player.name!r} has no attempt {attempt_id}: start one with "
+                           f"POST /api/v1/challenges/{{challenge_id}}/attempts")
+    attempt, challenge_code = row
+    if challenge_code != code:
+        raise AttemptError(f"attempt {attempt_id} is at challenge {attempt.challenge_id}, whose deal is not {code}")
+    used = session.execute(select(Record.id, Record.log_hash).where(Record.attempt_id == attempt_id)).first()
+    if used is not None and used.log_hash != log_hash:
+        raise AttemptUsed(attempt_id, used.id)
+    elapsed = max(0, round((received_at - attempt.started_at).total_seconds() * 1000))
+    return {"attempt_id": attempt_id, "server_elapsed_ms": elapsed}
+
+
+def public_code(challenge: Challenge, moment: datetime) -> str | None:
+    """The challenge's code as the public may see it at ``moment``: None until its window closes
+    (a challenge prepared before attempts existed published its code already: it stays public)."""
+    secret = challenge.attempts_required and moment < challenge.ends_at
+    return None if secret else challenge.code
+
+
+def secret_codes(session: Session, moment: datetime) -> frozenset[str]:
+    """The deal codes of the challenges running at ``moment`` (:func:`public_code`): withheld from
+    every public read until their windows close. Index lookups by (variant, kind, window start),
+    at most six."""
+    keys = [(variant, kind, window(kind, moment)[0]) for variant in BY_VARIANT for kind in KINDS]
+    wanted = tuple_(Challenge.variant, Challenge.kind, Challenge.starts_at).in_(keys)
+    return frozenset(session.scalars(select(Challenge.code).where(wanted, Challenge.ends_at > moment,
+                                                                  Challenge.attempts_required.is_(True))))

@@ -32,7 +32,7 @@ from .backup import BackupError, RestoreReport, begin_snapshot, count_records, c
 from .db import alembic_config, get_db
 from .fairplay import decide, review_queue
 from .models import STATUSES, ApiKey, Record
-from .players import issue_token
+from .players import clear_name_review, issue_token, names_for_review
 from .reverify import Change, reverify_records
 
 #: runs over at least this many records show a progress bar (on stderr, when it is a terminal)
@@ -43,7 +43,7 @@ CHUNK_IDS = 5000
 db_cli = AppGroup("db", help="The records database schema (Alembic migrations in migrations/).")
 keys_cli = AppGroup("keys", help="API keys: create (the key is shown once), revoke, list.")
 records_cli = AppGroup("records", help="Stored records: export, import, re-verify.")
-review_cli = AppGroup("review", help="Records flagged for review: list them, decide.")
+review_cli = AppGroup("review", help="Records flagged for review: list them, decide; flagged player names.")
 players_cli = AppGroup("players", help="Players: hand out a token (names kept from before registration, lost tokens).")
 challenges_cli = AppGroup("challenges", help="Daily and weekly challenges, and the pool of winnable deals.")
 boards_cli = AppGroup("boards", help="The boards, standings and player totals kept on write.")
@@ -273,6 +273,35 @@ def review_list(after: int, limit: int) -> None:
         click.echo("nothing waits for review")
     elif following is not None:
         click.echo(f"more: --after {following}")
+
+
+@review_cli.command("players")
+@click.option("--after", type=click.IntRange(min=0), default=0, help="list players after this id")
+@click.option("--limit", type=click.IntRange(min=1, max=1000), default=100, help="at most this many")
+def review_players(after: int, limit: int) -> None:
+    """Players whose names are flagged for review (kept look-alikes of older names): id, name, why."""
+    with get_db().sessions() as session:
+        items, following = names_for_review(session, after, limit)
+        for player in items:
+            click.echo(f"{player.id}  {player.name}  {'registered' if player.registered else 'no token'}  "
+                       f"{player.name_review}")
+    if not items:
+        click.echo("no name waits for review")
+    elif following is not None:
+        click.echo(f"more: --after {following}")
+
+
+@review_cli.command("keep-name")
+@click.argument("name")
+def review_keep_name(name: str) -> None:
+    """Clear the review flag of the player named exactly NAME: an admin looked and keeps the name."""
+    with get_db().sessions() as session:
+        try:
+            player = clear_name_review(session, name)
+        except LookupError as error:
+            raise click.ClickException(str(error)) from None
+        session.commit()
+        click.echo(f"player {player.id} {player.name!r}: no longer flagged")
 
 
 @review_cli.command("decide")

@@ -12,8 +12,9 @@ flags (``docs/fair-play.md``):
   actions or more); sent to review;
 - ``timing``: per-action times whose median gap is under
   :data:`MIN_MEDIAN_GAP_MS`, or an ``elapsed_ms`` that disagrees with them (before
-  the last action's time, or more than :data:`ELAPSED_SLACK_MS` after it); sent to
-  review.
+  the last action's time, or more than :data:`ELAPSED_SLACK_MS` after it), or, on
+  a challenge attempt, a claimed time longer than the server measured between the
+  attempt's start and the record's arrival; sent to review.
 
 A flag that sends a record to review gives it the status ``review``; an admin
 decides (``visible`` clears the review flags, ``hidden`` confirms them).
@@ -30,10 +31,10 @@ from sqlalchemy import Boolean, and_, bindparam, func, literal, select
 from sqlalchemy.orm import Session
 
 from . import webhooks
-from .auth import authenticate, bearer_token, unauthorized
+from .auth import authenticate, bearer_token
 from .models import Hint, Player, Record, RecordStatus, Solvability
-from .players import is_player_token, player_for_token
-from .problems import Problem, invalid_field
+from .players import is_player_token, token_player
+from .problems import invalid_field
 from .times import pack_times
 
 #: share of a log's actions found, in order, in a stored solver line that makes it solver-like
@@ -86,6 +87,25 @@ def timing_flags(times: list[int] | None, elapsed_ms: int | None) -> list[dict[s
     return flags
 
 
+def attempt_timing_flags(server_elapsed_ms: int | None, elapsed_ms: int | None, times: list[int] | None
+                         ) -> list[dict[str, Any]]:
+    """``timing`` when a challenge attempt's record claims more time than the server measured
+    from the attempt's start to the record's arrival (the client can only have played less:
+    its clock starts after the code reached it and stops before the record left it).
+
+    >>> attempt_timing_flags(60_000, 59_000, [1000, 58_000]), attempt_timing_flags(None, 10 ** 9, None)
+    ([], [])
+    >>> attempt_timing_flags(60_000, 61_000, None)[0]["evidence"]["claimed_ms"]
+    61000
+    """
+    claimed = max([value for value in (elapsed_ms, times[-1] if times else None) if value is not None], default=None)
+    if server_elapsed_ms is None or claimed is None or claimed <= server_elapsed_ms:
+        return []
+    return [flag("timing", f"the client claims {claimed} ms of play, more than the {server_elapsed_ms} ms the server "
+                           f"measured from the attempt's start to the record's arrival", claimed_ms=claimed,
+                 server_elapsed_ms=server_elapsed_ms)]
+
+
 # -- the evidence on a new record ----------------------------------------------
 
 def solver_share(actions: list[str], line: list[str]) -> float:
@@ -120,7 +140,8 @@ _EVIDENCE = _evidence_statement()
 
 
 def evidence(session: Session, player: Player, code: str, log_hash: str, canonical: str,
-             times: list[int] | None, elapsed_ms: int | None, now: datetime) -> dict[str, Any]:
+             times: list[int] | None, elapsed_ms: int | None, now: datetime,
+             server_elapsed_ms: int | None = None) -> dict[str, Any]:
     """The fair-play columns of a new record: ``flags``, ``ranked``, ``status``, ``copy_of``, ``times``."""
     flags = []
     actions = canonical.split()
@@ -143,6 +164,7 @@ def evidence(session: Session, player: Player, code: str, log_hash: str, canonic
                               solvability_id=solvability_id))
             break
     flags.extend(timing_flags(times, elapsed_ms))
+    flags.extend(attempt_timing_flags(server_elapsed_ms, elapsed_ms, times))
     return {"flags": flags, "ranked": not flags, "status": "review" if any(f["review"] for f in flags) else "visible",
             "copy_of": original_id, "times": None if times is None else pack_times(times)}
 
@@ -174,17 +196,7 @@ def review_queue(session: Session, after: int = 0, limit: int = REVIEW_PAGE) -> 
 
 def hint_player(session: Session) -> Player:
     """The player asking for a hint: a hint needs a player token (401 without one, 403 with an API key)."""
-    token = bearer_token()
-    if token is None:
-        raise unauthorized("a hint needs a player token: register with POST /api/v1/players and send "
-                           "'Authorization: Bearer <token>'")
-    if not is_player_token(token):
-        authenticate(session, required=True)  # an unknown key is 401 as anywhere else
-        raise Problem(403, "a hint needs a player token; an API key cannot ask for hints", "forbidden")
-    player = player_for_token(session, token)
-    if player is None:
-        raise unauthorized("the player token is not valid", "invalid_token")
-    return player
+    return token_player(session, "a hint", "ask for hints")
 
 
 def log_hint(session: Session, player: Player, code: str, actions: int, position: str) -> None:

@@ -138,6 +138,10 @@ class Record(Base):
     copy_of: Mapped[int | None] = mapped_column(Id, ForeignKey("records.id"))
     #: the API key that vouched for a registered player (submitted for them by name)
     vouched_by: Mapped[str | None] = mapped_column(String(64))
+    #: the challenge attempt the record is the game of (``api.challenges``; one record per attempt)
+    attempt_id: Mapped[int | None] = mapped_column(Id, ForeignKey("challenge_attempts.id"))
+    #: with an attempt: the server's time from the attempt's start to the record's arrival, ms
+    server_elapsed_ms: Mapped[int | None] = mapped_column(BigInteger)
     #: every status change, oldest first
     history: Mapped[list[RecordStatus]] = relationship(
         back_populates="record", order_by="RecordStatus.id", cascade="all, delete-orphan", passive_deletes=True,
@@ -244,6 +248,8 @@ class Player(Base):
     skeleton_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
     token_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    #: why an admin should look at the name (it reads as an older player's, or breaks today's rules); None: fine
+    name_review: Mapped[str | None] = mapped_column(Text)
 
     @property
     def registered(self) -> bool:
@@ -382,6 +388,22 @@ class Challenge(Base):
     par: Mapped[int]                                         # moves of the solver's shortened winning line
     par_line: Mapped[str] = mapped_column(Text)              # that line, canonical text
     prepared_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    #: its board counts only records of attempts (``api.challenges``); false for challenges prepared before
+    #: attempts existed, whose boards keep counting every record received in the window
+    attempts_required: Mapped[bool] = mapped_column(default=True, server_default=false())
+
+
+class ChallengeAttempt(Base):
+    """A player's attempt at a challenge: the deal's code is handed out and the server's
+    clock starts at ``started_at``. One per player and challenge (the unique constraint)."""
+
+    __tablename__ = "challenge_attempts"
+    __table_args__ = (UniqueConstraint("challenge_id", "player_id"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    challenge_id: Mapped[int] = mapped_column(Id, ForeignKey("challenges.id", ondelete="CASCADE"))
+    player_id: Mapped[int] = mapped_column(Id, ForeignKey("players.id"))
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class Standing(Base):
@@ -412,6 +434,12 @@ class PlayerStats(Base):
     won_moves: Mapped[int] = mapped_column(BigInteger)      # the moves of all won games, summed
     takebacks: Mapped[int] = mapped_column(BigInteger)
 
+
+#: one record per challenge attempt
+Index("ix_records_attempt_id", Record.attempt_id, unique=True)
+#: the players whose names wait for an admin's look
+Index("ix_players_name_review", Player.id, postgresql_where=Player.name_review.is_not(None),
+      sqlite_where=Player.name_review.is_not(None))
 
 Index("ix_solvability_winnable", Solvability.variant, Solvability.id,
       postgresql_where=(Solvability.status == "winnable") & Solvability.verified,

@@ -4,13 +4,14 @@ A player registers a name and gets a token (``svp_`` and 43 URL-safe characters)
 shown once and stored only as its SHA-256, as API keys are (:mod:`api.auth`).
 
 Names are stored in NFC. Two names are the same player when their *skeletons*
-are equal: NFKC, casefolding, then Unicode's confusable prototypes (UTS #39,
-``api/data/confusables.txt``, Unicode's published data file), so that "René"
-composed or decomposed, Cyrillic "аnn", full-width "ａnn" and mathematical-bold
-"𝐚𝐧𝐧" all mean "ann". A name must contain a letter or a digit, must hold no
-blank-looking character (Hangul fillers, the blank Braille pattern, spaces
-other than U+0020) and at most :data:`MAX_MARKS_IN_A_ROW` combining marks
-after any one character.
+are equal (UTS #39, :mod:`api.names`), so that "René" composed or decomposed,
+Cyrillic "аnn", Greek "ΚΑΤΕ" for "KATE", "biII" for "bill", full-width "ａnn" and
+mathematical-bold "𝐚𝐧𝐧" all mean the same player. A name must contain a letter or
+a digit, must hold no invisible character (default-ignorable code points: variation
+selectors, tags, joiners …) and no blank-looking one (Hangul fillers, the blank
+Braille pattern, spaces other than U+0020), must not mix scripts beyond UTS #39's
+moderately restrictive profile, and has at most :data:`MAX_MARKS_IN_A_ROW`
+combining marks after any one character.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ import hashlib
 import secrets
 import unicodedata
 from datetime import UTC, datetime
-from functools import cache, lru_cache
-from pathlib import Path
+from functools import cache
 from typing import Any
 
 from sqlalchemy import bindparam, or_, select
@@ -37,10 +37,10 @@ from .auth import (
     unauthorized,
 )
 from .models import ApiKey, Player, dialect_insert
+from .names import invisible, mixed_scripts, skeleton
 from .problems import Problem, invalid_field
 
 TOKEN_PREFIX = PLAYER_TOKEN_PREFIX
-CONFUSABLES = Path(__file__).resolve().parent / "data" / "confusables.txt"
 #: combining marks allowed after one base character (Vietnamese needs 2, some Indic clusters 3)
 MAX_MARKS_IN_A_ROW = 3
 #: characters that look blank although Unicode calls some of them letters (Hangul fillers, blank Braille)
@@ -59,38 +59,6 @@ class NameTaken(ValueError):
         self.player = player
 
 
-@lru_cache(maxsize=1)
-def prototypes() -> dict[str, str]:
-    """Each confusable character's prototype, from Unicode's ``confusables.txt``."""
-    table: dict[str, str] = {}
-    with CONFUSABLES.open(encoding="utf-8-sig") as data:
-        for line in data:
-            fields = line.split("#", 1)[0].split(";")
-            if len(fields) < 3:
-                continue
-            source = "".join(chr(int(c, 16)) for c in fields[0].split())
-            table[source] = "".join(chr(int(c, 16)) for c in fields[1].split())
-    return table
-
-
-def _map(text: str) -> str:
-    table = prototypes()
-    return unicodedata.normalize("NFD", "".join(table.get(char, char) for char in text))
-
-
-def skeleton(name: str) -> str:
-    """The form two look-alike names share: NFKC, casefold, then UTS #39's skeleton
-    (NFD, prototypes, NFD), twice so that a prototype that casefolds maps on.
-
-    >>> skeleton("René") == skeleton("Rene\\u0301") == skeleton("RENÉ")
-    True
-    >>> len({skeleton(n) for n in ("ann", "\\u0430nn", "\\uff41nn", "\\U0001d41a\\U0001d427\\U0001d427")})
-    1
-    """
-    text = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", name).casefold())
-    return _map(_map(text).casefold())
-
-
 def skeleton_hash(name: str) -> str:
     """The SHA-256 of the skeleton, hex: what the unique column holds (a skeleton can be long)."""
     return hashlib.sha256(skeleton(name).encode("utf-8")).hexdigest()
@@ -100,10 +68,14 @@ def check_name(name: str) -> str:
     """``name`` in NFC if it may be a player's name, else :class:`BadName`. (The
     request schema has already trimmed it, refused control and unprintable
     characters, and checked its length.)"""
-    text = unicodedata.normalize("NFC", name)
-    for position, char in enumerate(text, 1):
+    for position, char in enumerate(name, 1):  # (NFC changes none of these: positions as sent)
         if char in BLANK_LOOKING or (unicodedata.category(char) == "Zs" and char != " "):
             raise BadName(f"character {position} (U+{ord(char):04X}) looks blank")
+        what = invisible(char)
+        if what is not None:
+            raise BadName(f"character {position} (U+{ord(char):04X}) is {what}, which does not show: a name may "
+                          "not hold invisible characters")
+    text = unicodedata.normalize("NFC", name)
     if not any(unicodedata.category(char)[0] in "LN" for char in text):
         raise BadName("a name must contain a letter or a digit")
     run = 0
@@ -116,6 +88,12 @@ def check_name(name: str) -> str:
                 raise BadName(f"more than {MAX_MARKS_IN_A_ROW} combining marks on one character")
         else:
             run = 0
+    mixed = mixed_scripts(text)
+    if mixed is not None:
+        position, char, scripts = mixed
+        raise BadName(f"character {position} ({char!r}, U+{ord(char):04X}) mixes scripts ({', '.join(scripts)}): a "
+                      "name may be written in one script, or in Latin with one other script but Cyrillic or Greek "
+                      "(Latin with Han and kana, Bopomofo or Hangul is fine)")
     return text
 
 
@@ -196,6 +174,22 @@ def player_for_token(session: Session, token: str) -> Player | None:
     return session.scalar(select(Player).where(Player.token_hash == hash_token(token)))
 
 
+def token_player(session: Session, what: str, doing: str) -> Player:
+    """The player of the request's player token, for ``what`` needs one ("a hint"): 401 without
+    one, 403 with an API key (which cannot be ``doing`` it: "ask for hints")."""
+    token = bearer_token()
+    if token is None:
+        raise unauthorized(f"{what} needs a player token: register with POST /api/v1/players and send "
+                           "'Authorization: Bearer <token>'")
+    if not is_player_token(token):
+        authenticate(session, required=True)  # an unknown key is 401 as anywhere else
+        raise Problem(403, f"{what} needs a player token; an API key cannot {doing}", "forbidden")
+    player = player_for_token(session, token)
+    if player is None:
+        raise unauthorized("the player token is not valid", "invalid_token")
+    return player
+
+
 # -- who submits a record for whom -------------------------------------------------
 
 def credentials(session: Session) -> Player | ApiKey | None:
@@ -242,16 +236,42 @@ def submitter(session: Session, sender: Player | ApiKey | None, name: str | None
     return unregistered(session, text, named), None
 
 
+def reads_as(older: str, older_id: int) -> str:
+    """Why a kept look-alike player's name waits for review (``Player.name_review``)."""
+    return f"the name reads as {older!r} (player {older_id}), an older player's"
+
+
 def adopt(session: Session, name: str) -> Player:
     """The player of a name stored before (an import): the player of exactly that NFC name, else
-    a new tokenless one, holding the skeleton unless an older player already reads the same."""
+    a new tokenless one, holding the skeleton unless an older player already reads the same (then
+    it is flagged for review, as the names migration flags such players)."""
     text = unicodedata.normalize("NFC", name)
     player = session.scalar(select(Player).where(Player.name == text))
     if player is None:
         hashed = skeleton_hash(text)
-        taken = session.scalar(select(Player.id).where(Player.skeleton_hash == hashed)) is not None
-        player = Player(name=text, skeleton_hash=None if taken else hashed, token_hash=None,
-                        created_at=datetime.now(UTC))
+        older = session.scalar(select(Player).where(Player.skeleton_hash == hashed))
+        review = None if older is None else reads_as(older.name, older.id)
+        player = Player(name=text, skeleton_hash=None if older else hashed, token_hash=None,
+                        created_at=datetime.now(UTC), name_review=review)
         session.add(player)
         session.flush()
+    return player
+
+
+# -- names waiting for an admin's look (flagged by migration 0009) ---------------------
+
+def names_for_review(session: Session, after: int, limit: int) -> tuple[list[Player], int | None]:
+    """Players whose names are flagged for review, by id after ``after``; and the next page's ``after``."""
+    rows = session.scalars(select(Player).where(Player.name_review.is_not(None), Player.id > after)
+                           .order_by(Player.id).limit(limit + 1)).all()
+    return list(rows[:limit]), rows[limit - 1].id if len(rows) > limit else None
+
+
+def clear_name_review(session: Session, name: str) -> Player:
+    """An admin looked at the player ``name`` (exactly, in NFC) and keeps it as it is: the flag
+    goes (:class:`LookupError` for no such player). The caller commits."""
+    player = session.scalar(select(Player).where(Player.name == unicodedata.normalize("NFC", name)))
+    if player is None:
+        raise LookupError(f"there is no player named exactly {name!r}")
+    player.name_review = None
     return player

@@ -44,6 +44,9 @@ TYPES = {
     "name-taken": "Name taken",
     "wrong-player": "Submitting for another player",
     "empty-log": "Empty move log",
+    "attempt-exists": "Attempt started before",
+    "attempt-used": "Attempt already played",
+    "challenge-not-running": "Challenge not running",
 }
 MEDIA_TYPE = "application/problem+json"
 _schema = ProblemSchema()

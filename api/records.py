@@ -45,7 +45,8 @@ def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None 
         elapsed_ms=body.get("elapsed_ms"), client=body.get("client"),
         engine_version=engine.__version__, rules_version=engine.RULES_VERSION,
         received_at=now, verified_at=now, submitted_by=submitted_by, status="visible",
-        player_id=None, ranked=True, flags=[], times=None, copy_of=None, vouched_by=None)
+        player_id=None, ranked=True, flags=[], times=None, copy_of=None, vouched_by=None, attempt_id=None,
+        server_elapsed_ms=None)
 
 
 #: SQLite: the insert, skipping a stored game and returning the new id (the upkeep follows it)

@@ -156,6 +156,8 @@ class RecordRequestSchema(VerifyRequestSchema):
     client = Name(100, allow_none=True)
     #: per-action times, ms from the game's start (``api.fairplay.check_times``)
     times = fields.List(StrictInteger(validate=validate.Range(min=0, max=MAX_SAFE_INT)), allow_none=True)
+    #: the challenge attempt this game is (``api.challenges.attempt_values``)
+    attempt = StrictInteger(allow_none=True, validate=validate.Range(min=1, max=2 ** 63 - 1))
 
 
 class PlayerRequestSchema(Schema):
@@ -304,6 +306,8 @@ class RecordSchema(Schema):
     copy_of = fields.Integer(allow_none=True)
     vouched_by = fields.String(allow_none=True)
     times = fields.Method("_times")
+    attempt = fields.Integer(attribute="attempt_id", allow_none=True)
+    server_elapsed_ms = fields.Integer(allow_none=True)
 
     def _times(self, record: Any) -> list[int] | None:
         packed = record["times"] if isinstance(record, dict) else record.times
@@ -342,6 +346,17 @@ class PlayerSchema(Schema):
     created_at = fields.AwareDateTime()
 
 
+class PlayerReviewSchema(PlayerSchema):
+    """A player whose name waits for an admin's look, and why."""
+
+    name_review = fields.String()
+
+
+class PlayerReviewPageSchema(Schema):
+    items = fields.List(fields.Nested(PlayerReviewSchema))
+    next = fields.Integer(allow_none=True)
+
+
 class LeaderboardFiltersSchema(Schema):
     code = fields.String(allow_none=True)
     no_takebacks = fields.Boolean()
@@ -352,13 +367,14 @@ class LeaderboardEntrySchema(Schema):
     rank = fields.Integer()
     record_id = fields.Integer(attribute="id")
     player = fields.String()
-    code = fields.String()
+    code = fields.String(allow_none=True)  # None while its deal is a running challenge's
     won = fields.Boolean()
     score = fields.Integer()
     moves = fields.Integer()
     takebacks = fields.Integer()
     undos = fields.Integer()
     elapsed_ms = fields.Integer(allow_none=True)
+    server_elapsed_ms = fields.Integer(allow_none=True)
     received_at = fields.AwareDateTime()
 
 
@@ -446,13 +462,16 @@ class ProblemSchema(Schema):
     errors = fields.List(fields.Nested(FieldErrorSchema))
     verdict = fields.Raw()  # Verdict.to_json(), as the verifier built it
     player = fields.String()  # name-taken: the existing player's name
+    attempt = fields.Integer()  # attempt-exists: the player's attempt, its deal and when it started
+    code = fields.String()
+    started_at = fields.AwareDateTime()
 
 
 class ChallengeSchema(Schema):
     id = fields.Integer()
     variant = fields.String()
     kind = fields.String()
-    code = fields.String()
+    code = fields.String(allow_none=True)  # None until the window closes (``api.challenges.secret_codes``)
     starts_at = fields.AwareDateTime()
     ends_at = fields.AwareDateTime()
     next_reset = fields.AwareDateTime()
@@ -460,6 +479,16 @@ class ChallengeSchema(Schema):
     candidate = fields.Integer()
     final = fields.Boolean()
     podium = fields.List(fields.Nested(LeaderboardEntrySchema))
+
+
+class AttemptSchema(Schema):
+    """``POST /challenges/{id}/attempts``: the attempt, the deal to play and when the server's clock started."""
+
+    attempt = fields.Integer(attribute="id")
+    challenge = fields.Integer(attribute="challenge_id")
+    code = fields.String()
+    started_at = fields.AwareDateTime()
+    ends_at = fields.AwareDateTime()
 
 
 class ChallengeListSchema(Schema):

@@ -67,17 +67,19 @@ def player_stats(session: Session, player: str, variant: str | None = None,
 def challenge_ranks(session: Session, player: str, limit: int = 10) -> list[dict[str, Any]]:
     """The player's entries on their latest ``limit`` challenges, newest first, each with its
     rank on the challenge's board and the board's size (counts over one challenge's board)."""
-    from . import boards
+    from . import boards, challenges
 
     rows = session.execute(
         select(Challenge, BoardEntry).join(BoardEntry, BoardEntry.challenge_id == Challenge.id)
         .where(BoardEntry.player == player, BoardEntry.challenge_id.is_not(None))
         .order_by(Challenge.starts_at.desc(), Challenge.id.desc()).limit(limit)).all()
     out = []
+    now = datetime.now(UTC)
     for challenge, entry in rows:
         place = boards.standing(session.connection(), boards.entry_board(entry.board), player)
+        code = challenges.public_code(challenge, now)  # a running challenge's deal is secret
         out.append({"challenge_id": challenge.id, "variant": challenge.variant, "kind": challenge.kind,
-                    "code": challenge.code, "starts_at": challenge.starts_at, "won": entry.won, "score": entry.score,
+                    "code": code, "starts_at": challenge.starts_at, "won": entry.won, "score": entry.score,
                     "moves": entry.moves, "rank": place["rank"] if place else None,
                     "entries": place["entries"] if place else None})
     return out

@@ -1,7 +1,9 @@
 """``/challenges``: the daily and weekly challenge of a variant, the archive of past
-ones with their final boards, and each challenge's board. Nothing here searches: a
-window whose challenge the worker tier has not proved yet is answered 503, and the
-worker tier is asked to prepare it (once; embedded, it is prepared in the request)."""
+ones with their final boards, each challenge's board, and a player's attempt at one.
+Nothing here searches: a window whose challenge the worker tier has not proved yet
+is answered 503, and the worker tier is asked to prepare it (once; embedded, it is
+prepared in the request). A challenge's code is null until its window closes: a
+player gets it by starting an attempt."""
 
 from __future__ import annotations
 
@@ -13,8 +15,10 @@ from sqlalchemy import select
 
 from .. import boards, challenges, db, tasks
 from ..models import Challenge
+from ..players import token_player
 from ..problems import Problem, invalid_field
 from ..schemas import (
+    AttemptSchema,
     BoardPagingSchema,
     ChallengeBoardSchema,
     ChallengeListQuerySchema,
@@ -28,6 +32,7 @@ from .leaderboard import board_body, conditional, read_board, with_records
 
 bp = Blueprint("challenges", __name__)
 CHALLENGE, CHALLENGE_LIST, CHALLENGE_BOARD = ChallengeSchema(), ChallengeListSchema(), ChallengeBoardSchema()
+ATTEMPT = AttemptSchema()
 #: seconds a client should wait before asking again for a challenge not prepared yet
 RETRY_AFTER = 60
 #: entries of each past challenge's final board shown in the archive
@@ -35,7 +40,8 @@ PODIUM = 3
 
 
 def _json(challenge: Challenge, moment: datetime, podium: bool = False) -> dict[str, Any]:
-    body = {"id": challenge.id, "variant": challenge.variant, "kind": challenge.kind, "code": challenge.code,
+    body = {"id": challenge.id, "variant": challenge.variant, "kind": challenge.kind,
+            "code": challenges.public_code(challenge, moment),
             "starts_at": challenge.starts_at, "ends_at": challenge.ends_at, "next_reset": challenge.ends_at,
             "par": challenge.par, "candidate": challenge.candidate, "final": challenge.ends_at <= moment}
     if podium:
@@ -107,3 +113,21 @@ def challenge_board(challenge_id: int) -> Response:
     return conditional(CHALLENGE_BOARD.dump({
         "challenge": _json(challenge, datetime.now(UTC)), "limit": args["limit"],
         **board_body(found, with_records)}))
+
+
+@bp.post("/challenges/<int:challenge_id>/attempts")
+def start_attempt(challenge_id: int) -> tuple[dict, int]:
+    """Start the player's one attempt at a running challenge: the answer holds the deal's code,
+    and the server's clock (the board's time) starts now."""
+    session = db.session()
+    player = token_player(session, "an attempt", "start one")
+    challenge = find_challenge(challenge_id)
+    try:
+        attempt = challenges.start_attempt(session, challenge, player, datetime.now(UTC))
+    except challenges.AlreadyAttempted as error:
+        raise Problem(409, str(error), "attempt-exists", attempt=error.attempt.id, code=challenge.code,
+                      started_at=error.attempt.started_at) from None
+    except challenges.NotRunning as error:
+        raise Problem(409, str(error), "challenge-not-running") from None
+    return ATTEMPT.dump({"id": attempt.id, "challenge_id": challenge.id, "code": challenge.code,
+                         "started_at": attempt.started_at, "ends_at": challenge.ends_at}), 201

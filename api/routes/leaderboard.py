@@ -17,12 +17,13 @@ pages go on with ``cursor`` (keyset: no page counts the rows before it);
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, cast
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, g, jsonify, request
 from sqlalchemy import select
 
-from .. import boards, db
+from .. import boards, challenges, db
 from ..models import Record
 from ..problems import Problem, invalid_field
 from ..schemas import BoardQuerySchema, LeaderboardQuerySchema, LeaderboardSchema, StandingsSchema
@@ -65,14 +66,26 @@ def read_board(board: boards.Board, args: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
+def withheld_codes() -> frozenset[str]:
+    """The deals of the challenges running now (``api.challenges.secret_codes``), read once per request."""
+    if "withheld_codes" not in g:
+        g.withheld_codes = challenges.secret_codes(db.session(), datetime.now(UTC))
+    return cast(frozenset[str], g.withheld_codes)
+
+
 def with_records(ranked: list[tuple[int, Any]]) -> list[dict[str, Any]]:
-    """Board entries with the columns of their records that the board does not keep."""
+    """Board entries with the columns of their records that the board does not keep (the code
+    is None while it is a running challenge's deal)."""
     ids = [row.record_id for _, row in ranked]
     extra = {row.id: row for row in db.session().execute(
-        select(Record.id, Record.code, Record.undos, Record.elapsed_ms).where(Record.id.in_(ids)))} if ids else {}
-    return [{"rank": rank, "id": row.record_id, "player": row.player, "code": extra[row.record_id].code,
+        select(Record.id, Record.code, Record.undos, Record.elapsed_ms, Record.server_elapsed_ms)
+        .where(Record.id.in_(ids)))} if ids else {}
+    withheld = withheld_codes() if ids else frozenset()
+    return [{"rank": rank, "id": row.record_id, "player": row.player,
+             "code": None if extra[row.record_id].code in withheld else extra[row.record_id].code,
              "won": row.won, "score": row.score, "moves": row.moves, "takebacks": row.takebacks,
              "undos": extra[row.record_id].undos, "elapsed_ms": extra[row.record_id].elapsed_ms,
+             "server_elapsed_ms": extra[row.record_id].server_elapsed_ms,
              "received_at": row.received_at} for rank, row in ranked]
 
 

@@ -43,7 +43,7 @@ from ..problems import Problem
 from ..times import unpack_times
 from . import PREFIX, json_body
 from .challenges import current_or_prepare
-from .leaderboard import standing_entries, with_records
+from .leaderboard import standing_entries, with_records, withheld_codes
 
 bp = Blueprint("pages", __name__)
 
@@ -477,8 +477,10 @@ def deal(code: str) -> Any:
 
 
 def find_record(record_id: int) -> Record | None:
-    """The record the pages show: one the API serves at ``GET /api/v1/records/{id}``."""
-    return db.session().get(Record, record_id) if 0 < record_id < 2 ** 63 else None
+    """The record the pages show: one the API serves at ``GET /api/v1/records/{id}`` (none of a
+    running challenge's deal: its log would give the deal away)."""
+    found = db.session().get(Record, record_id) if 0 < record_id < 2 ** 63 else None
+    return None if found is None or found.code in withheld_codes() else found
 
 
 def record_summary(stored: Record) -> str:
@@ -589,8 +591,9 @@ def player(name: str) -> Any:
     if found is None:
         return error_page(404, _("No such player"), _("There is no player {name}.", name=name))
     session = db.session()
-    stored = session.scalars(select(Record).where(Record.player_id == found.id)
-                             .order_by(Record.id.desc()).limit(PLAYER_RECORDS)).all()
+    withheld = withheld_codes()  # records of running challenges' deals: listed once their windows close
+    stored = session.scalars(select(Record).where(Record.player_id == found.id, *(
+        (Record.code.not_in(withheld),) if withheld else ())).order_by(Record.id.desc()).limit(PLAYER_RECORDS)).all()
     return render("player.html", title=_("Player {name}", name=found.name), player=found,
                   description=_("The records, statistics and challenge ranks of {name}.", name=found.name),
                   records=[(record, flag_texts(record)) for record in stored],
@@ -737,7 +740,8 @@ def challenge_page(variant: str) -> Any:
     current = []
     for kind in challenges.KINDS:
         challenge = current_or_prepare(variant, kind, moment)
-        item: dict[str, Any] = {"kind": kind, "challenge": challenge}
+        item: dict[str, Any] = {"kind": kind, "challenge": challenge,
+                                "code": challenge and challenges.public_code(challenge, moment)}
         if challenge is not None:
             left = max(0, int((challenge.ends_at - moment).total_seconds()))
             top = boards.page(session.connection(), boards.entry_board(f"challenge:{challenge.id}"), 10, None)

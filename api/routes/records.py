@@ -5,21 +5,26 @@ show it again, or settle a review."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from flask import Blueprint, url_for
 from sqlalchemy import literal, select, tuple_
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from verifier import replay
 
 from .. import boards, db, metrics, webhooks
 from ..auth import authenticate
+from ..challenges import AttemptError, AttemptUsed, attempt_values
 from ..fairplay import check_times, decide, evidence
-from ..models import ApiKey, Record
+from ..models import ApiKey, Player, Record
 from ..players import credentials, submitter
 from ..problems import Problem, invalid_field, rejected_log
 from ..records import new_record, store_record
 from ..schemas import RecordPageSchema, RecordQuerySchema, RecordRequestSchema, RecordSchema, StatusRequestSchema
 from . import json_body, load, parse_code, query
+from .leaderboard import withheld_codes
 
 bp = Blueprint("records", __name__)
 # schemas hold no per-request state: build them once
@@ -48,10 +53,19 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
     if not verdict.verified:
         raise rejected_log(verdict)
     values = new_record(verdict, body, sender.name if isinstance(sender, ApiKey) else None)
+    if body.get("attempt") is not None:
+        values.update(attempt_record_values(session, body["attempt"], player, values))
     values.update(player=player.name, player_id=player.id, vouched_by=vouched_by,
                   **evidence(session, player, values["code"], values["log_hash"], values["canonical"],
-                             body.get("times"), body.get("elapsed_ms"), values["received_at"]))
-    stored, new = store_record(session, values)
+                             body.get("times"), body.get("elapsed_ms"), values["received_at"],
+                             values["server_elapsed_ms"]))
+    try:
+        stored, new = store_record(session, values)
+    except IntegrityError:  # a concurrent record of the same attempt came first (the unique index)
+        if values["attempt_id"] is None:
+            raise
+        session.rollback()
+        raise attempt_used(AttemptUsed(values["attempt_id"], None)) from None
     answer = RECORD.dump(stored)
     if new:
         webhooks.emit(session, "record.created", answer)
@@ -59,6 +73,21 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
     if new:
         metrics.record_stored(values["variant"], values["ranked"], values["flags"])
     return answer, 201 if new else 200, {"Location": url_for("records.get_record", record_id=answer["id"])}
+
+
+def attempt_used(error: AttemptUsed) -> Problem:
+    return Problem(409, str(error), "attempt-used")
+
+
+def attempt_record_values(session: Session, attempt_id: int, player: Player, values: dict[str, Any]
+                          ) -> dict[str, Any]:
+    """A challenge attempt's columns for a new record, or the problem that says why not."""
+    try:
+        return attempt_values(session, attempt_id, player, values["code"], values["log_hash"], values["received_at"])
+    except AttemptUsed as error:
+        raise attempt_used(error) from None
+    except AttemptError as error:
+        raise invalid_field("attempt", str(error)) from None
 
 
 def find_record(record_id: int, for_update: bool = False) -> Record:
@@ -73,7 +102,10 @@ def find_record(record_id: int, for_update: bool = False) -> Record:
 
 @bp.get("/records/<int:record_id>")
 def get_record(record_id: int) -> dict:
-    return RECORD.dump(find_record(record_id))
+    record = find_record(record_id)
+    if record.code in withheld_codes():  # its log would give the running challenge's deal away
+        raise Problem(404, f"record {record_id} is withheld until the challenge on its deal closes")
+    return RECORD.dump(record)
 
 
 @bp.post("/records/<int:record_id>/status")
@@ -108,6 +140,9 @@ def list_records() -> dict:
         filters.append(Record.won == args["won"])
     if args["status"] != "all":
         filters.append(Record.status == args["status"])
+    withheld = withheld_codes()
+    if withheld:  # the deals of running challenges: shown once their windows close
+        filters.append(Record.code.not_in(withheld))
     if "cursor" in args:
         try:
             at, last_id = boards.decode_cursor(args["cursor"], (datetime, int))

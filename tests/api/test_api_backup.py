@@ -11,11 +11,22 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from api import backup
 from api.auth import create_key, revoke_key
-from api.models import Base, Challenge, Hint, Player, Solvability, WebhookDelivery, WebhookEndpoint, WebhookMessage
+from api.models import (
+    Base,
+    Challenge,
+    ChallengeAttempt,
+    Hint,
+    Player,
+    Record,
+    Solvability,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookMessage,
+)
 from tests.conftest import ROOT
 
 API = "/api/v1"
@@ -68,8 +79,16 @@ def filled(make_empty_app, make_key, auth, legal_log):
         revoke_key(session, "old-client")
         zoe = session.scalars(select(Player).where(Player.name == "zoe")).one()
         session.add(Hint(player_id=zoe.id, code=FT, at=MOMENT, actions=3, position="FT1-N 6D7D/… 30 3 0"))
-        session.add(Challenge(variant="forty-thieves", kind="daily", starts_at=MOMENT, ends_at=MOMENT + timedelta(1),
-                              code=FT, candidate=2, par=88, par_line="T7:AS>F1 S", prepared_at=MOMENT))
+        challenge = Challenge(variant="forty-thieves", kind="daily", starts_at=MOMENT, ends_at=MOMENT + timedelta(1),
+                              code=FT, candidate=2, par=88, par_line="T7:AS>F1 S", prepared_at=MOMENT)
+        session.add(challenge)
+        session.flush()
+        attempt = ChallengeAttempt(challenge_id=challenge.id, player_id=zoe.id, started_at=MOMENT)
+        session.add(attempt)
+        session.flush()
+        session.execute(update(Record).where(Record.id == ids[0]).values(attempt_id=attempt.id,
+                                                                         server_elapsed_ms=93500))
+        zoe.name_review = "reads as an older player's name"
         session.add(Solvability(code=FT, variant="forty-thieves", budget="2s+5000n", budget_seconds=2.5,
                                 budget_nodes=5000, engine_version="1.0.0", rules_version=1, status="winnable",
                                 reason="a winning line", solution="T7:AS>F1", solution_actions=1, verified=True,
@@ -273,7 +292,9 @@ def test_a_file_of_the_previous_format_still_restores_what_it_has(make_app, empt
     for line in v1_lines():  # every field the file has, as the API shows it
         record = json.loads(line)
         del record["log_hash"]
-        assert stored[record["id"]] == record
+        shown = stored[record["id"]]
+        assert {key: shown[key] for key in record} == record
+        assert (shown["attempt"], shown["server_elapsed_ms"]) == (None, None)  # (fields the file predates)
     rows = every_row(target)
     assert sorted(p["name"] for p in rows["players"]) == sorted(["ann", "bob", "Zoë Ångström", "李雷", "zoe"])
     assert all(p["token_hash"] is None for p in rows["players"])  # the old format had no players: no tokens

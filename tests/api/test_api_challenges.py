@@ -16,9 +16,14 @@ from api.stats import streaks
 from verifier import replay
 
 API = "/api/v1"
+PROBLEMS = "https://solitaire-verifier.example/problems/"
 UTC = timezone.utc
 #: a small node budget keeps the searches of these tests short
 BUDGET = Budget(60.0, 20000)
+
+
+def bearer(token):
+    return {"Authorization": f"Bearer {token}"}
 
 
 @pytest.mark.parametrize("variant, kind, first_day, index, code", [
@@ -113,10 +118,13 @@ def test_shorten_drops_a_pair_of_moves_that_cancel():
     assert challenges.shorten(code, longer) == shortest
 
 
-def make_challenge(session, variant="forty-thieves", kind="daily", day=date(2025, 1, 1), code="FT1-N-AAAAAAB"):
+def make_challenge(session, variant="forty-thieves", kind="daily", day=date(2025, 1, 1), code="FT1-N-AAAAAAB",
+                   attempts_required=True):
+    """A challenge; ``attempts_required=False``: one prepared before attempts existed (its board
+    counts every record received in the window)."""
     start, end = challenges.window(kind, datetime.combine(day, datetime.min.time(), UTC))
     challenge = Challenge(variant=variant, kind=kind, starts_at=start, ends_at=end, code=code, candidate=0, par=90,
-                          par_line="S", prepared_at=start - timedelta(hours=1))
+                          par_line="S", prepared_at=start - timedelta(hours=1), attempts_required=attempts_required)
     session.add(challenge)
     session.flush()
     boards.fill_challenge(session.connection(), challenge.id)
@@ -124,12 +132,12 @@ def make_challenge(session, variant="forty-thieves", kind="daily", day=date(2025
     return challenge
 
 
-def test_a_challenge_board_counts_records_received_inside_its_window(client, app, records):
+def test_a_challenge_board_from_before_attempts_counts_records_received_inside_its_window(client, app, records):
     start = datetime(2025, 1, 1, tzinfo=UTC)
     records.create(player="early", game_code="FT1-N-AAAAAAB", score=50, received_at=start - timedelta(seconds=1))
     records.create(player="before-prep", game_code="FT1-N-AAAAAAB", score=20, received_at=start)
     with app.extensions["api.db"].sessions() as session:
-        challenge = make_challenge(session)
+        challenge = make_challenge(session, attempts_required=False)
         challenge_id = challenge.id
     records.create(player="inside", game_code="FT1-N-AAAAAAB", won=True, score=1040, moves=300,
                    received_at=start + timedelta(hours=23, minutes=59))
@@ -214,7 +222,7 @@ def test_streaks_across_missed_days(days, today, expected):
 def test_player_stats(client, app, records):
     with app.extensions["api.db"].sessions() as session:
         for day in (1, 2, 4):
-            make_challenge(session, day=date(2025, 1, day), code="FT1-N-AAAAAAB")
+            make_challenge(session, day=date(2025, 1, day), code="FT1-N-AAAAAAB", attempts_required=False)
     for day, won in ((1, True), (2, True), (4, True)):
         records.create(player="ann", game_code="FT1-N-AAAAAAB", won=won, score=1040, moves=300 + day, takebacks=1,
                        received_at=datetime(2025, 1, day, 9, tzinfo=UTC))
@@ -237,13 +245,25 @@ def test_player_stats(client, app, records):
 def test_a_submitted_record_reaches_todays_challenge_board_standings_and_stats(client, app, legal_log):
     with app.extensions["api.db"].sessions() as session:
         challenge_id = make_challenge(session, "forty-thieves", "daily", datetime.now(UTC).date(), "FT1-N-AAAAAAB").id
-    for player, length in (("ann", 3), ("bob", 5), ("ann", 7)):
-        response = client.post(f"{API}/records", json={"code": "FT1-N-AAAAAAB", "player": player,
-                                                        "moves": legal_log("FT1-N-AAAAAAB", length)})
+    attempts = {}
+    for player in ("ann", "bob"):
+        token = client.post(f"{API}/players", json={"name": player}).get_json()["token"]
+        attempt = client.post(f"{API}/challenges/{challenge_id}/attempts", headers=bearer(token)).get_json()
+        attempts[player] = (token, attempt["attempt"])
+    for player, length in (("ann", 3), ("bob", 5)):
+        token, attempt = attempts[player]
+        response = client.post(f"{API}/records", json={"code": "FT1-N-AAAAAAB", "attempt": attempt,
+                                                        "moves": legal_log("FT1-N-AAAAAAB", length)},
+                               headers=bearer(attempts[player][0]))
         assert response.status_code == 201, response.get_data(as_text=True)
+    again = client.post(f"{API}/records", json={"code": "FT1-N-AAAAAAB", "moves": legal_log("FT1-N-AAAAAAB", 7)},
+                        headers=bearer(attempts["ann"][0]))  # no attempt: the deal's boards only
+    assert again.status_code == 201
     body = client.get(f"{API}/challenges/{challenge_id}/board").get_json()
     deal = client.get(f"{API}/leaderboard?variant=forty-thieves&code=FT1-N-AAAAAAB").get_json()
-    assert len(body["entries"]) == 2 and body["entries"] == deal["entries"]  # every record is inside the window
+    assert [e["player"] for e in body["entries"]] == [e["player"] for e in deal["entries"]]
+    assert [e["record_id"] for e in body["entries"]] != [e["record_id"] for e in deal["entries"]]
+    assert all(e["code"] is None and e["server_elapsed_ms"] >= 0 for e in body["entries"])
     standings = client.get(f"{API}/standings?variant=forty-thieves&player=bob").get_json()
     assert sorted((e["rank"], e["player"], e["points"], e["challenges_played"]) for e in standings["entries"]) == [
         (1, "ann", 1, 1), (1, "bob", 1, 1)]
@@ -276,9 +296,10 @@ def test_the_embedded_mode_prepares_the_window_in_the_first_request(make_empty_a
     body = client.get(f"{API}/challenges/daily?variant=yukon-classic").get_json()
     today = datetime.now(UTC).date()
     codes = [str(c) for c in challenges.candidates("yukon-classic", "daily", today, body["candidate"] + 1)]
-    assert body["code"] == codes[-1] and body["kind"] == "daily"
+    assert body["code"] is None and body["kind"] == "daily"  # secret while the window runs
     with app.extensions["api.db"].sessions() as session:
-        assert [(c.variant, c.kind) for c in session.scalars(select(Challenge))] == [("yukon-classic", "daily")]
+        assert [(c.variant, c.kind, c.code) for c in session.scalars(select(Challenge))] == [
+            ("yukon-classic", "daily", codes[-1])]
         assert session.scalars(select(SolverJob)).all() == []  # the marker is freed
     assert client.get(f"{API}/challenges/daily?variant=yukon-classic").get_json()["id"] == body["id"]
 
@@ -323,3 +344,261 @@ def test_nothing_is_searched_for_a_request_while_the_solver_is_off(make_empty_ap
     assert client.get(f"{API}/deals/random?variant=forty-thieves&winnable=true").status_code == 503
     with app.extensions["api.db"].sessions() as session:
         assert session.scalars(select(Solvability)).all() == []
+
+
+# -- attempts, timed by the server -----------------------------------------------------
+
+FT = "FT1-N-AAAAAAB"
+
+
+def running(app, code=FT, day=None, kind="daily"):
+    """Today's (or ``day``'s) forty-thieves challenge on ``code``, which needs attempts; its id."""
+    with app.extensions["api.db"].sessions() as session:
+        return make_challenge(session, "forty-thieves", kind, day or datetime.now(UTC).date(), code).id
+
+
+def player_token(client, name):
+    response = client.post(f"{API}/players", json={"name": name})
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()["token"]
+
+
+def start(client, challenge_id, token):
+    return client.post(f"{API}/challenges/{challenge_id}/attempts", headers=bearer(token) if token else {})
+
+
+def set_started_at(app, attempt_id, moment):
+    from api.models import ChallengeAttempt
+
+    with app.extensions["api.db"].sessions() as session:
+        session.execute(update(ChallengeAttempt).where(ChallengeAttempt.id == attempt_id).values(started_at=moment))
+        session.commit()
+
+
+def test_an_attempt_hands_out_the_code_once_per_player(client, app, make_key):
+    challenge_id = running(app)
+    ann = player_token(client, "ann")
+    assert start(client, challenge_id, None).status_code == 401
+    assert start(client, challenge_id, "svp_" + "x" * 43).status_code == 401
+    forbidden = start(client, challenge_id, make_key("backend"))
+    assert forbidden.status_code == 403 and forbidden.get_json()["type"] == PROBLEMS + "forbidden"
+    assert start(client, 999999, ann).status_code == 404
+    before = datetime.now(UTC)
+    response = start(client, challenge_id, ann)
+    assert response.status_code == 201
+    body = response.get_json()
+    assert set(body) == {"attempt", "challenge", "code", "started_at", "ends_at"}
+    assert body["code"] == FT and body["challenge"] == challenge_id
+    assert before <= datetime.fromisoformat(body["started_at"]) <= datetime.now(UTC)
+    again = start(client, challenge_id, ann)
+    assert again.status_code == 409
+    problem = again.get_json()
+    assert problem["type"] == PROBLEMS + "attempt-exists"
+    assert "only a player's first attempt counts" in problem["detail"]
+    assert (problem["attempt"], problem["code"], problem["started_at"]) == (body["attempt"], FT, body["started_at"])
+    bob = start(client, challenge_id, player_token(client, "bob"))
+    assert bob.status_code == 201 and bob.get_json()["attempt"] != body["attempt"]
+
+
+def test_no_attempt_outside_the_window(client, app):
+    ann = player_token(client, "ann")
+    closed = running(app, day=date(2025, 1, 1))
+    opens = running(app, code="FT1-N-AAAAAAC", day=datetime.now(UTC).date() + timedelta(days=1))
+    for challenge_id, words in ((closed, "its window closed at 2025-01-02T00:00:00+00:00"), (opens, "opens at")):
+        response = start(client, challenge_id, ann)
+        assert response.status_code == 409
+        problem = response.get_json()
+        assert problem["type"] == PROBLEMS + "challenge-not-running" and words in problem["detail"]
+
+
+def test_a_running_challenges_code_is_withheld_from_every_public_read(client, app, legal_log):
+    from api.models import Challenge
+
+    challenge_id = running(app)
+    ann = player_token(client, "ann")
+    attempt = start(client, challenge_id, ann).get_json()["attempt"]
+    stored = client.post(f"{API}/records", json={"code": FT, "attempt": attempt, "moves": legal_log(FT, 3)},
+                         headers=bearer(ann))
+    assert stored.status_code == 201 and stored.get_json()["code"] == FT  # the player's own answer holds it
+    record_id = stored.get_json()["id"]
+
+    def reads():
+        yield client.get(f"{API}/challenges/daily?variant=forty-thieves").get_data(as_text=True)
+        yield client.get(f"{API}/challenges/{challenge_id}").get_data(as_text=True)
+        yield client.get(f"{API}/challenges?variant=forty-thieves").get_data(as_text=True)  # with the podium
+        yield client.get(f"{API}/challenges/{challenge_id}/board").get_data(as_text=True)
+        yield client.get(f"{API}/leaderboard?variant=forty-thieves").get_data(as_text=True)
+        yield client.get(f"{API}/records").get_data(as_text=True)
+        yield client.get(f"{API}/records?player=ann").get_data(as_text=True)
+        yield client.get(f"{API}/records/{record_id}").get_data(as_text=True)
+        yield client.get("/challenges/forty-thieves").get_data(as_text=True)
+        yield client.get("/players/ann").get_data(as_text=True)
+        yield client.get(f"/records/{record_id}").get_data(as_text=True)
+
+    assert [i for i, text in enumerate(reads()) if FT in text] == []
+    assert client.get(f"{API}/records/{record_id}").status_code == 404
+    assert client.get(f"/records/{record_id}").status_code == 404
+    board = client.get(f"{API}/challenges/{challenge_id}/board").get_json()
+    assert [(e["player"], e["code"]) for e in board["entries"]] == [("ann", None)]
+    with app.extensions["api.db"].sessions() as session:  # the window closes
+        challenge = session.get(Challenge, challenge_id)
+        challenge.starts_at, challenge.ends_at = (challenge.starts_at - timedelta(days=2),
+                                                  challenge.ends_at - timedelta(days=2))
+        session.commit()
+    texts = list(reads())
+    assert all(FT in text for text in texts[1:])  # (no daily challenge runs now: the first read is 503)
+    assert client.get(f"{API}/challenges/{challenge_id}").get_json()["final"] is True
+
+
+def test_a_record_names_an_attempt_of_its_player_on_its_deal_and_is_its_one_game(client, app, legal_log):
+    challenge_id = running(app)
+    other = running(app, code="FT1-N-AAAAAAC", kind="weekly")
+    ann, bob = player_token(client, "ann"), player_token(client, "bob")
+    mine = start(client, challenge_id, ann).get_json()["attempt"]
+    bobs = start(client, challenge_id, bob).get_json()["attempt"]
+    elsewhere = start(client, other, ann).get_json()["attempt"]
+
+    def submit(token, attempt, length=3, code=FT):
+        return client.post(f"{API}/records", json={"code": code, "attempt": attempt, "moves": legal_log(code, length)},
+                           headers=bearer(token))
+
+    for attempt, words in ((bobs, f"'ann' has no attempt {bobs}"), (999999, "'ann' has no attempt 999999"),
+                           (elsewhere, f"attempt {elsewhere} is at challenge {other}, whose deal is not {FT}")):
+        response = submit(ann, attempt)
+        assert response.status_code == 422, response.get_json()
+        problem = response.get_json()
+        assert problem["errors"][0]["field"] == "attempt" and words in problem["detail"]
+    assert submit(ann, 0).status_code == 422
+    first = submit(ann, mine)
+    assert first.status_code == 201
+    record = first.get_json()
+    assert record["attempt"] == mine and 0 <= record["server_elapsed_ms"] < 60_000
+    same = submit(ann, mine)
+    assert same.status_code == 200 and same.get_json()["id"] == record["id"]  # the same game again
+    second = submit(ann, mine, length=5)
+    assert second.status_code == 409
+    assert second.get_json()["type"] == PROBLEMS + "attempt-used" and f"record {record['id']}" in \
+        second.get_json()["detail"]
+    plain = client.post(f"{API}/records", json={"code": FT, "moves": legal_log(FT, 7)}, headers=bearer(bob))
+    assert plain.status_code == 201 and plain.get_json()["attempt"] is None
+    board = client.get(f"{API}/challenges/{challenge_id}/board").get_json()["entries"]
+    assert [(e["player"], e["record_id"]) for e in board] == [("ann", record["id"])]  # bob's game had no attempt
+    deal = client.get(f"{API}/leaderboard?variant=forty-thieves&code={FT}").get_json()["entries"]
+    assert {e["player"] for e in deal} == {"ann", "bob"}
+
+
+def test_the_board_shows_the_servers_time_and_a_longer_claim_is_a_timing_flag(client, app, legal_log):
+    challenge_id = running(app)
+    now = datetime.now(UTC)
+    results = {}
+    for length, (name, ago, claim) in enumerate((
+            ("ann", timedelta(minutes=10), {"elapsed_ms": 300_000}),
+            ("bob", timedelta(minutes=1), {"elapsed_ms": 300_000}),   # 5 min in 1
+            ("cid", timedelta(minutes=1), {"times": [1000, 2000, 3000, 200_000]}),
+            ("dee", timedelta(minutes=1), {"elapsed_ms": 1})), 2):    # faster is not flagged here
+        token = player_token(client, name)
+        attempt = start(client, challenge_id, token).get_json()["attempt"]
+        set_started_at(app, attempt, now - ago)
+        moves = legal_log(FT, len(claim["times"]) if "times" in claim else length)
+        response = client.post(f"{API}/records", json={"code": FT, "attempt": attempt, "moves": moves, **claim},
+                               headers=bearer(token))
+        assert response.status_code == 201, response.get_json()
+        results[name] = response.get_json()
+    ann = results["ann"]
+    assert 600_000 <= ann["server_elapsed_ms"] < 660_000 and ann["flags"] == [] and ann["ranked"]
+    for name in ("bob", "cid"):
+        flagged = results[name]
+        assert [f["flag"] for f in flagged["flags"]] == ["timing"] and flagged["status"] == "review"
+        evidence = flagged["flags"][0]["evidence"]
+        assert evidence["server_elapsed_ms"] == flagged["server_elapsed_ms"] < evidence["claimed_ms"]
+    assert results["dee"]["ranked"]
+    board = client.get(f"{API}/challenges/{challenge_id}/board").get_json()["entries"]
+    assert {e["player"]: e["server_elapsed_ms"] for e in board} == {
+        "ann": ann["server_elapsed_ms"], "dee": results["dee"]["server_elapsed_ms"]}
+
+
+def test_a_challenge_from_before_attempts_keeps_its_code_public_and_its_window_rule(client, app, legal_log):
+    with app.extensions["api.db"].sessions() as session:
+        challenge_id = make_challenge(session, "forty-thieves", "daily", datetime.now(UTC).date(), FT,
+                                      attempts_required=False).id
+    assert client.get(f"{API}/challenges/{challenge_id}").get_json()["code"] == FT
+    stored = client.post(f"{API}/records", json={"code": FT, "player": "old", "moves": legal_log(FT, 3)})
+    assert stored.status_code == 201 and client.get(f"{API}/records/{stored.get_json()['id']}").status_code == 200
+    board = client.get(f"{API}/challenges/{challenge_id}/board").get_json()["entries"]
+    assert [(e["player"], e["code"]) for e in board] == [("old", FT)]
+
+
+def race(app, threads, request):
+    """``request(client)`` from ``threads`` threads at once; their answers' status codes, sorted."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    barrier = threading.Barrier(threads)
+
+    def go(index):
+        client = app.test_client()
+        barrier.wait()
+        return request(client, index).status_code
+
+    with ThreadPoolExecutor(threads) as pool:
+        return sorted(future.result(timeout=60) for future in [pool.submit(go, n) for n in range(threads)])
+
+
+def test_concurrent_attempts_of_one_player_make_one(client, app):
+    from api.models import ChallengeAttempt
+
+    challenge_id = running(app)
+    token = player_token(client, "ann")
+    assert race(app, 6, lambda c, _: start(c, challenge_id, token)) == [201] + [409] * 5
+    with app.extensions["api.db"].sessions() as session:
+        assert len(session.scalars(select(ChallengeAttempt)).all()) == 1
+
+
+def test_concurrent_games_of_one_attempt_store_one(client, app, legal_log, count_records):
+    challenge_id = running(app)
+    token = player_token(client, "ann")
+    attempt = start(client, challenge_id, token).get_json()["attempt"]
+    logs = [legal_log(FT, 3 + n) for n in range(6)]
+    statuses = race(app, 6, lambda c, n: c.post(f"{API}/records", json={"code": FT, "attempt": attempt,
+                                                                         "moves": logs[n]}, headers=bearer(token)))
+    assert statuses == [201] + [409] * 5 and count_records() == 1
+
+
+def test_a_backup_carries_the_attempts_and_the_servers_time(client, app, legal_log, make_app, empty_database_url,
+                                                             tmp_path):
+    """A backup holds the attempts and each record's ``attempt`` and ``server_elapsed_ms``: a restore
+    keeps the link and the server's time."""
+    import json
+
+    challenge_id = running(app, day=date(2025, 1, 1))
+    with app.extensions["api.db"].sessions() as session:
+        from api.models import ChallengeAttempt, Player
+
+        player = Player(name="ann", skeleton_hash=None, created_at=datetime(2025, 1, 1, tzinfo=UTC))
+        session.add(player)
+        session.flush()
+        attempt = ChallengeAttempt(challenge_id=challenge_id, player_id=player.id,
+                                   started_at=datetime(2025, 1, 1, 9, tzinfo=UTC))
+        session.add(attempt)
+        session.commit()
+        attempt_id, player_id = attempt.id, player.id
+    from tests.api.conftest import RecordFactory
+
+    RecordFactory._meta.sqlalchemy_session = app.extensions["api.db"].sessions()
+    RecordFactory.create(player="ann", player_id=player_id, game_code=FT, attempt_id=attempt_id,
+                         server_elapsed_ms=1234, received_at=datetime(2025, 1, 1, 9, 0, 1, 234000, tzinfo=UTC))
+    RecordFactory._meta.sqlalchemy_session.close()
+    backup = tmp_path / "records.jsonl"
+    result = app.test_cli_runner().invoke(args=["records", "export", str(backup)])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(text) for text in backup.read_text(encoding="utf-8").splitlines()[1:]]
+    [record] = [line["row"] for line in lines if line["table"] == "records"]
+    assert (record["attempt_id"], record["server_elapsed_ms"]) == (attempt_id, 1234)
+    assert [line["row"]["id"] for line in lines if line["table"] == "challenge_attempts"] == [attempt_id]
+    restored = make_app(DATABASE_URL=empty_database_url)
+    result = restored.test_cli_runner().invoke(args=["records", "import", str(backup)])
+    assert result.exit_code == 0, result.output
+    [item] = restored.test_client().get(f"{API}/records?status=all").get_json()["items"]
+    assert (item["attempt"], item["server_elapsed_ms"]) == (attempt_id, 1234)
+    board = client.get(f"{API}/challenges/{challenge_id}/board").get_json()["entries"]
+    assert [(e["player"], e["server_elapsed_ms"]) for e in board] == [("ann", 1234)]  # (the original's board)

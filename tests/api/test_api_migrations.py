@@ -226,7 +226,7 @@ def test_after_0005_old_names_are_taken_and_old_records_keep_their_ranks(make_ap
     finally:
         database.dispose()
     client = make_app(DATABASE_URL=empty_database_url).test_client()
-    for name in ("ann", "ANN", "\u0430nn"):
+    for name in ("ann", "ANN", "\u0391\u039d\u039d"):  # (Greek capitals)
         response = client.post("/api/v1/players", json={"name": name})
         assert response.status_code == 409 and response.get_json()["player"] == "ann"
     profile = client.get("/api/v1/players/ann").get_json()

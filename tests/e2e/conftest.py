@@ -145,9 +145,10 @@ def prepare_challenges(app: Any, server: LiveServer) -> None:
         moved = yesterday + timedelta(hours=12)
         session.execute(update(Record).where(Record.id == past["id"]).values(received_at=moved))
         session.execute(update(BoardEntry).where(BoardEntry.record_id == past["id"]).values(received_at=moved))
+        # (prepared before attempts existed: the codes are public and the boards count every record in the window)
         challenges = [Challenge(variant=variant, kind=kind, starts_at=window(kind, now)[0],
                                 ends_at=window(kind, now)[1], code=code, candidate=0, par=40, par_line="",
-                                prepared_at=now)
+                                prepared_at=now, attempts_required=False)
                       for variant, kind, code in plan]
         challenges += [Challenge(variant="forty-thieves", kind="daily", starts_at=start,
                                  ends_at=start + timedelta(days=1), code=code, candidate=0, par=60, par_line="",

@@ -13,15 +13,18 @@ from api.stats import challenge_ranks, player_stats
 UTC = timezone.utc
 
 
-def add_challenge(app, kind, start, code="FT1-N-AAAAAAB"):
+def add_challenge(app, kind, start, code="FT1-N-AAAAAAB", attempts_required=False):
+    """A challenge; by default one from before attempts existed (its code public, its board
+    counting every record in the window). Its id."""
     with app.extensions["api.db"].sessions() as session:
         challenge = Challenge(variant="forty-thieves", kind=kind, starts_at=start,
                               ends_at=start + timedelta(days=1 if kind == "daily" else 7), code=code, candidate=0,
-                              par=123, par_line="S", prepared_at=start)
+                              par=123, par_line="S", prepared_at=start, attempts_required=attempts_required)
         session.add(challenge)
         session.flush()
         boards.fill_challenge(session.connection(), challenge.id)
         session.commit()
+        return challenge.id
 
 
 def test_the_challenge_page_shows_todays_deal_its_board_the_countdown_and_past_challenges(client, app, submit,
@@ -32,13 +35,19 @@ def test_the_challenge_page_shows_todays_deal_its_board_the_countdown_and_past_c
     monkeypatch.setattr(tasks, "ask_to_prepare", lambda *args: asked.append(args[1:3]))
     now = datetime.now(UTC)
     today = datetime.combine(now.date(), datetime.min.time(), UTC)
-    add_challenge(app, "daily", today)
+    daily = add_challenge(app, "daily", today, attempts_required=True)
     add_challenge(app, "daily", today - timedelta(days=1), "FT1-N-AAAAAAC")
-    submit("ann", "FT1-N-AAAAAAB", "S")
+    token = client.post("/api/v1/players", json={"name": "ann"}).get_json()["token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    attempt = client.post(f"/api/v1/challenges/{daily}/attempts", headers=headers).get_json()["attempt"]
+    stored = client.post("/api/v1/records", json={"code": "FT1-N-AAAAAAB", "moves": "S", "attempt": attempt},
+                         headers=headers)
+    assert stored.status_code == 201
     page = client.get("/challenges/forty-thieves")
     assert page.status_code == 200
     html = page.get_data(as_text=True)
-    assert "Daily challenge" in html and "Par: 123 moves" in html and "/deals/FT1-N-AAAAAAB" in html
+    assert "Daily challenge" in html and "Par: 123 moves" in html
+    assert "FT1-N-AAAAAAB" not in html and "Start the challenge in the app" in html  # secret while it runs
     left = (today + timedelta(days=1)) - now
     assert f"Next challenge in {int(left.total_seconds()) // 3600} h" in html
     assert "ann" in html  # on today's board

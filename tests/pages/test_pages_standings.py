@@ -20,11 +20,12 @@ WEEK_CODE = "YU1-C-AAAAAAC"  # this week's
 
 
 def prepare(app, variant, kind, code):
-    """A challenge of the current window, as the worker tier prepares it."""
+    """A challenge of the current window, as the worker tier prepared it before attempts existed (its
+    board counts every record received in the window: the standings of these tests need no attempts)."""
     start, end = window(kind, datetime.now(UTC))
     with app.extensions["api.db"].sessions() as session:
         challenge = Challenge(variant=variant, kind=kind, starts_at=start, ends_at=end, code=code, candidate=0,
-                              par=100, par_line="", prepared_at=start)
+                              par=100, par_line="", prepared_at=start, attempts_required=False)
         session.add(challenge)
         session.flush()
         boards.fill_challenge(session.connection(), challenge.id)
