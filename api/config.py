@@ -285,6 +285,11 @@ SETTINGS: tuple[Setting, ...] = (
             "candidates tried per challenge window before giving up"),
     Setting("WINNABLE_POOL_SIZE", "200", parse_positive_int,
             "deals proved winnable kept per variant for `GET /deals/random?winnable=true`"),
+    Setting("FAIRPLAY_TIMES_REQUIRED", "1", parse_bool,
+            "a record without per-action times is unranked (flag `untimed`); off: untimed records rank"),
+    Setting("FAIRPLAY_SOLVE_TOP", "10", parse_optional_positive_int,
+            "a record entering the top N of a board has its deal solved on the worker tier, so that its "
+            "evidence includes the service's own line (empty: never)"),
 )
 
 

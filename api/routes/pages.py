@@ -33,6 +33,7 @@ from engine.rules import RULE_SETS, UNDO_DEPTH
 from verifier import replay
 
 from .. import assets, boards, challenges, db, stats
+from ..fairplay import FLAGS
 from ..framecache import FrameCache, accepts_gzip, pack
 from ..i18n import LANGUAGE_NAMES, N_, card_name, card_names, gettext, page_language, rule_sentence
 from ..models import Record
@@ -487,14 +488,8 @@ def record(record_id: int) -> Any:
                                     **({"lang": g.explicit_lang} if g.explicit_lang else {})))
 
 
-#: what each fair-play flag means, for the record and player pages (``api.fairplay``)
-FLAG_TEXTS = {
-    "assisted": N_("assisted: a hint was taken on this deal before submitting"),
-    "copy": N_("copy: the same log was stored earlier as record {id}"),
-    "solver-like": N_("solver-like: the log follows the service's solver line"),
-    "timing": N_("timing: faster than people play, or the times disagree"),
-    "empty-log": N_("empty log: the game has no action"),
-}
+#: what each fair-play flag means, for the record and player pages (declared in ``api.fairplay.FLAGS``)
+FLAG_TEXTS = {kind.name: kind.page for kind in FLAGS}
 
 
 def flag_texts(stored: Record) -> list[str]:
