@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 
 from engine import GameCode, InvalidCodeError
 
+from .fairplay import backfill_lines
 from .models import STATUSES, Record, RecordStatus
 from .players import adopt
 from .problems import field_errors
@@ -281,6 +282,7 @@ def import_records(session: Session, lines: Iterable[str],
                 flush()
         if batch:
             flush()
+        backfill_lines(session.connection(), after=before)  # the imported games' effective lines (api.evidence)
         if report.kept_ids and session.get_bind().dialect.name == "postgresql":
             # ids were given: move the sequence past them, or the next submission would collide
             session.execute(text("SELECT setval(pg_get_serial_sequence('records', 'id'), "

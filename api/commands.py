@@ -5,7 +5,8 @@
 - ``flask --app api records export|import|reverify``: backup, restore and
   re-verification of the stored records;
 - ``flask --app api review list|decide``: the records flagged for review;
-- ``flask --app api players token``: a token for a player without one (or a new one).
+- ``flask --app api players token``: a token for a player without one (or a new one);
+- ``flask --app api fairplay reevaluate``: every deal's ranked records judged again.
 """
 
 from __future__ import annotations
@@ -46,6 +47,23 @@ review_cli = AppGroup("review", help="Records flagged for review: list them, dec
 players_cli = AppGroup("players", help="Players: hand out a token (names kept from before registration, lost tokens).")
 challenges_cli = AppGroup("challenges", help="Daily and weekly challenges, and the pool of winnable deals.")
 boards_cli = AppGroup("boards", help="The boards, standings and player totals kept on write.")
+fairplay_cli = AppGroup("fairplay", help="Fair play: the evidence on records, judged again.")
+
+
+@fairplay_cli.command("reevaluate")
+def fairplay_reevaluate() -> None:
+    """Compute the effective lines of records that have none, then judge every deal's ranked
+    records again with what the service knows of each deal (as the worker tier does when it
+    learns a new line); records that lose their rank get a history entry saying why."""
+    from .fairplay import backfill_lines, reevaluate_all
+
+    with get_db().sessions() as session:
+        filled = backfill_lines(session.connection())
+        session.commit()
+        changed = reevaluate_all(session)
+    click.echo(f"{filled} effective lines computed; {sum(map(len, changed.values()))} records unranked")
+    for code, ids in changed.items():
+        click.echo(f"{code}: {', '.join(map(str, ids))}")
 
 
 @boards_cli.command("rebuild")
@@ -381,6 +399,7 @@ def refill_pool_command(variant: tuple[str, ...], searches: int) -> None:
 
 def init_app(app: Flask) -> None:
     app.cli.add_command(boards_cli)
+    app.cli.add_command(fairplay_cli)
     app.cli.add_command(challenges_cli)
     app.cli.add_command(db_cli)
     app.cli.add_command(keys_cli)

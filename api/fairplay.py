@@ -21,11 +21,13 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    Connection,
     LargeBinary,
     String,
     Text,
     bindparam,
     cast,
+    column,
     func,
     literal,
     null,
@@ -33,11 +35,23 @@ from sqlalchemy import (
     text,
     union_all,
 )
+from sqlalchemy import table as sql_table
 from sqlalchemy.orm import Session
 
-from engine import Game
+from engine import EngineError, Game
 
-from .evidence import EarlierRecord, Finding, Known, judge_line, position_hash, unpack
+from .evidence import (
+    EarlierRecord,
+    Finding,
+    Known,
+    band_keys,
+    effective_line,
+    hash64,
+    judge_line,
+    pack,
+    position_hash,
+    unpack,
+)
 from .i18n import N_
 from .models import Challenge, Hint, LineBand, Player, Record, RecordStatus, Solvability, UTCDateTime
 from .times import pack_times
@@ -115,8 +129,6 @@ def lock_deal(session: Session, code: str) -> None:
 
 
 def _lock_key(code: str) -> int:
-    from .evidence import hash64
-
     return hash64(f"deal {code}")
 
 
@@ -269,6 +281,51 @@ def in_a_top(session: Session, code: str, top: int) -> bool:
 def is_searched(session: Session, code: str) -> bool:
     """Whether the deal has a solvability row (searched, or a search on its way)."""
     return session.execute(select(Solvability.id).where(Solvability.code == code).limit(1)).first() is not None
+
+
+#: records read and written per round of :func:`backfill_lines`
+BACKFILL_BATCH = 500
+
+
+def backfill_lines(connection: Connection, after: int = 0) -> int:
+    """The effective line and band keys of every record without a line (migration 0008, an
+    import, ``flask --app api fairplay reevaluate``), a batch at a time; how many got one. A
+    stored log that does not replay (none should) keeps ``NULL``: it is left out of copy checks.
+    Written with its own table definitions, so that migration 0008 can run it on its schema."""
+    records = sql_table("records", column("id", BigInteger), column("code", String()), column("canonical", Text()),
+                        column("line", LargeBinary()))
+    bands = sql_table("line_bands", column("band", BigInteger), column("record_id", BigInteger))
+    done = 0
+    while True:
+        rows = connection.execute(select(records.c.id, records.c.code, records.c.canonical)
+                                  .where(records.c.id > after, records.c.line.is_(None))
+                                  .order_by(records.c.id).limit(BACKFILL_BATCH)).all()
+        if not rows:
+            return done
+        lines: list[dict[str, Any]] = []
+        keys: list[dict[str, Any]] = []
+        for record_id, code, canonical in rows:
+            try:
+                positions = effective_line(str(code), str(canonical).split())
+            except (EngineError, ValueError):
+                continue
+            lines.append({"record_id": record_id, "packed": pack(positions)})
+            keys.extend({"band": band, "record_id": record_id} for band in set(band_keys(str(code), positions)))
+        if lines:
+            connection.execute(records.update().where(records.c.id == bindparam("record_id"))
+                               .values(line=bindparam("packed")), lines)
+        if keys:
+            connection.execute(bands.insert(), keys)
+        done += len(lines)
+        after = rows[-1][0]
+
+
+def reevaluate_all(session: Session) -> dict[str, list[int]]:
+    """Every deal with a ranked record judged again (the operator's command): the records that changed, by deal."""
+    codes = session.scalars(select(Record.code).where(Record.ranked.is_(True), Record.status == "visible")
+                            .distinct().order_by(Record.code)).all()
+    changed = {code: reevaluate_deal(session, code) for code in codes}
+    return {code: ids for code, ids in changed.items() if ids}
 
 
 # -- review ----------------------------------------------------------------------

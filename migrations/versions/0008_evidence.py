@@ -16,8 +16,8 @@ What the migration adds, and computes for the stored records:
   not recorded).
 
 No stored value changes: flags, ranks and statuses stay as they were (the worker
-tier re-evaluates a deal's records when it learns a new line of it; ``flask --app
-api fairplay reevaluate`` does all deals at once).
+tier judges a deal's records again when it learns a new line of it; ``flask --app
+api fairplay reevaluate`` does every deal at once).
 """
 
 from __future__ import annotations
@@ -33,8 +33,6 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 Id = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
-#: records read and written per round of the backfill
-BATCH = 500
 
 
 def upgrade() -> None:
@@ -51,38 +49,9 @@ def upgrade() -> None:
         batch.add_column(sa.Column("action", sa.String(16), nullable=True))
         batch.add_column(sa.Column("reached", sa.BigInteger(), nullable=True))
     op.create_index("ix_hints_code_reached", "hints", ["code", "reached"])
-    backfill(op.get_bind())
+    from api.fairplay import backfill_lines  # the service's own computation (api.evidence)
 
-
-def backfill(connection: sa.Connection) -> int:
-    """The effective line and band keys of every record without a line, a batch at a time; how many."""
-    from api.evidence import band_keys, effective_line, pack  # the service's own computation
-
-    records = sa.table("records", sa.column("id", Id), sa.column("code", sa.String),
-                       sa.column("canonical", sa.Text), sa.column("line", sa.LargeBinary))
-    bands = sa.table("line_bands", sa.column("band", sa.BigInteger), sa.column("record_id", Id))
-    done, after = 0, 0
-    while True:
-        rows = connection.execute(sa.select(records.c.id, records.c.code, records.c.canonical)
-                                  .where(records.c.id > after, records.c.line.is_(None))
-                                  .order_by(records.c.id).limit(BATCH)).all()
-        if not rows:
-            return done
-        lines, keys = [], []
-        for record_id, code, canonical in rows:
-            try:
-                positions = effective_line(code, canonical.split())
-            except Exception:  # a stored log that does not replay: left out of copy checks
-                continue
-            lines.append({"record_id": record_id, "packed": pack(positions)})
-            keys.extend({"band": band, "record_id": record_id} for band in set(band_keys(code, positions)))
-        if lines:
-            connection.execute(records.update().where(records.c.id == sa.bindparam("record_id"))
-                               .values(line=sa.bindparam("packed")), lines)
-        if keys:
-            connection.execute(bands.insert(), keys)
-        done += len(lines)
-        after = rows[-1][0]
+    backfill_lines(op.get_bind())
 
 
 def downgrade() -> None:
