@@ -377,3 +377,25 @@ def test_the_operators_command_judges_every_deal_again_and_imports_get_their_lin
     with restored.extensions["api.db"].sessions() as session:
         [stored] = session.query(Record).all()
         assert evidence.unpack(stored.line) == frozenset(evidence.effective_line(code, line))
+
+
+def test_on_the_worker_tier_a_high_records_deal_is_solved_and_the_record_judged_again(tier):
+    """The web tier sends the re-evaluation to the bulk queue; a worker finds the record in a top 10,
+    asks the solver (searches queue), stores the line, and judges the deal again: unranked."""
+    import time
+
+    settings = {**ON, "SOLVER_BUDGET_NODES": NODES, "FAIRPLAY_SOLVE_TOP": 10}
+    app = tier.app(**settings)
+    tier.worker(**settings)
+    client = app.test_client()
+    code = CODES[0]
+    record = submit(client, token_of(client, "offline"), code, solver_line(code))
+    assert record["ranked"] is True  # nothing known of the deal when it was stored
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        stored = client.get(f"{API}/records/{record['id']}").get_json()
+        if not stored["ranked"]:
+            break
+        time.sleep(0.5)
+    assert flags(stored) == ["solver-like"] and stored["history"][0]["actor"] == "fair-play"
+    assert board(client, code) == []
