@@ -55,10 +55,10 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    # (plain DROP COLUMN, which SQLite has had since 3.35: a batch copy of ``records`` would drop
+    # the table that board entries, history and copies refer to)
     op.drop_index("ix_hints_code_reached", table_name="hints")
-    with op.batch_alter_table("hints") as batch:
-        batch.drop_column("reached")
-        batch.drop_column("action")
+    op.execute("ALTER TABLE hints DROP COLUMN reached")
+    op.execute("ALTER TABLE hints DROP COLUMN action")
     op.drop_table("line_bands")
-    with op.batch_alter_table("records") as batch:
-        batch.drop_column("line")
+    op.execute("ALTER TABLE records DROP COLUMN line")
