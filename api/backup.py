@@ -39,6 +39,7 @@ from sqlalchemy.orm import Session
 import engine
 from engine import GameCode, InvalidCodeError
 
+from .fairplay import backfill_lines
 from .models import STATUSES, Base, ChallengeAttempt, Record, RecordStatus
 from .players import adopt
 from .problems import field_errors
@@ -559,6 +560,7 @@ def import_records(session: Session, lines: Iterable[str],
                 flush()
         if batch:
             flush()
+        backfill_lines(session.connection(), after=before)  # the imported games' effective lines (api.evidence)
         if report.kept_ids and session.get_bind().dialect.name == "postgresql":
             # ids were given: move the sequence past them, or the next submission would collide
             session.execute(sql_text("SELECT setval(pg_get_serial_sequence('records', 'id'), "

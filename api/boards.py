@@ -56,7 +56,17 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql
 
-from .models import BoardEntry, Challenge, ChallengeAttempt, PlayerStats, Record, Standing, UTCDateTime, dialect_insert
+from .models import (
+    BoardEntry,
+    Challenge,
+    ChallengeAttempt,
+    LineBand,
+    PlayerStats,
+    Record,
+    Standing,
+    UTCDateTime,
+    dialect_insert,
+)
 
 #: rank key packing: won in bit 61, then 2^30 − 1 − score (scores are 0 … 2^30 − 1), then moves (< 2^31)
 WON_UNIT, SCORE_UNIT, SCORE_CEILING = 2 ** 61, 2 ** 31, 2 ** 30 - 1
@@ -164,7 +174,7 @@ def _totals_upsert(insert_of: Any, records: Any, *where: ColumnElement[bool]) ->
 
 def store_with_upkeep() -> Any:
     """PostgreSQL: one statement that stores a record (the columns as bind parameters; nothing
-    if the same game is stored) and keeps its boards and the player's totals, in one round
+    if the same game is stored) with its line's index keys, and keeps its boards and the player's totals, in one round
     trip. It returns the new id and the ids of the challenges whose entry changed (then
     :func:`challenge_entries_changed` follows). Built once."""
     if "store" in _UPKEEP:
@@ -177,9 +187,13 @@ def store_with_upkeep() -> Any:
     entries = _entries_upsert(postgresql.insert, board_rows(source=stored).subquery()).returning(
         BoardEntry.challenge_id).cte("entries")
     totals = _totals_upsert(postgresql.insert, stored).returning(PlayerStats.player).cte("totals")
+    # the index keys of the record's effective line (``:bands``, api.evidence.band_keys) ride along too
+    bands = postgresql.insert(LineBand).from_select(
+        ("band", "record_id"), select(func.unnest(bindparam("bands", type_=postgresql.ARRAY(BigInteger))),
+                                      stored.c.id)).cte("bands")
     changed = select(func.array_agg(entries.c.challenge_id)).where(
         entries.c.challenge_id.is_not(None)).scalar_subquery()
-    statement = select(stored.c.id, changed).add_cte(entries, totals)
+    statement = select(stored.c.id, changed).add_cte(entries, totals, bands)
     _UPKEEP["store"] = statement
     return statement
 

@@ -7,6 +7,7 @@
 - ``flask --app api review list|decide``: the records flagged for review;
 - ``flask --app api players token``: a token for a player without one (or a new one);
 - ``flask --app api webhooks add|list|remove|rotate|deliveries|sweep``: webhook endpoints.
+- ``flask --app api fairplay reevaluate``: every deal's ranked records judged again.
 """
 
 from __future__ import annotations
@@ -49,6 +50,23 @@ challenges_cli = AppGroup("challenges", help="Daily and weekly challenges, and t
 boards_cli = AppGroup("boards", help="The boards, standings and player totals kept on write.")
 webhooks_cli = AppGroup("webhooks", help="Webhook endpoints (Standard Webhooks): add (the secret is shown once), "
                                          "list, remove, rotate the secret, deliveries, sweep.")
+fairplay_cli = AppGroup("fairplay", help="Fair play: the evidence on records, judged again.")
+
+
+@fairplay_cli.command("reevaluate")
+def fairplay_reevaluate() -> None:
+    """Compute the effective lines of records that have none, then judge every deal's ranked
+    records again with what the service knows of each deal (as the worker tier does when it
+    learns a new line); records that lose their rank get a history entry saying why."""
+    from .fairplay import backfill_lines, reevaluate_all
+
+    with get_db().sessions() as session:
+        filled = backfill_lines(session.connection())
+        session.commit()
+        changed = reevaluate_all(session)
+    click.echo(f"{filled} effective lines computed; {sum(map(len, changed.values()))} records unranked")
+    for code, ids in changed.items():
+        click.echo(f"{code}: {', '.join(map(str, ids))}")
 
 
 @boards_cli.command("rebuild")
@@ -502,6 +520,7 @@ def webhooks_sweep() -> None:
 def init_app(app: Flask) -> None:
     app.cli.add_command(webhooks_cli)
     app.cli.add_command(boards_cli)
+    app.cli.add_command(fairplay_cli)
     app.cli.add_command(challenges_cli)
     app.cli.add_command(db_cli)
     app.cli.add_command(keys_cli)

@@ -326,6 +326,11 @@ SETTINGS: tuple[Setting, ...] = (
             "most header fields in a request (more: 431); gunicorn's own limit is twice it"),
     Setting("MAX_HEADER_BYTES", "8190", partial(parse_positive_int, most=65536),
             "longest header field (`Name: value`) in bytes (longer: 431); gunicorn's own limit is twice it"),
+    Setting("FAIRPLAY_TIMES_REQUIRED", "1", parse_bool,
+            "a record without per-action times is unranked (flag `untimed`); off: untimed records rank"),
+    Setting("FAIRPLAY_SOLVE_TOP", "10", parse_optional_positive_int,
+            "a record entering the top N of a board has its deal solved on the worker tier, so that its "
+            "evidence includes the service's own line (empty: never)"),
 )
 
 

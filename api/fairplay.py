@@ -1,172 +1,334 @@
-"""Fair play: the evidence on a record (flags), whether it is ranked, the review
-queue and its decisions, the hint log, and what a solvability answer discloses.
+"""Fair play: the flags (declared once, in :data:`FLAGS`), the evidence on a record from
+what the database knows of its deal, its re-evaluation when the service learns a new
+line of the deal, the review queue and its decisions, and the hint log.
 
-A record is *ranked* (counts on the leaderboards) when it carries no flag. The
-flags (``docs/fair-play.md``):
+A record is *ranked* (counts on the boards) when it carries no flag. The evidence is
+computed on the game's effective line (:mod:`api.evidence`), never on the text of the
+log: see ``docs/fair-play.md`` for the threat model and the thresholds
+(:data:`api.evidence.THRESHOLDS`).
 
-- ``assisted``: the player took a hint on that deal before submitting;
-- ``copy``: the same canonical log of the deal is stored for another player
-  (``copy_of`` points to the first one, which keeps its rank);
-- ``solver-like``: at least :data:`SOLVER_SHARE` of the log's actions match a
-  solver line the service stored for the deal (logs of :data:`SOLVER_MIN_ACTIONS`
-  actions or more); sent to review;
-- ``timing``: per-action times whose median gap is under
-  :data:`MIN_MEDIAN_GAP_MS`, or an ``elapsed_ms`` that disagrees with them (before
-  the last action's time, or more than :data:`ELAPSED_SLACK_MS` after it), or, on
-  a challenge attempt, a claimed time longer than the server measured between the
-  attempt's start and the record's arrival; sent to review.
-
-A flag that sends a record to review gives it the status ``review``; an admin
-decides (``visible`` clears the review flags, ``hidden`` confirms them).
+A flag that sends a record to review gives it the status ``review``; an admin decides
+(``visible`` clears the review flags, ``hidden`` confirms them).
 """
 
 from __future__ import annotations
 
-import difflib
-import statistics
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Boolean, and_, bindparam, func, literal, select
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    LargeBinary,
+    String,
+    Text,
+    bindparam,
+    cast,
+    column,
+    func,
+    literal,
+    null,
+    select,
+    text,
+    union_all,
+)
+from sqlalchemy import table as sql_table
 from sqlalchemy.orm import Session
 
+from engine import EngineError, Game
+
 from . import webhooks
-from .auth import authenticate, bearer_token
-from .models import Hint, Player, Record, RecordStatus, Solvability
-from .players import is_player_token, token_player
-from .problems import invalid_field
+from .evidence import (
+    EarlierRecord,
+    Finding,
+    Known,
+    band_keys,
+    effective_line,
+    hash64,
+    judge_line,
+    pack,
+    position_hash,
+    unpack,
+)
+from .i18n import N_
+from .models import Challenge, Hint, LineBand, Player, Record, RecordStatus, Solvability, UTCDateTime
 from .times import pack_times
 
-#: share of a log's actions found, in order, in a stored solver line that makes it solver-like
-SOLVER_SHARE = 0.8
-#: shorter logs are never called solver-like (a few forced opening moves match any line)
-SOLVER_MIN_ACTIONS = 20
-#: a median gap between actions under this many milliseconds is faster than people play
-MIN_MEDIAN_GAP_MS = 150
-#: ``elapsed_ms`` may run this long after the last action's time (the game's end screen)
-ELAPSED_SLACK_MS = 60_000
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class FlagKind:
+    """A fair-play flag: its name, whether it sends the record to review, the line the
+    record and player pages show (translated; ``{id}`` is the original of a copy), and
+    when it is raised, as ``docs/fair-play.md`` says it."""
+
+    name: str
+    review: bool
+    page: str
+    docs: str
+
+
+#: every fair-play flag, once; the review set, the pages' texts, the docs' table and the contract's enum derive from it
+FLAGS: tuple[FlagKind, ...] = (
+    FlagKind("assisted", False, N_("assisted: a hint was taken on this deal before submitting"),
+             "the player took a hint on the deal before submitting, or the game's positions lie mostly on "
+             "positions hints reached, whoever was handed them"),
+    FlagKind("copy", False, N_("copy: the same game was stored earlier as record {id}"),
+             "the game's effective line is near-equal to the line of an earlier record of another player"),
+    FlagKind("solver-like", True, N_("solver-like: the log follows the service's solver line"),
+             "the game's positions lie mostly on a solver line the service stored for the deal"),
+    FlagKind("timing", True, N_("timing: faster than people play, or the times disagree"),
+             "the per-action times are faster than people play, or the game's time disagrees with them"),
+    FlagKind("untimed", False, N_("untimed: the game has no per-action times"),
+             "the record has no per-action times (`FAIRPLAY_TIMES_REQUIRED`)"),
+    FlagKind("empty-log", False, N_("empty log: the game has no action"),
+             "only on records stored before 0005 with no action; new empty logs are refused"),
+)
+FLAG_KINDS = {kind.name: kind for kind in FLAGS}
 #: what a flag does when present: every flag unranks; these also send the record to review
-REVIEW_FLAGS = frozenset({"solver-like", "timing"})
+REVIEW_FLAGS = frozenset(kind.name for kind in FLAGS if kind.review)
 #: most records listed per review page
 REVIEW_PAGE = 100
+#: the actor of the history entries fair play writes itself
+ACTOR = "fair-play"
 
 
 def flag(name: str, reason: str, **evidence: Any) -> dict[str, Any]:
     """One flag as records store and show it."""
-    return {"flag": name, "reason": reason, "review": name in REVIEW_FLAGS, "evidence": evidence}
+    return {"flag": name, "reason": reason, "review": FLAG_KINDS[name].review, "evidence": evidence}
 
 
-# -- per-action times ----------------------------------------------------------
-
-def check_times(times: list[int] | None, actions: int) -> None:
-    """422 unless there is one time per action of the log and none is earlier than the one before."""
-    if times is None:
-        return
-    if len(times) != actions:
-        raise invalid_field("times", f"{len(times)} times for a log of {actions} actions: give one time per action")
-    for index in range(1, len(times)):
-        if times[index] < times[index - 1]:
-            raise invalid_field(f"times.{index}", f"{times[index]} ms is earlier than the time before it "
-                                                  f"({times[index - 1]} ms): times count from the game's start")
+def flags_of(findings: Iterable[Finding]) -> list[dict[str, Any]]:
+    return [flag(found.flag, found.reason, **found.evidence) for found in findings]
 
 
-def timing_flags(times: list[int] | None, elapsed_ms: int | None) -> list[dict[str, Any]]:
-    if not times:
-        return []
-    flags = []
-    gaps = [times[0]] + [b - a for a, b in zip(times, times[1:])]
-    median = statistics.median(gaps)
-    if median < MIN_MEDIAN_GAP_MS:
-        flags.append(flag("timing", f"the median gap between actions is {median:g} ms, under the "
-                                    f"{MIN_MEDIAN_GAP_MS} ms people need", median_gap_ms=median,
-                          threshold_ms=MIN_MEDIAN_GAP_MS))
-    if elapsed_ms is not None and not times[-1] <= elapsed_ms <= times[-1] + ELAPSED_SLACK_MS:
-        flags.append(flag("timing", f"elapsed_ms ({elapsed_ms} ms) disagrees with the last action's time "
-                                    f"({times[-1]} ms)", elapsed_ms=elapsed_ms, last_action_ms=times[-1],
-                          slack_ms=ELAPSED_SLACK_MS))
-    return flags
+# -- the columns of a new record ---------------------------------------------
 
-
-def attempt_timing_flags(server_elapsed_ms: int | None, elapsed_ms: int | None, times: list[int] | None
-                         ) -> list[dict[str, Any]]:
-    """``timing`` when a challenge attempt's record claims more time than the server measured
-    from the attempt's start to the record's arrival (the client can only have played less:
-    its clock starts after the code reached it and stops before the record left it).
-
-    >>> attempt_timing_flags(60_000, 59_000, [1000, 58_000]), attempt_timing_flags(None, 10 ** 9, None)
-    ([], [])
-    >>> attempt_timing_flags(60_000, 61_000, None)[0]["evidence"]["claimed_ms"]
-    61000
-    """
-    claimed = max([value for value in (elapsed_ms, times[-1] if times else None) if value is not None], default=None)
-    if server_elapsed_ms is None or claimed is None or claimed <= server_elapsed_ms:
-        return []
-    return [flag("timing", f"the client claims {claimed} ms of play, more than the {server_elapsed_ms} ms the server "
-                           f"measured from the attempt's start to the record's arrival", claimed_ms=claimed,
-                 server_elapsed_ms=server_elapsed_ms)]
-
-
-# -- the evidence on a new record ----------------------------------------------
-
-def solver_share(actions: list[str], line: list[str]) -> float:
-    """The share of ``actions`` found, in order, in the solver's ``line`` (both canonical).
-
-    >>> solver_share(["a", "b", "x", "c"], ["a", "b", "c"])
-    0.75
-    """
-    if not actions:
-        return 0.0
-    matcher = difflib.SequenceMatcher(None, actions, line, autojunk=False)
-    return sum(block.size for block in matcher.get_matching_blocks()) / len(actions)
-
-
-def _evidence_statement() -> Any:
-    """One round trip: the first hint the player took on the deal, the first record of this log
-    for another player, and the solver lines stored for the deal (one row each; a single row of
-    NULLs when there are none). Built once: building it cost more than running it."""
-    first_hint = (select(func.min(Hint.at)).where(Hint.player_id == bindparam("player_id"),
-                                                  Hint.code == bindparam("code"), Hint.at <= bindparam("now"))
-                  .scalar_subquery())
-    original = (select(Record.id).where(Record.code == bindparam("code"), Record.log_hash == bindparam("log_hash"),
-                                        (Record.player_id != bindparam("player_id")) | Record.player_id.is_(None))
-                .order_by(Record.id).limit(1).scalar_subquery())  # stops at the first (ix_records_code_log_hash_id)
-    wanted = and_(Solvability.code == bindparam("code"), Solvability.solution.is_not(None),
-                  bindparam("long_enough", type_=Boolean))
-    return (select(first_hint, original, Solvability.id, Solvability.solution)
-            .select_from(select(literal(1).label("one")).subquery().outerjoin(Solvability, wanted)))
-
-
-_EVIDENCE = _evidence_statement()
-
-
-def evidence(session: Session, player: Player, code: str, log_hash: str, canonical: str,
-             times: list[int] | None, elapsed_ms: int | None, now: datetime,
-             server_elapsed_ms: int | None = None) -> dict[str, Any]:
-    """The fair-play columns of a new record: ``flags``, ``ranked``, ``status``, ``copy_of``, ``times``."""
-    flags = []
-    actions = canonical.split()
-    rows = session.execute(_EVIDENCE, {"player_id": player.id, "code": code, "now": now, "log_hash": log_hash,
-                                       "long_enough": len(actions) >= SOLVER_MIN_ACTIONS}).all()
-    hinted, original_id = rows[0][0], rows[0][1]
-    if hinted is not None:
-        if isinstance(hinted, str):  # SQLite hands an aggregate over a date column back as text
-            hinted = datetime.fromisoformat(hinted)
-        flags.append(flag("assisted", "the player took a hint on this deal before submitting",
-                          first_hint_at=hinted.isoformat()))
-    if original_id is not None:
-        flags.append(flag("copy", f"the same log of this deal was stored earlier as record {original_id}, for "
-                                  f"another player", original=original_id))
-    for solvability_id, solution in ((row[2], row[3]) for row in rows if row[2] is not None):
-        share = solver_share(actions, solution.split())
-        if share >= SOLVER_SHARE:
-            flags.append(flag("solver-like", f"{share:.0%} of the log's actions follow the service's solver line "
-                                             f"for this deal", share=round(share, 4), threshold=SOLVER_SHARE,
-                              solvability_id=solvability_id))
-            break
-    flags.extend(timing_flags(times, elapsed_ms))
-    flags.extend(attempt_timing_flags(server_elapsed_ms, elapsed_ms, times))
+def columns(findings: Sequence[Finding], times: list[int] | None) -> dict[str, Any]:
+    """The fair-play columns of a new record from its evidence: ``flags``, ``ranked``, ``status``,
+    ``copy_of``, ``times``."""
+    flags = flags_of(findings)
+    copy_of = next((found.copy_of for found in findings if found.copy_of is not None), None)
     return {"flags": flags, "ranked": not flags, "status": "review" if any(f["review"] for f in flags) else "visible",
-            "copy_of": original_id, "times": None if times is None else pack_times(times)}
+            "copy_of": copy_of, "times": None if times is None else pack_times(times)}
+
+
+# -- what the database knows of a deal --------------------------------------------
+
+def lock_deal(session: Session, code: str) -> None:
+    """Hold the deal until the transaction ends, so that of near-equal records sent at once
+    the first committed is the original: PostgreSQL's advisory transaction lock keyed by
+    the deal; SQLite's write lock (a write that changes nothing; writers queue behind it)."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(select(func.pg_advisory_xact_lock(literal(_lock_key(code), BigInteger))))
+    else:
+        session.execute(text("UPDATE line_bands SET band = band WHERE 0 = 1"))
+
+
+def _lock_key(code: str) -> int:
+    return hash64(f"deal {code}")
+
+
+#: most earlier records (candidates of the band index) a submission compares its line with
+CANDIDATES = 200
+#: most (position, player) pairs of hints a submission reads
+HINT_ROWS = 5000
+
+
+def _known_statement(with_candidates: bool) -> Any:
+    """One round trip: the index's candidates among earlier records of the deal (other
+    players'), its solver lines (solvability answers, challenge par lines), the hints whose
+    positions the new line reaches, and the player's first hint on the deal."""
+    def row(kind: str, record: Any = None, player: Any = None, line: Any = None, copy_of: Any = None,
+            solution: Any = None, at: Any = None, reached: Any = None) -> list[Any]:
+        return [literal(kind, String).label("kind"),
+                (record if record is not None else cast(null(), BigInteger)).label("record_id"),
+                (player if player is not None else cast(null(), BigInteger)).label("player_id"),
+                (line if line is not None else cast(null(), LargeBinary)).label("line"),
+                (copy_of if copy_of is not None else cast(null(), BigInteger)).label("copy_of"),
+                (solution if solution is not None else cast(null(), Text)).label("solution"),
+                (at if at is not None else cast(null(), UTCDateTime)).label("at"),
+                (reached if reached is not None else cast(null(), BigInteger)).label("reached")]
+
+    code: Any = bindparam("code")
+    player: Any = bindparam("player_id")
+    parts = [
+        select(*row("own", at=func.min(Hint.at))).where(Hint.player_id == player, Hint.code == code,
+                                                        Hint.at <= bindparam("now")),
+        select(*row("solver", solution=Solvability.solution)).where(Solvability.code == code,
+                                                                    Solvability.solution.is_not(None)),
+        select(*row("solver", solution=Challenge.par_line)).where(Challenge.code == code),
+        select(*row("hint", player=Hint.player_id, reached=Hint.reached)).where(
+            Hint.code == code, Hint.reached.in_(bindparam("positions", expanding=True))).distinct()
+        .limit(HINT_ROWS).subquery().select(),
+    ]
+    if with_candidates:
+        near = select(LineBand.record_id).where(LineBand.band.in_(bindparam("bands", expanding=True)))
+        parts.append(select(*row("record", record=Record.id, player=Record.player_id, line=Record.line,
+                                 copy_of=Record.copy_of))
+                     .where(Record.id.in_(near), Record.code == code, Record.line.is_not(None),
+                            (Record.player_id != player) | Record.player_id.is_(None))
+                     .order_by(Record.id).limit(CANDIDATES).subquery().select())
+    return union_all(*parts)
+
+
+_KNOWN = {True: _known_statement(True), False: _known_statement(False)}
+
+
+def known_for(session: Session, code: str, player_id: int | None, positions: frozenset[int], bands: list[int],
+              now: datetime) -> Known:
+    """What the database knows of the deal ``code`` when it judges a new line of ``player_id``."""
+    rows = session.execute(_KNOWN[bool(bands)], {
+        "code": code, "player_id": player_id, "now": now, "positions": sorted(positions) or [0],
+        **({"bands": bands} if bands else {})}).all()
+    return known_from(rows, code)
+
+
+def known_from(rows: Iterable[Any], code: str) -> Known:
+    known = Known(solver_lines=[], hints={}, earlier=[])
+    assert isinstance(known.solver_lines, list) and isinstance(known.earlier, list)
+    for kind, record_id, player_id, line, copy_of, solution, at, reached in rows:
+        if kind == "own" and at is not None:
+            if isinstance(at, str):  # SQLite hands an aggregate over a date column back as text
+                at = datetime.fromisoformat(at)
+            known.own_hint_at = at.isoformat()
+        elif kind == "solver":
+            known.solver_lines.append(solution)
+        elif kind == "hint":
+            known.hints.setdefault(reached, set()).add(player_id)
+        elif kind == "record":
+            known.earlier.append(EarlierRecord(record_id, player_id, unpack(line), copy_of))
+    return known
+
+
+# -- re-evaluation: the service learned a new line of a deal -----------------------
+
+def reevaluate_deal(session: Session, code: str) -> list[int]:
+    """Judge the ranked records of a deal again against everything now known of it (solver
+    lines, hints handed out, earlier records); a record with new evidence loses its rank
+    (or goes to review) and its history says why; its boards are rebuilt (``api.boards``).
+    The ids of the records that changed. Commits."""
+    records = session.scalars(select(Record).where(Record.code == code, Record.line.is_not(None))
+                              .order_by(Record.id)).all()
+    if not any(record.ranked and record.status == "visible" for record in records):
+        return []
+    solver_lines: list[str] = list(session.scalars(
+        select(Solvability.solution).where(Solvability.code == code, Solvability.solution.is_not(None))))
+    solver_lines += list(session.scalars(select(Challenge.par_line).where(Challenge.code == code)))
+    hints = session.execute(select(Hint.player_id, Hint.at, Hint.reached).where(Hint.code == code)).all()
+    reached: dict[int, set[int]] = {}
+    for player_id, _, spot in hints:
+        if spot is not None:
+            reached.setdefault(spot, set()).add(player_id)
+    bands: dict[int, list[int]] = {}
+    for band, record_id in session.execute(select(LineBand.band, LineBand.record_id).join(
+            Record, Record.id == LineBand.record_id).where(Record.code == code)):
+        bands.setdefault(record_id, []).append(band)
+    changed = []
+    by_band: dict[int, list[Record]] = {}
+    for record in records:
+        near = {other.id: other for band in bands.get(record.id, []) for other in by_band.get(band, [])}
+        if record.ranked and record.status == "visible":
+            own = [at for player_id, at, _ in hints if player_id == record.player_id and at <= record.received_at]
+            known = Known(solver_lines=solver_lines, hints=reached,
+                          own_hint_at=min(own).isoformat() if own else None,
+                          earlier=[EarlierRecord(other.id, other.player_id, unpack(other.line), other.copy_of)
+                                   for other in near.values() if other.player_id != record.player_id])
+            if _judge_again(record, judge_line(code, unpack(record.line), known)):
+                changed.append(record.id)
+                session.flush()
+                webhooks.emit(session, "record.ranked_changed", webhooks.record_data(record))
+        for band in bands.get(record.id, []):
+            by_band.setdefault(band, []).append(record)
+    session.commit()
+    return changed
+
+
+def _judge_again(record: Record, findings: list[Finding]) -> bool:
+    """Add the findings whose flags the record does not carry yet; True if it lost its rank."""
+    present = {f.get("flag") for f in record.flags or []}
+    new = [found for found in findings if found.flag not in present]
+    if not new:
+        return False
+    record.flags = [*(record.flags or []), *flags_of(new)]
+    record.ranked = False
+    record.copy_of = record.copy_of or next((f.copy_of for f in new if f.copy_of is not None), None)
+    status = "review" if any(FLAG_KINDS[found.flag].review for found in new) else record.status
+    record.status = status
+    reason = "re-evaluated with what the service learned of the deal since: " + "; ".join(
+        f"{found.flag}: {found.reason}" for found in new)
+    record.history.append(RecordStatus(status=status, actor=ACTOR, at=datetime.now(UTC), reason=reason[:500]))
+    log.info("fair play: record %d unranked on re-evaluation (%s)", record.id, ", ".join(f.flag for f in new))
+    return True
+
+
+def in_a_top(session: Session, code: str, top: int) -> bool:
+    """Whether an eligible record of the deal is in the first ``top`` places of one of its boards
+    (deal, variant, challenge): each board's count stops at ``top`` (its order index)."""
+    from .models import BoardEntry
+
+    other = BoardEntry.__table__.alias("other")
+    ahead = (select(literal(1)).select_from(other).where(other.c.board == BoardEntry.board,
+                                                         other.c.sort_key < BoardEntry.sort_key)
+             .limit(top).subquery())
+    statement = (select(BoardEntry.record_id).join(Record, Record.id == BoardEntry.record_id)
+                 .where(Record.code == code, select(func.count()).select_from(ahead).scalar_subquery() < top)
+                 .limit(1))
+    return session.execute(statement).first() is not None
+
+
+def is_searched(session: Session, code: str) -> bool:
+    """Whether the deal has a solvability row (searched, or a search on its way)."""
+    return session.execute(select(Solvability.id).where(Solvability.code == code).limit(1)).first() is not None
+
+
+#: records read and written per round of :func:`backfill_lines`
+BACKFILL_BATCH = 500
+
+
+def backfill_lines(connection: Connection, after: int = 0) -> int:
+    """The effective line and band keys of every record without a line (migration 0008, an
+    import, ``flask --app api fairplay reevaluate``), a batch at a time; how many got one. A
+    stored log that does not replay (none should) keeps ``NULL``: it is left out of copy checks.
+    Written with its own table definitions, so that migration 0008 can run it on its schema."""
+    records = sql_table("records", column("id", BigInteger), column("code", String()), column("canonical", Text()),
+                        column("line", LargeBinary()))
+    bands = sql_table("line_bands", column("band", BigInteger), column("record_id", BigInteger))
+    done = 0
+    while True:
+        rows = connection.execute(select(records.c.id, records.c.code, records.c.canonical)
+                                  .where(records.c.id > after, records.c.line.is_(None))
+                                  .order_by(records.c.id).limit(BACKFILL_BATCH)).all()
+        if not rows:
+            return done
+        lines: list[dict[str, Any]] = []
+        keys: list[dict[str, Any]] = []
+        for record_id, code, canonical in rows:
+            try:
+                positions = effective_line(str(code), str(canonical).split())
+            except (EngineError, ValueError):
+                continue
+            lines.append({"record_id": record_id, "packed": pack(positions)})
+            keys.extend({"band": band, "record_id": record_id} for band in set(band_keys(str(code), positions)))
+        if lines:
+            connection.execute(records.update().where(records.c.id == bindparam("record_id"))
+                               .values(line=bindparam("packed")), lines)
+        if keys:
+            connection.execute(bands.insert(), keys)
+        done += len(lines)
+        after = rows[-1][0]
+
+
+def reevaluate_all(session: Session) -> dict[str, list[int]]:
+    """Every deal with a ranked record judged again (the operator's command): the records that changed, by deal."""
+    codes = session.scalars(select(Record.code).where(Record.ranked.is_(True), Record.status == "visible")
+                            .distinct().order_by(Record.code)).all()
+    changed = {code: reevaluate_deal(session, code) for code in codes}
+    return {code: ids for code, ids in changed.items() if ids}
 
 
 # -- review ----------------------------------------------------------------------
@@ -177,7 +339,7 @@ def decide(session: Session, record: Record, status: str, actor: str, reason: st
     other flags (a copy, a hint) still keep it off. The caller commits."""
     if record.status != status:  # setting the status it has changes nothing and records nothing
         if record.status == "review" and status == "visible":
-            record.ranked = not any(not f.get("review") for f in record.flags or [])
+            record.ranked = not any(f.get("flag") not in REVIEW_FLAGS for f in record.flags or [])
         record.status = status
         record.history.append(RecordStatus(status=status, actor=actor, at=datetime.now(UTC), reason=reason))
         session.flush()
@@ -194,25 +356,19 @@ def review_queue(session: Session, after: int = 0, limit: int = REVIEW_PAGE) -> 
 
 # -- hints and solutions --------------------------------------------------------
 
-def hint_player(session: Session) -> Player:
-    """The player asking for a hint: a hint needs a player token (401 without one, 403 with an API key)."""
-    return token_player(session, "a hint", "ask for hints")
-
-
-def log_hint(session: Session, player: Player, code: str, actions: int, position: str) -> None:
-    """Store a hint given (who, which deal, when, at which position)."""
+def log_hint(session: Session, player: Player, code: str, actions: int, position: str,
+             action: str | None) -> bool:
+    """Store a hint given (who, which deal, when, at which position, which action, and the
+    position that action reaches: a known line of the deal). True if it handed out an action."""
+    reached = None
+    if action is not None:
+        game = Game.from_position(position)
+        game.push_text(action)
+        reached = position_hash(game.position)
     session.add(Hint(player_id=player.id, code=code, at=datetime.now(UTC), actions=actions,
-                     position=position))
+                     position=position, action=action, reached=reached))
     session.commit()
-
-
-def sees_solutions(session: Session) -> bool:
-    """Whether the request comes with an admin key (a sent key is checked; a player token never is one)."""
-    token = bearer_token()
-    if token is None or is_player_token(token):
-        return False
-    key = authenticate(session, required=False)
-    return key is not None and key.admin
+    return reached is not None
 
 
 def disclose(answer: dict[str, Any], admin: bool) -> dict[str, Any]:
@@ -221,3 +377,4 @@ def disclose(answer: dict[str, Any], admin: bool) -> dict[str, Any]:
     if not admin:
         answer.pop("solution", None)
     return answer
+

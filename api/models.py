@@ -142,6 +142,8 @@ class Record(Base):
     attempt_id: Mapped[int | None] = mapped_column(Id, ForeignKey("challenge_attempts.id"))
     #: with an attempt: the server's time from the attempt's start to the record's arrival, ms
     server_elapsed_ms: Mapped[int | None] = mapped_column(BigInteger)
+    #: the effective line: the positions the game went through, sorted 64-bit hashes (``api.evidence.pack``)
+    line: Mapped[bytes | None] = mapped_column(LargeBinary)
     #: every status change, oldest first
     history: Mapped[list[RecordStatus]] = relationship(
         back_populates="record", order_by="RecordStatus.id", cascade="all, delete-orphan", passive_deletes=True,
@@ -259,11 +261,24 @@ class Player(Base):
         return f"<Player {self.id} {self.name!r}>"
 
 
+class LineBand(Base):
+    """One index key of a record's effective line (``api.evidence.band_keys``: a band of its
+    MinHash, with the deal): records whose lines are near-equal share a key, so that the
+    copy check reads a few candidates, however many records the deal has."""
+
+    __tablename__ = "line_bands"
+
+    band: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    record_id: Mapped[int] = mapped_column(Id, ForeignKey("records.id", ondelete="CASCADE"), primary_key=True)
+
+
 class Hint(Base):
-    """A hint the service gave: to which player, on which deal, when, and at which position."""
+    """A hint the service gave: to which player, on which deal, when, at which position,
+    which action it handed out and the position that action reaches (a known line of the deal)."""
 
     __tablename__ = "hints"
-    __table_args__ = (Index("ix_hints_player_id_code", "player_id", "code"),)
+    __table_args__ = (Index("ix_hints_player_id_code", "player_id", "code"),
+                      Index("ix_hints_code_reached", "code", "reached"))
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)
     player_id: Mapped[int] = mapped_column(Id, ForeignKey("players.id"))
@@ -271,6 +286,10 @@ class Hint(Base):
     at: Mapped[datetime] = mapped_column(UTCDateTime)
     actions: Mapped[int]                                    # how many actions the log had when the hint was asked
     position: Mapped[str] = mapped_column(Text)             # the position text it was asked at
+    action: Mapped[str | None] = mapped_column(String(16))  # the action handed out (None: no hint, or before 0008)
+    reached: Mapped[int | None] = mapped_column(BigInteger)  # the position it reaches (``api.evidence.position_hash``)
+
+
 class SolverJob(Base):
     """A search waiting or running on the worker tier: one row holds one place. The
     unique constraints are the limits, checked by the insert itself: at most

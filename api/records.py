@@ -1,22 +1,28 @@
 """Records: a record's identity (:func:`log_hash`), its column values from a verified
-replay (:func:`new_record`) and storing it once with the upkeep of its boards
-(:func:`store_record`). Used by the ``/records`` views, the backup and re-verification."""
+replay (:func:`new_record`), storing it once with the upkeep of its boards
+(:func:`store_record`), and a submission as one service function (:func:`submit`:
+replay, evidence, store, in one transaction), which raises domain errors
+(:class:`Refused`) that the views turn into HTTP. Used by the ``/records`` views, the
+backup and re-verification."""
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, insert, select
 from sqlalchemy.dialects import sqlite
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 import engine
-from verifier import Verdict
+from engine import GameCode
+from verifier import Verdict, replay
 
-from . import boards
-from .models import Record, claims
+from . import boards, evidence, fairplay, metrics, webhooks
+from .models import LineBand, Player, Record, claims
 
 #: the ones of a record's columns that make it the same game (its unique constraint)
 SAME_GAME = ("player", "code", "log_hash")
@@ -45,8 +51,8 @@ def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None 
         elapsed_ms=body.get("elapsed_ms"), client=body.get("client"),
         engine_version=engine.__version__, rules_version=engine.RULES_VERSION,
         received_at=now, verified_at=now, submitted_by=submitted_by, status="visible",
-        player_id=None, ranked=True, flags=[], times=None, copy_of=None, vouched_by=None, attempt_id=None,
-        server_elapsed_ms=None)
+        player_id=None, ranked=True, flags=[], times=None, copy_of=None, vouched_by=None, line=None,
+        attempt_id=None, server_elapsed_ms=None)
 
 
 #: SQLite: the insert, skipping a stored game and returning the new id (the upkeep follows it)
@@ -54,7 +60,7 @@ _INSERT_SQLITE = (sqlite.insert(Record.__table__).on_conflict_do_nothing(  # typ
     index_elements=list(SAME_GAME)).returning(Record.__table__.c.id))
 
 
-def insert_record(connection: Connection, values: dict[str, Any]) -> int | None:
+def insert_record(connection: Connection, values: dict[str, Any], bands: list[int] | None = None) -> int | None:
     """Insert a record with the column ``values`` and keep its boards and the player's totals,
     through SQLAlchemy Core for either dialect; the new id, or ``None`` if the same game is stored.
 
@@ -63,9 +69,11 @@ def insert_record(connection: Connection, values: dict[str, Any]) -> int | None:
     in a second one (standings are rebuilt from the entries, so a standing missed in a crash
     between the two is put right by the player's next challenge record, or ``flask --app api
     boards rebuild``). Elsewhere the insert and the upkeep are statements of the caller's
-    transaction."""
+    transaction. ``bands``: the index keys of the record's effective line (``line_bands``),
+    stored with it (on PostgreSQL in the same statement)."""
+    bands = sorted(set(bands or ()))
     if connection.dialect.name == "postgresql":
-        row = connection.execute(boards.store_with_upkeep(), values).first()
+        row = connection.execute(boards.store_with_upkeep(), {**values, "bands": bands}).first()
         if row is None:
             return None
         if row[1]:
@@ -74,19 +82,116 @@ def insert_record(connection: Connection, values: dict[str, Any]) -> int | None:
     new_id = connection.execute(_INSERT_SQLITE, values).scalar()
     if new_id is not None:
         boards.record_stored(connection, new_id)
+        if bands:
+            connection.execute(insert(LineBand), [{"band": band, "record_id": new_id} for band in bands])
     return new_id
 
 
-def store_record(session: Session, values: dict[str, Any]) -> tuple[dict[str, Any] | Record, bool]:
+def store_record(session: Session, values: dict[str, Any],
+                 bands: list[int] | None = None) -> tuple[dict[str, Any] | Record, bool]:
     """Store a record with the column ``values`` (:func:`insert_record`) unless the same
     player's same canonical log of the deal is stored already. Return the record to answer
     with, and whether it is new: a new one as a dict (``values`` with its id and an empty
     history), a stored one as its :class:`Record`. A new record skips the ORM: building a
     mapped object and flushing it costs several times the CPU of the statement."""
-    new_id = insert_record(session.connection(), values)
+    new_id = insert_record(session.connection(), values, bands)
     if new_id is not None:
         claimed = claims(values["claimed_score"], values["claimed_moves"], values["claimed_won"])
         return {**values, "id": new_id, "history": [], "claimed": claimed}, True
     # the same game is stored (perhaps a moment ago, by a concurrent request): answer with that one
     same_game = [getattr(Record, column) == values[column] for column in SAME_GAME]
     return session.scalars(select(Record).where(*same_game)).one(), False
+
+
+# -- a submission ---------------------------------------------------------------
+
+class Refused(Exception):
+    """A submission the service does not store (the views answer 422)."""
+
+
+class EmptyLog(Refused):
+    """The log has no action: there is no game to store."""
+
+
+class BadTimes(Refused):
+    """Times that cannot be the log's (``field`` names the place)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class RejectedLog(Refused):
+    """An illegal log, or claims that do not match the replay: the ``verdict`` says which."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__("the log is not verified")
+        self.verdict = verdict
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """A stored submission: the record to answer with (a dict when new), whether it is new, and
+    whether it ranked on a deal no search has looked at yet (the caller may have it solved)."""
+
+    record: dict[str, Any] | Record
+    new: bool
+    ranked_unsearched: bool
+
+
+def check_times(times: list[int] | None, actions: int) -> None:
+    """:class:`BadTimes` unless there is one time per action of the log and none is earlier than the one before."""
+    if times is None:
+        return
+    if len(times) != actions:
+        raise BadTimes("times", f"{len(times)} times for a log of {actions} actions: give one time per action")
+    for index in range(1, len(times)):
+        if times[index] < times[index - 1]:
+            raise BadTimes(f"times.{index}", f"{times[index]} ms is earlier than the time before it "
+                                             f"({times[index - 1]} ms): times count from the game's start")
+
+
+def submit(session: Session, player: Player, code: GameCode, body: dict[str, Any], submitted_by: str | None,
+           vouched_by: str | None, times_required: bool) -> Submitted:
+    """Replay a submitted game, judge it on its effective line and its times, and store it once,
+    all in one transaction that holds the deal (:func:`api.fairplay.lock_deal`): of near-equal
+    games sent at once, the first committed is the original. Raises :class:`Refused`."""
+    if not body["moves"]:
+        raise EmptyLog("the log has no action: there is no game to store")
+    times = body.get("times")
+    check_times(times, len(body["moves"]))
+    verdict = replay(code, body["moves"], body.get("claimed"))
+    metrics.verified(verdict)
+    if not verdict.verified:
+        raise RejectedLog(verdict)
+    values = new_record(verdict, body, submitted_by)
+    if body.get("attempt") is not None:  # a challenge attempt's game (AttemptError, AttemptUsed)
+        from .challenges import attempt_values
+
+        values.update(attempt_values(session, body["attempt"], player, values["code"], values["log_hash"],
+                                     values["received_at"]))
+    actions = values["canonical"].split()
+    line = evidence.effective_line(values["code"], actions)
+    positions, bands = frozenset(line), evidence.band_keys(values["code"], line)
+    values.update(player=player.name, player_id=player.id, vouched_by=vouched_by, line=evidence.pack(positions))
+    fairplay.lock_deal(session, values["code"])
+    known = fairplay.known_for(session, values["code"], player.id, positions, bands, values["received_at"])
+    findings = (evidence.judge_line(values["code"], positions, known)
+                + evidence.judge_times(times, body.get("elapsed_ms"), len(actions), times_required)
+                + evidence.judge_server_time(values["server_elapsed_ms"], body.get("elapsed_ms"), times))
+    values.update(fairplay.columns(findings, times))
+    try:
+        stored, new = store_record(session, values, bands)
+    except IntegrityError:  # a concurrent record of the same attempt came first (its unique index)
+        if values["attempt_id"] is None:
+            raise
+        session.rollback()
+        from .challenges import AttemptUsed
+
+        raise AttemptUsed(values["attempt_id"], None) from None
+    if new:
+        webhooks.emit(session, "record.created", webhooks.record_data(stored))
+    session.commit()
+    if new:
+        metrics.record_stored(values["variant"], values["ranked"], values["flags"])
+    return Submitted(stored, new, new and values["ranked"] and not known.solver_lines)

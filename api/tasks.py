@@ -59,12 +59,14 @@ from .config import load_settings, time_limits
 log = logging.getLogger(__name__)
 #: the task names, and which queue each goes to
 SEARCH, HINT, REVERIFY = "api.solve_deal", "api.hint", "api.reverify_range"
-PREPARE, REFILL = "api.prepare_challenges", "api.refill_winnable_pool"
+PREPARE, REFILL, REEVALUATE = "api.prepare_challenges", "api.refill_winnable_pool", "api.reevaluate_deal"
 DELIVER, WEBHOOK_SWEEP = "api.deliver_webhook", "api.webhook_sweep"
 QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk", PREPARE: "searches", REFILL: "bulk",
-          DELIVER: "bulk", WEBHOOK_SWEEP: "bulk"}
+          REEVALUATE: "bulk", DELIVER: "bulk", WEBHOOK_SWEEP: "bulk"}
 #: the queues, in the order a worker serves them (on Redis)
 QUEUE_KINDS = ("hints", "searches", "bulk")
+#: the solver's client name for the searches fair play asks for (its own per-client limit)
+FAIRPLAY_CLIENT = "task:fair-play"
 #: what a re-verification range may take on a worker (a range of 5,000 records takes seconds)
 REVERIFY_SOFT_LIMIT, REVERIFY_HARD_LIMIT = 600, 660
 #: what preparing the challenges of two days (12 windows, a few searches each) and one
@@ -154,6 +156,8 @@ def _register(app: Celery) -> None:
              **common)(deliver_webhook)
     app.task(name=WEBHOOK_SWEEP, soft_time_limit=SWEEP_SOFT_LIMIT, time_limit=SWEEP_HARD_LIMIT,
              **common)(webhook_sweep)
+    app.task(name=REEVALUATE, soft_time_limit=REFILL_SOFT_LIMIT, time_limit=REFILL_HARD_LIMIT,
+             **common)(reevaluate_deal)
 
 
 # -- the tasks: each runs in a Flask app context, on the app's database --------
@@ -232,10 +236,53 @@ def _task_ended(task_id: str | None = None, task: Any = None, state: str | None 
 
 
 def solve_deal(row_id: int, attempt: int, job_id: int, code: str, seconds: float, nodes: int | None) -> str:
-    """A deal's search; the answer goes to its ``solvability`` row."""
+    """A deal's search; the answer goes to its ``solvability`` row. A winning line is a new
+    known line of the deal: its records are judged again."""
     app = flask_app()
     with app.app_context():
-        return app.extensions["api.solver"].run_search(row_id, attempt, job_id, code, seconds, nodes)
+        status: str = app.extensions["api.solver"].run_search(row_id, attempt, job_id, code, seconds, nodes)
+        if status == "winnable":
+            evidence_learned(app, code)
+        return status
+
+
+def reevaluate_deal(code: str, solve: bool = False) -> dict[str, Any]:
+    """Judge a deal's ranked records again with what is known of it now (``api.fairplay``);
+    with ``solve``, also have the deal searched if none was and one of its records is in the
+    first ``FAIRPLAY_SOLVE_TOP`` places of a board (through the solver's fair queue, as the
+    client ``task:fair-play``: a full queue skips it, the next high record asks again)."""
+    from . import fairplay
+
+    app = flask_app()
+    with app.app_context():
+        with app.extensions["api.db"].sessions() as session:
+            changed = fairplay.reevaluate_deal(session, code)
+            top, asked = app.config["FAIRPLAY_SOLVE_TOP"], False
+            if solve and top and app.config["SOLVER_ENABLED"] and not fairplay.is_searched(session, code) \
+                    and fairplay.in_a_top(session, code, top):
+                asked = _ask_solver(app, session, code)
+        return {"changed": changed, "solve_asked": asked}
+
+
+def _ask_solver(app: Flask, session: Any, code: str) -> bool:
+    from engine import GameCode
+
+    try:
+        app.extensions["api.solver"].request(session, GameCode.from_text(code), client=FAIRPLAY_CLIENT)
+    except Exception as error:  # the solver's queue is full (429/503), or it is off: the next record asks again
+        log.warning("fair play: deal %s not searched now: %s", code, error)
+        return False
+    return True
+
+
+def evidence_learned(app: Flask, code: str, solve: bool = False) -> None:
+    """The service learned a new line of deal ``code`` (a solver line, a hint handed out, a
+    ranked record): have its records judged again on the bulk queue (embedded: here, now).
+    Never fails its caller: the evidence of the moment is stored already."""
+    try:
+        app.extensions["api.celery"].tasks[REEVALUATE].apply_async(args=(code, solve))
+    except Exception:
+        log.exception("fair play: the re-evaluation of %s could not be sent (or, embedded, failed)", code)
 
 
 def hint(row_id: int, attempt: int, job_id: int, code: str, log_text: str, seconds: float,

@@ -35,6 +35,7 @@ from engine.rules import RULE_SETS, UNDO_DEPTH
 from verifier import replay
 
 from .. import assets, boards, challenges, db, metrics, sharecard, stats
+from ..fairplay import FLAGS
 from ..framecache import FrameCache, Picture, accepts_gzip, pack
 from ..i18n import LANGUAGE_NAMES, N_, card_name, card_names, gettext, page_language, rule_sentence
 from ..models import Record
@@ -563,14 +564,8 @@ def record(record_id: int) -> Any:
         share_url=url_for("pages.record", record_id=stored.id, _external=True, **lang)))
 
 
-#: what each fair-play flag means, for the record and player pages (``api.fairplay``)
-FLAG_TEXTS = {
-    "assisted": N_("assisted: a hint was taken on this deal before submitting"),
-    "copy": N_("copy: the same log was stored earlier as record {id}"),
-    "solver-like": N_("solver-like: the log follows the service's solver line"),
-    "timing": N_("timing: faster than people play, or the times disagree"),
-    "empty-log": N_("empty log: the game has no action"),
-}
+#: what each fair-play flag means, for the record and player pages (declared in ``api.fairplay.FLAGS``)
+FLAG_TEXTS = {kind.name: kind.page for kind in FLAGS}
 
 
 def flag_texts(stored: Record) -> list[str]:

@@ -5,24 +5,20 @@ show it again, or settle a review."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
-from flask import Blueprint, url_for
+from flask import Blueprint, current_app, url_for
 from sqlalchemy import literal, select, tuple_
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
-from verifier import replay
-
-from .. import boards, db, metrics, webhooks
+from .. import boards, db
 from ..auth import authenticate
-from ..challenges import AttemptError, AttemptUsed, attempt_values
-from ..fairplay import check_times, decide, evidence
-from ..models import ApiKey, Player, Record
+from ..challenges import AttemptError, AttemptUsed
+from ..fairplay import decide
+from ..models import ApiKey, Record
 from ..players import credentials, submitter
 from ..problems import Problem, invalid_field, rejected_log
-from ..records import new_record, store_record
+from ..records import BadTimes, EmptyLog, RejectedLog, submit
 from ..schemas import RecordPageSchema, RecordQuerySchema, RecordRequestSchema, RecordSchema, StatusRequestSchema
+from ..tasks import evidence_learned
 from . import json_body, load, parse_code, query
 from .leaderboard import withheld_codes
 
@@ -35,59 +31,30 @@ MAX_ID = 2 ** 63 - 1
 
 @bp.post("/records")
 def submit_record() -> tuple[dict, int, dict[str, str]]:
+    """Store a game once, with its evidence (``api.records.submit``); the same player's same
+    game again is answered 200 with the stored record."""
     session = db.session()
-    if session.get_bind().dialect.name == "postgresql":
-        # every statement of this request stands alone (the record and its boards are one statement, a
-        # tokenless player on a name's first use another), so none needs a transaction around it: in
-        # autocommit each is one round trip, and nothing is left to commit afterwards. The fair-play reads
-        # (the player, a hint on the deal, a copy of the log, a stored solver line) are one indexed lookup each
-        session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
     sender = credentials(session)  # a player token or an API key, before anything is read or replayed
     body = load(RECORD_REQUEST, json_body())
-    if not body["moves"]:
-        raise Problem(422, "the log has no action: there is no game to store", "empty-log")
-    check_times(body.get("times"), len(body["moves"]))
+    code = parse_code(body["code"])
     player, vouched_by = submitter(session, sender, body.get("player"))
-    verdict = replay(parse_code(body["code"]), body["moves"], body.get("claimed"))
-    metrics.verified(verdict)
-    if not verdict.verified:
-        raise rejected_log(verdict)
-    values = new_record(verdict, body, sender.name if isinstance(sender, ApiKey) else None)
-    if body.get("attempt") is not None:
-        values.update(attempt_record_values(session, body["attempt"], player, values))
-    values.update(player=player.name, player_id=player.id, vouched_by=vouched_by,
-                  **evidence(session, player, values["code"], values["log_hash"], values["canonical"],
-                             body.get("times"), body.get("elapsed_ms"), values["received_at"],
-                             values["server_elapsed_ms"]))
     try:
-        stored, new = store_record(session, values)
-    except IntegrityError:  # a concurrent record of the same attempt came first (the unique index)
-        if values["attempt_id"] is None:
-            raise
-        session.rollback()
-        raise attempt_used(AttemptUsed(values["attempt_id"], None)) from None
-    answer = RECORD.dump(stored)
-    if new:
-        webhooks.emit(session, "record.created", answer)
-    session.commit()  # elsewhere than PostgreSQL: the record and its boards together
-    if new:
-        metrics.record_stored(values["variant"], values["ranked"], values["flags"])
-    return answer, 201 if new else 200, {"Location": url_for("records.get_record", record_id=answer["id"])}
-
-
-def attempt_used(error: AttemptUsed) -> Problem:
-    return Problem(409, str(error), "attempt-used")
-
-
-def attempt_record_values(session: Session, attempt_id: int, player: Player, values: dict[str, Any]
-                          ) -> dict[str, Any]:
-    """A challenge attempt's columns for a new record, or the problem that says why not."""
-    try:
-        return attempt_values(session, attempt_id, player, values["code"], values["log_hash"], values["received_at"])
+        done = submit(session, player, code, body, sender.name if isinstance(sender, ApiKey) else None, vouched_by,
+                      current_app.config["FAIRPLAY_TIMES_REQUIRED"])
+    except EmptyLog as error:
+        raise Problem(422, str(error), "empty-log") from None
+    except BadTimes as error:
+        raise invalid_field(error.field, str(error)) from None
+    except RejectedLog as error:
+        raise rejected_log(error.verdict) from None
     except AttemptUsed as error:
-        raise attempt_used(error) from None
+        raise Problem(409, str(error), "attempt-used") from None
     except AttemptError as error:
         raise invalid_field("attempt", str(error)) from None
+    if done.ranked_unsearched and current_app.config["FAIRPLAY_SOLVE_TOP"]:
+        evidence_learned(current_app, str(code), solve=True)  # on the worker tier: solved if it ranks high
+    answer = RECORD.dump(done.record)
+    return answer, 201 if done.new else 200, {"Location": url_for("records.get_record", record_id=answer["id"])}
 
 
 def find_record(record_id: int, for_update: bool = False) -> Record:

@@ -18,16 +18,20 @@ import time
 
 from flask import Blueprint, current_app, url_for
 from limits import parse_many
+from sqlalchemy.orm import Session
 
 from verifier import replay
 
 from .. import db
-from ..fairplay import disclose, hint_player, log_hint, sees_solutions
+from ..auth import authenticate, bearer_token, unauthorized
+from ..fairplay import disclose, log_hint
 from ..limits import client_key, get_limiter, search_client
 from ..models import HintAnswer, Player
+from ..players import is_player_token, player_for_token
 from ..problems import Problem, rejected_log
 from ..schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
 from ..solving import PENDING, get_solver
+from ..tasks import evidence_learned
 from . import json_body, load, parse_code, query
 
 bp = Blueprint("solver", __name__)
@@ -59,6 +63,30 @@ def charge_search() -> None:
                                f"{retry_after} s", "rate-limited", headers={"Retry-After": str(retry_after)})
 
 
+def hint_player(session: Session) -> Player:
+    """The player asking for a hint: a hint needs a player token (401 without one, 403 with an API key)."""
+    token = bearer_token()
+    if token is None:
+        raise unauthorized("a hint needs a player token: register with POST /api/v1/players and send "
+                           "'Authorization: Bearer <token>'")
+    if not is_player_token(token):
+        authenticate(session, required=True)  # an unknown key is 401 as anywhere else
+        raise Problem(403, "a hint needs a player token; an API key cannot ask for hints", "forbidden")
+    player = player_for_token(session, token)
+    if player is None:
+        raise unauthorized("the player token is not valid", "invalid_token")
+    return player
+
+
+def sees_solutions(session: Session) -> bool:
+    """Whether the request comes with an admin key (a sent key is checked; a player token never is one)."""
+    token = bearer_token()
+    if token is None or is_player_token(token):
+        return False
+    key = authenticate(session, required=False)
+    return key is not None and key.admin
+
+
 @bp.get("/deals/<code>/solvability")
 def get_solvability(code: str) -> tuple[dict, int, dict[str, str]]:
     query(QUERY)
@@ -81,7 +109,8 @@ def hint_answer(row: HintAnswer, player: Player, position: str | None) -> tuple[
             "Retry-After": str(get_solver().hint_retry_after), "Location": poll}
     if position is None:
         position = replay(parse_code(row.code), row.log).position
-    log_hint(db.session(), player, row.code, row.after_actions, position)
+    if log_hint(db.session(), player, row.code, row.after_actions, position, row.answer.get("hint")):
+        evidence_learned(current_app, row.code)  # a hint's position is a new known line of the deal
     return {**row.answer, "id": row.id, "poll": poll}, 200, {}
 
 

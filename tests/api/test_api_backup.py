@@ -71,14 +71,15 @@ def filled(make_empty_app, make_key, auth, legal_log):
     assert copied.status_code == 201 and copied.get_json()["copy_of"] is not None  # a copy, with its flag
     with app.extensions["api.db"].sessions() as session:
         server = create_key(session, "game-server", vouch=True)[1]
-    vouched = {"code": YU, "player": "Åsa", "moves": legal_log(YU, 6)}
+    vouched = {"code": YU, "player": "Åsa", "moves": legal_log(YU, 6, 2)}  # (a game of its own: no copy)
     response = client.post(f"{API}/records", json=vouched, headers=auth(server))
     assert response.status_code == 201 and response.get_json()["vouched_by"] == "game-server"
     with app.extensions["api.db"].sessions() as session:
         create_key(session, "old-client")
         revoke_key(session, "old-client")
         zoe = session.scalars(select(Player).where(Player.name == "zoe")).one()
-        session.add(Hint(player_id=zoe.id, code=FT, at=MOMENT, actions=3, position="FT1-N 6D7D/… 30 3 0"))
+        session.add(Hint(player_id=zoe.id, code=FT, at=MOMENT, actions=3, position="FT1-N 6D7D/… 30 3 0", action="S",
+                         reached=-1234567890123))
         challenge = Challenge(variant="forty-thieves", kind="daily", starts_at=MOMENT, ends_at=MOMENT + timedelta(1),
                               code=FT, candidate=2, par=88, par_line="T7:AS>F1 S", prepared_at=MOMENT)
         session.add(challenge)

@@ -243,7 +243,7 @@ def test_a_copied_log_is_stored_unranked_pointing_to_the_original(client, legal_
     copy = response.get_json()
     assert copy["ranked"] is False and copy["copy_of"] == original["id"] and copy["status"] == "visible"
     [flag] = copy["flags"]
-    assert flag["flag"] == "copy" and flag["evidence"] == {"original": original["id"]}
+    assert flag["flag"] == "copy" and flag["evidence"]["original"] == original["id"] and flag["evidence"]["jaccard"] == 1
     assert str(original["id"]) in flag["reason"]
     assert client.get(f"{API}/records/{original['id']}").get_json()["ranked"] is True  # the first keeps its rank
     board = client.get(f"{API}/leaderboard?variant=forty-thieves").get_json()["entries"]
@@ -266,7 +266,7 @@ def test_the_services_own_solver_line_goes_to_review(client, make_key):
     record = submit(client, token, code=YU, moves=line).get_json()
     assert record["won"] is True and record["ranked"] is False and record["status"] == "review"
     [flag] = record["flags"]
-    assert flag["flag"] == "solver-like" and flag["review"] is True and flag["evidence"]["share"] == 1.0
+    assert flag["flag"] == "solver-like" and flag["review"] is True and flag["evidence"]["solver_share"] == 1.0
     assert client.get(f"{API}/leaderboard?variant=yukon-classic").get_json()["entries"] == []
 
 

@@ -359,3 +359,61 @@ def test_the_webhooks_migration_keeps_every_record_and_only_adds_tables(empty_da
             assert _old_rows(connection) == before and set(inspect(connection).get_table_names()) == tables
     finally:
         database.dispose()
+
+
+@BOTH
+def test_0008_keeps_every_record_and_player_and_computes_the_effective_lines(empty_database_url):
+    """Records, players and hints stored in the schema before 0008 (its ``down_revision``): every
+    value kept; each record gets its effective line and band keys (undos and loops left out, so a
+    padded copy of a log gets the same line); a log that does not replay keeps none; and back down."""
+    import importlib.util
+
+    from api import evidence
+    from api.db import MIGRATIONS
+    from tests.api.conftest import play_legal
+
+    spec = importlib.util.spec_from_file_location("evidence_0008", MIGRATIONS / "versions" / "0008_evidence.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    played = play_legal("FT1-N-AAAAAAB", 6)
+    database = Database(empty_database_url)
+    insert = text(
+        "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, actions, undos, "
+        "takebacks, foundation_cards, engine_version, rules_version, received_at, verified_at, status, ranked, "
+        "flags, player_id) VALUES (:player, 'FT1-N-AAAAAAB', 'forty-thieves', 1, :log, :hash, false, 0, 1, 1, 0, "
+        "0, 0, '0.9.0', 1, :at, :at, 'visible', true, '[]', :player_id)")
+    logs = [("ann", " ".join(played)), ("bob", " ".join(played[:3] + ["U"] + played[2:])),
+            ("cat", "T9>T9 # not a log")]
+    try:
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), module.down_revision)
+            for n, (player, log) in enumerate(logs):
+                player_id = connection.execute(text(
+                    "INSERT INTO players (name, created_at) VALUES (:name, :at) RETURNING id"),
+                    {"name": player, "at": "2025-03-01 12:00:00+00:00"}).scalar_one()
+                connection.execute(insert, {"player": player, "log": log, "hash": f"h{n}", "player_id": player_id,
+                                            "at": f"2025-03-0{n + 1} 12:00:00+00:00"})
+            connection.execute(text("INSERT INTO hints (player_id, code, at, actions, position) VALUES "
+                                    "(1, 'FT1-N-AAAAAAB', '2025-03-01 12:00:00+00:00', 0, 'p')"))
+            before = _old_rows(connection)
+            players = connection.execute(text("SELECT id, name FROM players ORDER BY id")).all()
+        database.upgrade()
+        with database.engine.connect() as connection:
+            assert _old_rows(connection) == before
+            assert connection.execute(text("SELECT id, name FROM players ORDER BY id")).all() == players
+            lines = [row[0] for row in connection.execute(text("SELECT line FROM records ORDER BY id"))]
+            bands = connection.execute(text("SELECT record_id, count(*) FROM line_bands GROUP BY record_id "
+                                            "ORDER BY record_id")).all()
+            hint = connection.execute(text("SELECT action, reached, position FROM hints")).one()
+        expected = evidence.pack(evidence.effective_line("FT1-N-AAAAAAB", played))
+        assert lines[0] == lines[1] and bytes(lines[0]) == expected and lines[2] is None
+        assert [tuple(b) for b in bands] == [(1, evidence.BANDS), (2, evidence.BANDS)]
+        assert tuple(hint) == (None, None, "p")
+        with database.engine.begin() as connection:
+            command.downgrade(alembic_config(connection), module.down_revision)
+        with database.engine.connect() as connection:
+            assert _old_rows(connection) == before
+            assert "line_bands" not in inspect(connection).get_table_names()
+    finally:
+        database.dispose()

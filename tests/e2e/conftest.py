@@ -51,9 +51,11 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
 
     database = tmp_path_factory.mktemp("e2e") / "records.sqlite3"
     # no searches: the pages show what is stored, and a window left unprepared here stays so
-    # (as behind a worker tier that has not answered yet) instead of being prepared by a page
+    # (as behind a worker tier that has not answered yet) instead of being prepared by a page;
+    # the games are sent without times, and rank (as from a backend that sends none)
     app = create_app({"DATABASE_URL": f"sqlite:///{database}", "RATELIMIT_ENABLED": False,
-                      "API_KEYS_REQUIRED": False, "LOG_LEVEL": "WARNING", "SOLVER_ENABLED": False})
+                      "API_KEYS_REQUIRED": False, "LOG_LEVEL": "WARNING", "SOLVER_ENABLED": False,
+                      "FAIRPLAY_TIMES_REQUIRED": False})
     server = LiveServer("")
     client = app.test_client()
     for name, player, code, length in [

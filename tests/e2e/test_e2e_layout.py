@@ -302,7 +302,7 @@ def test_the_player_and_challenge_pages_without_javascript(open_page, live_serve
 
     page = open_page(f"/records/{records['copy']['id']}", **off)  # the record's flags, and its player's page
     expect(page.locator(".flags li")).to_have_text(
-        f"copy: the same log was stored earlier as record {records['ann']['id']}")
+        f"copy: the same game was stored earlier as record {records['ann']['id']}")
     screenshot(page, "record-flags-no-script")
     page.locator(".summary dd.player a").click()
     expect(page.locator("h1")).to_have_text(f"Player {LONG_NAME}")

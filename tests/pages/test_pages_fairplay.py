@@ -17,7 +17,7 @@ def test_a_copy_shows_its_flag_and_unranked_and_links_its_player(client, submit)
     assert "Unranked: this record does not count on the leaderboards." in notices
     flags = document.find("section", class_="flags")
     assert [li.text for li in flags.find_all("li")] == [
-        f"copy: the same log was stored earlier as record {original['id']}"]
+        f"copy: the same game was stored earlier as record {original['id']}"]
     assert document.find("h1").find("a", href="/players/copycat").text == "copycat"
     assert "Untimed: no per-action times were sent." in document.text
     # a ranked record shows neither
@@ -34,7 +34,7 @@ def test_the_player_page_lists_their_records_with_flags(client, submit):
     assert document.find("h1").text == "Player copycat"
     [row] = document.find("table", class_="player-records").find("tbody").find_all("tr")
     assert row.find("a", href=f"/records/{copy['id']}") is not None
-    assert "unranked" in row.text and "copy: the same log" in row.text
+    assert "unranked" in row.text and "copy: the same game" in row.text
     assert "To appeal" in document.text
     # any spelling that reads as the name finds the player; in Finnish too
     document, _ = page(client, "/players/COPYCAT?lang=fi")
