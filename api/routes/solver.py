@@ -4,7 +4,8 @@ action of a winning line after a log, and ``GET /hints/{id}``: a pending hint po
 Solvability is public without the winning line itself, which only admin keys see
 (``api.fairplay``). All answer at once: a stored answer (200), or ``202`` while the
 worker tier searches (``api/solving.py``). A hint needs a player token, and every hint
-handed over is logged for that player. Besides the per-client limit every endpoint has,
+handed over is logged for that player; its id is a random token, readable by that
+player only (404 for anyone else). Besides the per-client limit every endpoint has,
 each search they start counts against ``RATELIMIT_SOLVER`` per client IP and takes one
 of the client's ``SOLVER_PENDING_PER_CLIENT`` places; stored answers and polling a
 pending search do neither.
@@ -17,6 +18,7 @@ import math
 import time
 
 from flask import Blueprint, current_app, url_for
+from flask.wrappers import Response
 from limits import parse_many
 
 from verifier import replay
@@ -27,7 +29,7 @@ from ..limits import client_key, get_limiter, search_client
 from ..models import HintAnswer, Player
 from ..problems import Problem, rejected_log
 from ..schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
-from ..solving import PENDING, get_solver
+from ..solving import PENDING, BrokerDown, ClientBusy, NoSuchHint, Query, QueueFull, SolverError, get_solver
 from . import json_body, load, parse_code, query
 
 bp = Blueprint("solver", __name__)
@@ -59,30 +61,57 @@ def charge_search() -> None:
                                f"{retry_after} s", "rate-limited", headers={"Retry-After": str(retry_after)})
 
 
+@bp.app_errorhandler(SolverError)
+def solver_problem(error: SolverError) -> Response:
+    """The solver's domain errors as HTTP problems (with ``Retry-After`` when waiting helps)."""
+    headers = {"Retry-After": str(error.retry_after)} if error.retry_after else None
+    if isinstance(error, ClientBusy):
+        return Problem(429, f"too many searches at once: {error}"
+                            f" (SOLVER_PENDING_PER_CLIENT); ask again in {error.retry_after} s",
+                       "rate-limited", headers=headers).response()
+    if isinstance(error, QueueFull):
+        whose = "the places anonymous clients may hold (half of the queue; an API key is served ahead)" \
+            if error.anonymous else "the places for searches"
+        return Problem(503, f"the solver is busy: all {error.places} of {whose} are taken; ask again in "
+                            f"{error.retry_after} s", headers=headers).response()
+    if isinstance(error, BrokerDown):
+        return Problem(503, "the worker tier's broker did not take the search; ask again in a moment",
+                       headers=headers).response()
+    if isinstance(error, NoSuchHint):
+        return Problem(404, f"there is no such hint for this player: it was never handed to this player, or its "
+                            f"answer expired (answers are kept {error.kept_seconds:g} s)").response()
+    return Problem(503, "the solver is switched off on this server (SOLVER_ENABLED=0): only answers stored "
+                        "earlier are served").response()
+
+
 @bp.get("/deals/<code>/solvability")
 def get_solvability(code: str) -> tuple[dict, int, dict[str, str]]:
     query(QUERY)
     admin = sees_solutions(db.session())  # the winning line itself is for admin keys only
     solver = get_solver()
-    row = solver.request(db.session(), parse_code(code), client=search_client, charge=charge_search)
+    row = solver.request(db.session(), solver.deals, Query(parse_code(code)), client=search_client,
+                         charge=charge_search)
     if row.status == PENDING:
-        return disclose(ANSWER.dump(row), admin), 202, {"Retry-After": str(solver.retry_after)}
+        return disclose(ANSWER.dump(row), admin), 202, {"Retry-After": str(solver.deals.retry_after)}
     return disclose(ANSWER.dump(row), admin), 200, {}
 
 
 def hint_answer(row: HintAnswer, player: Player, position: str | None) -> tuple[dict, int, dict[str, str]]:
-    """A hint row as the client sees it: the hint (200), logged as handed to ``player`` at
-    ``position`` (worked out from the row's log when not given), or pending (202) with where to poll."""
-    poll = url_for("solver.get_hint", hint_id=row.id)
+    """A hint row as ``player`` sees it: the hint (200), logged as handed to them at
+    ``position`` (worked out from the row's log when not given), or pending (202) with
+    where to poll; either way under the player's own token."""
+    solver = get_solver()
+    token = solver.hand_out(db.session(), player.id, row)
+    poll = url_for("solver.get_hint", hint_id=token)
     if row.status == PENDING or row.answer is None:
         body = {"code": row.code, "status": PENDING, "hint": None, "reason": row.reason, "line_length": None,
                 "after_actions": row.after_actions, "search": None, "coverage": None}
-        return {**body, "id": row.id, "poll": poll}, 202, {
-            "Retry-After": str(get_solver().hint_retry_after), "Location": poll}
+        return {**body, "id": token, "poll": poll}, 202, {
+            "Retry-After": str(solver.hints.retry_after), "Location": poll}
     if position is None:
         position = replay(parse_code(row.code), row.log).position
     log_hint(db.session(), player, row.code, row.after_actions, position)
-    return {**row.answer, "id": row.id, "poll": poll}, 200, {}
+    return {**row.answer, "id": token, "poll": poll}, 200, {}
 
 
 @bp.post("/hint")
@@ -94,13 +123,13 @@ def hint() -> tuple[dict, int, dict[str, str]]:
     verdict = replay(code, body["moves"])
     if not verdict.legal:
         raise rejected_log(verdict)
-    row = solver.request_hint(db.session(), code, verdict.canonical_text, verdict.actions, client=search_client,
-                              charge=charge_search)
+    row = solver.request(db.session(), solver.hints, Query(code, verdict.canonical_text, verdict.actions),
+                         client=search_client, charge=charge_search)
     return hint_answer(row, player, verdict.position)
 
 
-@bp.get("/hints/<int:hint_id>")
-def get_hint(hint_id: int) -> tuple[dict, int, dict[str, str]]:
+@bp.get("/hints/<hint_id>")
+def get_hint(hint_id: str) -> tuple[dict, int, dict[str, str]]:
     player = hint_player(db.session())  # polling hands the hint over too: the same token, the same log
-    row = get_solver().get_hint(db.session(), hint_id)
+    row = get_solver().handed(db.session(), hint_id, player.id)  # someone else's hint: 404
     return hint_answer(row, player, None)

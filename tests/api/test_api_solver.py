@@ -87,8 +87,8 @@ def add_row(app, **values) -> Solvability:
     solver: Solver = app.extensions["api.solver"]
     code = engine.GameCode.from_text(values.pop("code", WINNABLE_YUKON))
     moment = datetime.now(timezone.utc)
-    row = Solvability(code=str(code), variant=code.variant, budget=solver.budget.key,
-                      budget_seconds=solver.budget.seconds, budget_nodes=solver.budget.nodes,
+    row = Solvability(code=str(code), variant=code.variant, budget=solver.deals.budget.key,
+                      budget_seconds=solver.deals.budget.seconds, budget_nodes=solver.deals.budget.nodes,
                       engine_version=engine.__version__, rules_version=engine.RULES_VERSION, status="pending",
                       reason="the search is queued or running (attempt 1 of at most 3)", verified=False, attempts=1,
                       requested_at=moment, queued_at=moment)
@@ -126,7 +126,7 @@ def test_a_winnable_deal_comes_with_a_solution_that_replays_as_a_win(make_empty_
     assert body["solution_actions"] == verdict.actions == len(body["solution"].split())
     assert body["reason"] == f"a winning line of {body['solution_actions']} actions"
     assert 0 < body["search"]["nodes"] <= nodes and body["search"]["positions"] > 0
-    assert body["budget"] == {"seconds": 10.0, "nodes": nodes}
+    assert body["budget"] == {"seconds": 60.0, "nodes": nodes}
     assert (body["engine_version"], body["rules_version"]) == (engine.__version__, engine.RULES_VERSION)
     assert datetime.fromisoformat(body["requested_at"]) <= datetime.fromisoformat(body["solved_at"])
 
@@ -157,7 +157,7 @@ def test_answers_are_stored_and_served_from_the_database(app, client, monkeypatc
     assert again.status_code == 200
     assert again.get_json() == first.get_json()
     [row] = rows(app)
-    assert (row.code, row.status, row.attempts, row.budget) == (WINNABLE_YUKON, "winnable", 1, "10s+10000n")
+    assert (row.code, row.status, row.attempts, row.budget) == (WINNABLE_YUKON, "winnable", 1, "60s+10000n")
     assert row.statistics == first.get_json()["search"]
 
 
@@ -171,7 +171,7 @@ def test_each_budget_and_engine_version_has_its_own_answer(make_empty_app, make_
     body = solvability(large.test_client(), WINNABLE_FORTY).get_json()
     assert (body["status"], body["engine_version"]) == ("winnable", "99.0.0")
     assert [(r.budget, r.engine_version, r.status) for r in rows(large)] == [
-        ("10s+50n", "1.0.0", "unknown"), ("10s+30000n", "1.0.0", "winnable"), ("10s+30000n", "99.0.0", "winnable")]
+        ("60s+50n", "1.0.0", "unknown"), ("60s+30000n", "1.0.0", "winnable"), ("60s+30000n", "99.0.0", "winnable")]
 
 
 def test_bad_codes_and_parameters_are_refused(client):
@@ -248,11 +248,11 @@ def test_an_answer_is_stored_once(app):
     row = add_row(app)
     solver: Solver = app.extensions["api.solver"]
     answer = solve_code(WINNABLE_YUKON, max_nodes=10000).to_json()
-    assert solver.store(row.id, answer) is True
-    assert solver.store(row.id, {**answer, "status": "unknown", "reason": "late"}) is False
+    assert solver.store(solver.deals, row.id, answer) is True
+    assert solver.store(solver.deals, row.id, {**answer, "status": "unknown", "reason": "late"}) is False
     assert rows(app)[0].status == "winnable"
     with pytest.raises(ValueError, match="not a storable answer"):
-        solver.store(row.id, {**answer, "verified": False})
+        solver.store(solver.deals, row.id, {**answer, "verified": False})
 
 
 # -- switched off, rate limits -------------------------------------------------
@@ -443,9 +443,9 @@ def test_racing_first_requests_share_one_search(make_empty_app):
     sent = []
     send = solver.send
 
-    def counting_send(kind, args, budget):
-        sent.append(args[0])
-        return send(kind, args, budget)
+    def counting_send(kind, budget):
+        sent.append(kind)
+        return send(kind, budget)
 
     solver.send = counting_send
     barrier = threading.Barrier(8)
@@ -483,12 +483,11 @@ def test_a_hint_has_an_id_to_poll_and_is_stored(client, monkeypatch):
 
 
 def test_an_unknown_hint_id_is_404(client):
-    for path in (f"{API}/hints/1", f"{API}/hints/9223372036854775807"):
+    for path in (f"{API}/hints/1", f"{API}/hints/9223372036854775807", f"{API}/hints/h_" + "A" * 22,
+                 f"{API}/hints/99999999999999999999999", f"{API}/hints/abc", f"{API}/hints/" + "x" * 300):
         response = poll_hint(client, path)
         assert response.status_code == 404
-        assert "there is no hint" in response.get_json()["detail"]
-    assert poll_hint(client, f"{API}/hints/99999999999999999999999").status_code == 404
-    assert poll_hint(client, f"{API}/hints/abc").status_code == 404
+        assert "there is no such hint for this player" in response.get_json()["detail"]
 
 
 def test_a_pending_hint_is_answered_202_with_where_to_poll(app, client):
@@ -497,16 +496,17 @@ def test_a_pending_hint_is_answered_202_with_where_to_poll(app, client):
     moment = datetime.now(timezone.utc)
     with app.extensions["api.db"].sessions() as session:
         row = HintAnswer(code=WINNABLE_YUKON, log_hash=api.solving.log_hash(""), log="", after_actions=0,
-                         budget=app.extensions["api.solver"].hint_budget.key, engine_version=engine.__version__,
+                         budget=app.extensions["api.solver"].hints.budget.key, engine_version=engine.__version__,
                          rules_version=engine.RULES_VERSION, status="pending", reason="queued", attempts=1,
                          requested_at=moment, queued_at=moment)
         session.add(row)
         session.commit()
-    for response in (hint(client, WINNABLE_YUKON, ""), poll_hint(client, f"{API}/hints/{row.id}")):
+    token = hint(client, WINNABLE_YUKON, "").get_json()["id"]
+    for response in (hint(client, WINNABLE_YUKON, ""), poll_hint(client, f"{API}/hints/{token}")):
         assert response.status_code == 202
-        assert response.headers["Location"] == f"{API}/hints/{row.id}" and response.headers["Retry-After"] == "1"
+        assert response.headers["Location"] == f"{API}/hints/{token}" and response.headers["Retry-After"] == "5"
         body = response.get_json()
-        assert (body["status"], body["hint"], body["search"], body["id"]) == ("pending", None, None, row.id)
+        assert (body["status"], body["hint"], body["search"], body["id"]) == ("pending", None, None, token)
 
 
 def test_unknown_answers_expire_and_the_deal_is_searched_again(make_empty_app):
@@ -532,7 +532,7 @@ def test_the_cleanup_deletes_expired_unknown_answers_and_hints_only(make_empty_a
     from api.models import HintAnswer
 
     with app.extensions["api.db"].sessions() as session:
-        session.get(HintAnswer, old).solved_at -= timedelta(seconds=61)
+        session.scalars(select(HintAnswer)).one().solved_at -= timedelta(seconds=61)
         session.commit()
     app.extensions["api.solver"].cleanup()
     assert [(r.code, r.status) for r in rows(app)] == [(WINNABLE_YUKON, "winnable"), (HARD_TOO, "unknown")]
@@ -589,7 +589,7 @@ def test_a_search_stopped_at_the_soft_time_limit_is_stored_unknown(app, client, 
     monkeypatch.setattr(api.solving, "hint_code", too_long)
     body = solvability(client, WINNABLE_YUKON).get_json()
     assert (body["status"], body["search"]) == ("unknown", None)
-    assert body["reason"] == "the search went past its time limit on the worker (budget 10 s)"
+    assert body["reason"] == "the search went past its time limit on the worker (budget 60 s)"
     body = hint(client, WINNABLE_YUKON, "T7:TS>T2").get_json()
     assert (body["status"], body["hint"], body["after_actions"]) == ("unknown", None, 1)
     assert "went past its time limit" in body["reason"]
