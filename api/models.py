@@ -289,6 +289,8 @@ class SolverJob(Base):
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
     #: served in this order: 0 for clients with an API key, 1 for anonymous ones
     priority: Mapped[int] = mapped_column(default=1, server_default=text("1"))
+    #: the client's turn (round-robin): one more than its last job's in the queue, at least the current round
+    turn: Mapped[int] = mapped_column(default=0, server_default=text("0"))
     #: the row searched (``solvability`` or ``hint_answers`` id, by ``kind``), its attempt and budget;
     #: ``None`` until the request has claimed the row
     target: Mapped[int | None] = mapped_column(BigInteger)

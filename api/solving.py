@@ -343,21 +343,24 @@ class Solver:
         keyed = client.startswith("key:")
         for _ in range(PLACE_TRIES):
             session.execute(delete(SolverJob).where(SolverJob.expires_at < moment))  # lost searches' places
-            taken = session.execute(select(SolverJob.client, SolverJob.client_slot, SolverJob.slot)
+            taken = session.execute(select(SolverJob.client, SolverJob.client_slot, SolverJob.slot, SolverJob.turn)
                                     .where(SolverJob.slot >= 0)).all()  # at most SOLVER_QUEUE_SIZE rows
-            mine = {client_slot for name, client_slot, _ in taken if name == client}
+            mine = {job.client_slot for job in taken if job.client == client}
             if len(mine) >= self.per_client:
                 session.rollback()
                 raise ClientBusy(self.per_client, kind.retry_after)
-            used = {slot for _, _, slot in taken}
+            used = {job.slot for job in taken}
+            # round-robin: the client's next turn after its jobs in the queue, not before the current round
+            turn = max([min((job.turn for job in taken), default=0),
+                        *(job.turn + 1 for job in taken if job.client == client)])
             # keys take the highest free slot (leaving the anonymous half alone while they can), others the lowest
             free = sorted(set(range(self.queue_size if keyed else self.anonymous_places)) - used, reverse=keyed)
             if not free:
                 session.rollback()
                 raise QueueFull(self.queue_size if keyed else self.anonymous_places, not keyed, kind.retry_after * 2)
             job = SolverJob(client=client[:64], client_slot=min(set(range(self.per_client)) - mine), slot=free[0],
-                            kind=kind.name, priority=KEYED if keyed else ANONYMOUS, attempt=0, created_at=moment,
-                            expires_at=moment + self.stale)
+                            kind=kind.name, priority=KEYED if keyed else ANONYMOUS, turn=turn, attempt=0,
+                            created_at=moment, expires_at=moment + self.stale)
             session.add(job)
             try:
                 session.commit()
@@ -525,11 +528,9 @@ class Solver:
             again = session.scalar(select(SolverJob).where(SolverJob.runner == runner))
             if again is not None:
                 return again
-            mine = (SolverJob.kind == kind_name, SolverJob.slot >= 0, SolverJob.target.is_not(None))
-            turn = func.row_number().over(partition_by=SolverJob.client, order_by=SolverJob.id).label("turn")
-            ranked = select(SolverJob.id, SolverJob.priority, SolverJob.started_at, turn).where(*mine).subquery()
-            best = (select(ranked.c.id).where(ranked.c.started_at.is_(None))
-                    .order_by(ranked.c.priority, ranked.c.turn, ranked.c.id).limit(1))
+            best = (select(SolverJob.id).where(SolverJob.kind == kind_name, SolverJob.slot >= 0,
+                                               SolverJob.target.is_not(None), SolverJob.started_at.is_(None))
+                    .order_by(SolverJob.priority, SolverJob.turn, SolverJob.id).limit(1))
             for _ in range(PLACE_TRIES):
                 job_id = session.scalar(best)
                 if job_id is None:

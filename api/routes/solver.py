@@ -24,9 +24,11 @@ from limits import parse_many
 from verifier import replay
 
 from .. import db
+from ..auth import bearer_token
 from ..fairplay import disclose, hint_player, log_hint, sees_solutions
 from ..limits import client_key, get_limiter, search_client
 from ..models import HintAnswer, Player
+from ..players import is_player_token
 from ..problems import Problem, rejected_log
 from ..schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
 from ..solving import PENDING, BrokerDown, ClientBusy, NoSuchHint, Query, QueueFull, SolverError, get_solver
@@ -130,6 +132,9 @@ def hint() -> tuple[dict, int, dict[str, str]]:
 
 @bp.get("/hints/<hint_id>")
 def get_hint(hint_id: str) -> tuple[dict, int, dict[str, str]]:
+    solver = get_solver()
+    if not is_player_token(bearer_token()):  # anonymous, or an API key: not the player it was handed to
+        raise NoSuchHint(solver.hints.kept.total_seconds())
     player = hint_player(db.session())  # polling hands the hint over too: the same token, the same log
-    row = get_solver().handed(db.session(), hint_id, player.id)  # someone else's hint: 404
+    row = solver.handed(db.session(), hint_id, player.id)  # someone else's hint: 404
     return hint_answer(row, player, None)

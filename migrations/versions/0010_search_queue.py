@@ -1,7 +1,8 @@
 """the fair search queue: jobs carry their search, class and runner; hints handed out by token
 
 ``solver_jobs`` gains the search a job runs (``target``, ``attempt``, the budget),
-its class (``priority``: 0 for API keys, 1 for anonymous clients) and the ticket
+its class (``priority``: 0 for API keys, 1 for anonymous clients), its client's
+round-robin ``turn``, and the ticket
 that took it (``started_at``, ``runner``). The table only holds searches in flight:
 its rows are kept, as jobs without a search (no worker takes them; they free their
 place when they expire). ``hint_requests`` holds the token under which a player
@@ -31,6 +32,7 @@ Id = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 def upgrade() -> None:
     with op.batch_alter_table("solver_jobs") as batch:
         batch.add_column(sa.Column("priority", sa.Integer(), server_default=sa.text("1"), nullable=False))
+        batch.add_column(sa.Column("turn", sa.Integer(), server_default=sa.text("0"), nullable=False))
         batch.add_column(sa.Column("target", sa.BigInteger(), nullable=True))
         batch.add_column(sa.Column("attempt", sa.Integer(), server_default=sa.text("0"), nullable=False))
         batch.add_column(sa.Column("budget_seconds", sa.Double(), nullable=True))
@@ -59,5 +61,6 @@ def downgrade() -> None:
     op.drop_table("hint_requests")
     with op.batch_alter_table("solver_jobs") as batch:
         batch.drop_constraint(op.f("uq_solver_jobs_runner"), type_="unique")
-        for column in ("runner", "started_at", "budget_nodes", "budget_seconds", "attempt", "target", "priority"):
+        for column in ("runner", "started_at", "budget_nodes", "budget_seconds", "attempt", "target", "turn",
+                       "priority"):
             batch.drop_column(column)

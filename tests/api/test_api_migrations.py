@@ -34,7 +34,7 @@ def test_an_empty_database_upgrades_to_head_and_matches_the_models(empty_databas
             assert set(inspect(connection).get_table_names()) == {"alembic_version", "records", "record_status",
                                                                   "api_keys", "solvability", "solver_jobs",
                                                                   "hint_answers", "players", "hints", "board_entries",
-                                                                  "challenges", "standings", "player_stats"}
+                                                                  "challenges", "standings", "player_stats", "hint_requests"}
             diff = compare_metadata(MigrationContext.configure(connection, opts={"compare_type": True}),
                                     Base.metadata)
         assert diff == []
