@@ -749,7 +749,8 @@ def test_migration_0010_keeps_answers_hints_and_places(empty_database_url):
                 ("YU1-C-AAAAAAB", "unknown", "ran out")]
             assert connection.execute(text("SELECT code, status, reason FROM hint_answers")).all() == [
                 ("YU1-C-AAAAAAB", "winnable", "a line")]
-            assert connection.execute(text("SELECT code, position FROM hints")).all() == [("YU1-C-AAAAAAB", "the start")]
+            assert connection.execute(text("SELECT code, position FROM hints")).all() == [
+                ("YU1-C-AAAAAAB", "the start")]
             assert connection.execute(text(
                 "SELECT client, slot, kind, priority, turn, target, attempt, started_at, runner FROM solver_jobs")
             ).all() == [("ip:10.0.0.1", 3, "deal", 1, 0, None, 0, None, None)]  # a place without a search
