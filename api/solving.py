@@ -63,7 +63,7 @@ from engine import GameCode
 from verifier.solving import hint_code, solve_code
 
 from .db import Database
-from .models import HintAnswer, HintRequest, Solvability, SolverJob
+from .models import HintAnswer, HintRequest, Solvability, SolverJob, dialect_insert
 
 log = logging.getLogger(__name__)
 
@@ -336,38 +336,36 @@ class Solver:
     # -- places: the fair queue ---------------------------------------------
 
     def take_place(self, session: Session, client: str, kind: SearchKind) -> SolverJob:
-        """A place for one search of ``client``: its ``solver_jobs`` row (committed, not yet
-        runnable: :meth:`_hand_over` gives it its search). Checked before anything is
-        taken, and taken by one insert that the unique slots make atomic."""
+        """A place for one search of ``client``: its ``solver_jobs`` row, not yet added to
+        the session (:meth:`request` adds it with its search, in one commit: the unique
+        slots make that insert the atomic check). :class:`ClientBusy` when the client has
+        all its places, :class:`QueueFull` when its class has, checked before anything is taken."""
         moment = now()
         keyed = client.startswith("key:")
-        for _ in range(PLACE_TRIES):
-            session.execute(delete(SolverJob).where(SolverJob.expires_at < moment))  # lost searches' places
-            taken = session.execute(select(SolverJob.client, SolverJob.client_slot, SolverJob.slot, SolverJob.turn)
+        places = self.queue_size if keyed else self.anonymous_places
+        for cleared in (False, True):
+            taken = session.execute(select(SolverJob.client, SolverJob.client_slot, SolverJob.slot, SolverJob.turn,
+                                           SolverJob.expires_at)
                                     .where(SolverJob.slot >= 0)).all()  # at most SOLVER_QUEUE_SIZE rows
             mine = {job.client_slot for job in taken if job.client == client}
+            # keys take the highest free slot (leaving the anonymous half alone while they can), others the lowest
+            free = sorted(set(range(places)) - {job.slot for job in taken}, reverse=keyed)
+            if (len(mine) >= self.per_client or not free) and not cleared and any(
+                    job.expires_at < moment for job in taken):
+                session.execute(delete(SolverJob).where(SolverJob.expires_at < moment))  # lost searches' places
+                continue
             if len(mine) >= self.per_client:
-                session.rollback()
                 raise ClientBusy(self.per_client, kind.retry_after)
-            used = {job.slot for job in taken}
+            if not free:
+                raise QueueFull(places, not keyed, kind.retry_after * 2)
             # round-robin: the client's next turn after its jobs in the queue, not before the current round
             turn = max([min((job.turn for job in taken), default=0),
                         *(job.turn + 1 for job in taken if job.client == client)])
-            # keys take the highest free slot (leaving the anonymous half alone while they can), others the lowest
-            free = sorted(set(range(self.queue_size if keyed else self.anonymous_places)) - used, reverse=keyed)
-            if not free:
-                session.rollback()
-                raise QueueFull(self.queue_size if keyed else self.anonymous_places, not keyed, kind.retry_after * 2)
-            job = SolverJob(client=client[:64], client_slot=min(set(range(self.per_client)) - mine), slot=free[0],
-                            kind=kind.name, priority=KEYED if keyed else ANONYMOUS, turn=turn, attempt=0,
-                            created_at=moment, expires_at=moment + self.stale)
-            session.add(job)
-            try:
-                session.commit()
-                return job
-            except IntegrityError:  # a racing request took the same slot: look again
-                session.rollback()
-        raise QueueFull(self.queue_size, not keyed, kind.retry_after * 2)
+            break
+        return SolverJob(client=client[:64], client_slot=min(set(range(self.per_client)) - mine), slot=free[0],
+                         kind=kind.name, priority=KEYED if keyed else ANONYMOUS, turn=turn, attempt=0,
+                         budget_seconds=kind.budget.seconds, budget_nodes=kind.budget.nodes, created_at=moment,
+                         expires_at=moment + self.stale)
 
     def release(self, job_id: int) -> None:
         """Free a place (the search ended, or was never sent)."""
@@ -398,30 +396,35 @@ class Solver:
                 return row  # a search is on its way
             if row.attempts >= MAX_ATTEMPTS:
                 return self._give_up(session, row)
-        job = self.take_place(session, client() if callable(client) else client, kind)
-        sent = False
-        try:
-            charge()
+        name = client() if callable(client) else client
+        for attempt in range(PLACE_TRIES):
+            job = self.take_place(session, name, kind)
+            if attempt == 0:
+                charge()
             row, claimed = self._claim(session, kind, query, row)
-            if claimed:
-                self._send(session, kind, row, job)
-                sent = True
-        finally:
-            if not sent:
-                self.release(job.id)
+            if not claimed:
+                return row  # another request sends it: no place taken
+            job.target, job.attempt = row.id, row.attempts
+            session.add(job)
+            try:
+                session.commit()  # the claim and the place together
+                break
+            except IntegrityError:  # a racing request took the same slot: look again
+                session.rollback()
+                row = kind.find(session, query)
+        else:
+            raise QueueFull(self.queue_size, not name.startswith("key:"), kind.retry_after * 2)
+        self._send(kind, row, job.id)
         if self.embedded:
             session.refresh(row)
         return row
 
-    def _send(self, session: Session, kind: SearchKind, row: SearchRow, job: SolverJob) -> None:
-        """Give the job its search, then send a ticket for it."""
-        budget = kind.budget
-        session.execute(update(SolverJob).where(SolverJob.id == job.id).values(
-            target=row.id, attempt=row.attempts, budget_seconds=budget.seconds, budget_nodes=budget.nodes))
-        session.commit()
+    def _send(self, kind: SearchKind, row: SearchRow, job_id: int) -> None:
+        """Send a ticket for the job; when the broker does not take it, free the row and the place."""
         try:
-            self.send(kind.name, budget)
+            self.send(kind.name, kind.budget)
         except Exception as error:
+            self.release(job_id)
             if not self.embedded:  # the broker did not take it: free the row for the next request
                 self._failed(kind.model, row.id, row.attempts, error)
                 raise BrokerDown("the worker tier's broker did not take the search") from error
@@ -443,13 +446,15 @@ class Solver:
         return row.queued_at is None or now() - row.queued_at > self.stale
 
     def _claim(self, session: Session, kind: SearchKind, query: Query, row: Any) -> tuple[Any, bool]:
-        """Insert the pending row, or take over a lost or expired one; ``(row, True)`` when this request won."""
+        """Insert the pending row, or take over a lost or expired one, in the session's
+        transaction (the caller commits it with the place); ``(row, True)`` when this
+        request won, else ``(row, False)`` with nothing left to commit."""
         moment = now()
         if row is None:
             row = kind.new_row(query, moment)
             session.add(row)
             try:
-                session.commit()
+                session.flush()
                 return row, True
             except IntegrityError:  # another request inserted it a moment ago: that one sends the search
                 session.rollback()
@@ -464,11 +469,11 @@ class Solver:
                       "requested_at": moment, "reason": _queued(1)}
         result = session.execute(update(model).where(model.id == row.id, model.status == status,
                                                      model.attempts == seen).values(**values))
-        session.commit()
-        session.refresh(row)
         if _rows(result) == 1:
-            log.info("%s %s (%s): searched again (attempt %d)", kind.name, row.code, row.budget, row.attempts)
+            log.info("%s %s (%s): searched again (attempt %d)", kind.name, row.code, row.budget, values["attempts"])
             return row, True
+        session.rollback()
+        session.refresh(row)
         return row, False
 
     def _give_up(self, session: Session, row: SearchRow) -> Any:
@@ -486,19 +491,19 @@ class Solver:
 
     def hand_out(self, session: Session, player_id: int, row: HintAnswer) -> str:
         """The token under which ``player_id`` polls hint ``row``: made once per player and
-        hint (random, 128 bits), so the same player asking again gets the same one."""
-        token = session.scalar(select(HintRequest.token).where(HintRequest.player_id == player_id,
-                                                               HintRequest.answer_id == row.id))
-        if token is not None:
-            return token
+        hint (random, 128 bits), so the same player asking again gets the same one. One
+        insert when it is new (a conflict on the pair keeps the first token)."""
         token = "h_" + secrets.token_urlsafe(16)
-        session.add(HintRequest(token=token, player_id=player_id, answer_id=row.id, created_at=now()))
-        try:
-            session.commit()
-        except IntegrityError:  # the same player asked twice at once: the other request's token
-            session.rollback()
-            return self.hand_out(session, player_id, row)
-        return token
+        insert = dialect_insert(session.get_bind().dialect.name)
+        made = session.scalar(insert(HintRequest).values(token=token, player_id=player_id, answer_id=row.id,
+                                                         created_at=now())
+                              .on_conflict_do_nothing(index_elements=["player_id", "answer_id"])
+                              .returning(HintRequest.token))
+        session.commit()
+        if made is not None:
+            return str(made)
+        return str(session.scalar(select(HintRequest.token).where(HintRequest.player_id == player_id,
+                                                                  HintRequest.answer_id == row.id)))
 
     def handed(self, session: Session, token: str, player_id: int) -> HintAnswer:
         """The hint handed to ``player_id`` under ``token``; :class:`NoSuchHint` for any other player."""

@@ -103,17 +103,19 @@ def hint_answer(row: HintAnswer, player: Player, position: str | None) -> tuple[
     ``position`` (worked out from the row's log when not given), or pending (202) with
     where to poll; either way under the player's own token."""
     solver = get_solver()
+    code, status, answer, after_actions, reason = row.code, row.status, row.answer, row.after_actions, row.reason
+    log_text = row.log
     token = solver.hand_out(db.session(), player.id, row)
     poll = url_for("solver.get_hint", hint_id=token)
-    if row.status == PENDING or row.answer is None:
-        body = {"code": row.code, "status": PENDING, "hint": None, "reason": row.reason, "line_length": None,
-                "after_actions": row.after_actions, "search": None, "coverage": None}
+    if status == PENDING or answer is None:
+        body = {"code": code, "status": PENDING, "hint": None, "reason": reason, "line_length": None,
+                "after_actions": after_actions, "search": None, "coverage": None}
         return {**body, "id": token, "poll": poll}, 202, {
             "Retry-After": str(solver.hints.retry_after), "Location": poll}
     if position is None:
-        position = replay(parse_code(row.code), row.log).position
-    log_hint(db.session(), player, row.code, row.after_actions, position)
-    return {**row.answer, "id": token, "poll": poll}, 200, {}
+        position = replay(parse_code(code), log_text).position
+    log_hint(db.session(), player, code, after_actions, position)
+    return {**answer, "id": token, "poll": poll}, 200, {}
 
 
 @bp.post("/hint")
