@@ -304,8 +304,9 @@ class HintSearch(SearchKind):
         return {"status": status, "reason": answer["reason"], "answer": answer, "solved_at": now()}
 
 
-#: ``send(kind, budget)``: hand a ticket for a job of ``kind`` to the worker tier (see :func:`api.tasks.sender`)
-Sender = Callable[[str, Budget], None]
+#: ``send(kind, budget, keyed)``: hand a ticket for a job of ``kind`` to the worker tier, on the
+#: keys' queue when ``keyed`` (see :func:`api.tasks.sender`)
+Sender = Callable[[str, Budget, bool], None]
 #: who asks: a client name (``key:<id>``, ``ip:<address>``) or a function giving it, asked only when needed
 Client = str | Callable[[], str]
 
@@ -414,15 +415,16 @@ class Solver:
                 row = kind.find(session, query)
         else:
             raise QueueFull(self.queue_size, not name.startswith("key:"), kind.retry_after * 2)
-        self._send(kind, row, job.id)
+        self._send(kind, row, job)
         if self.embedded:
             session.refresh(row)
         return row
 
-    def _send(self, kind: SearchKind, row: SearchRow, job_id: int) -> None:
+    def _send(self, kind: SearchKind, row: SearchRow, job: SolverJob) -> None:
         """Send a ticket for the job; when the broker does not take it, free the row and the place."""
+        job_id, keyed = job.id, job.priority == KEYED
         try:
-            self.send(kind.name, kind.budget)
+            self.send(kind.name, kind.budget, keyed)
         except Exception as error:
             self.release(job_id)
             if not self.embedded:  # the broker did not take it: free the row for the next request
@@ -441,6 +443,10 @@ class Solver:
         if (client() if callable(client) else client).startswith("key:"):
             session.execute(update(SolverJob).where(*waiting).values(priority=KEYED))
             session.commit()
+            try:  # a ticket on the keys' queue too, so that it does not wait behind anonymous tickets
+                self.send(kind.name, kind.budget, True)  # (a ticket that finds no job left does nothing)
+            except Exception:
+                log.warning("solver: no extra ticket for a search moved up (the broker did not take it)")
 
     def _claimable(self, row: SearchRow) -> bool:
         return row.queued_at is None or now() - row.queued_at > self.stale

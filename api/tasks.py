@@ -6,14 +6,15 @@ The module's :data:`celery` is built from that environment; each Flask app made 
 :func:`api.create_app` has its own (``app.extensions["api.celery"]``), built from
 the app's settings, to send tasks with.
 
-Three queues, named after ``CELERY_QUEUE_PREFIX``: ``<prefix>.hints`` (short
-searches a player waits for), ``<prefix>.searches`` (a deal's solvability) and
-``<prefix>.bulk`` (re-verification ranges and the scheduled tasks). On Redis a
-worker takes them strictly in that order (``queue_order_strategy: priority``), so
-hints go ahead of long searches; a worker started with ``-Q <prefix>.hints``
-serves only hints. A search's message is a *ticket*: the worker that takes it runs
-the best waiting job of its kind (``api.solving.Solver.run_next``: API keys first,
-round-robin by client), not the job that sent it.
+Four queues, named after ``CELERY_QUEUE_PREFIX``: ``<prefix>.keys`` (searches of
+clients with an API key), ``<prefix>.hints`` (short searches a player waits for),
+``<prefix>.searches`` (a deal's solvability) and ``<prefix>.bulk`` (re-verification
+ranges and the scheduled tasks). On Redis a worker takes them strictly in that order
+(``queue_order_strategy: priority``), so game backends go first and hints go ahead
+of long searches; a worker started with ``-Q <prefix>.hints`` serves only hints. A
+search's message is a *ticket*: the worker that takes it runs the best waiting job of
+its kind (``api.solving.Solver.run_next``: API keys first, round-robin by client), not
+necessarily the job that sent it.
 
 Lost work: tasks are acknowledged after they ran (``acks_late``), so a task of a
 worker that dies is handed to another after ``CELERY_VISIBILITY_TIMEOUT``. Each
@@ -63,6 +64,9 @@ PREPARE, REFILL = "api.prepare_challenges", "api.refill_winnable_pool"
 QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk", PREPARE: "bulk", REFILL: "bulk"}
 #: the ticket task of each search kind (``api.solving.SearchKind.name``)
 TICKETS = {"deal": SEARCH, "hint": HINT}
+#: the queues, in the order a worker takes from them on Redis: the tickets of API keys' searches
+#: (``keys``) go ahead of every anonymous one, hints ahead of deals, scheduled work last
+QUEUE_ORDER = ("keys", "hints", "searches", "bulk")
 #: what a re-verification range may take on a worker (a range of 5,000 records takes seconds)
 REVERIFY_SOFT_LIMIT, REVERIFY_HARD_LIMIT = 600, 660
 #: how often the beat sends each (seconds); a task not started within its period is dropped
@@ -101,7 +105,7 @@ def make_celery(settings: Mapping[str, Any]) -> Celery:
         "worker_prefetch_multiplier": 1,          # a worker holds no more tasks than it runs
         "worker_max_memory_per_child": settings["SOLVER_WORKER_MAX_MEMORY_MB"] * 1024,  # KiB
         "task_serializer": "json", "result_serializer": "json", "accept_content": ["json"],
-        "task_queues": [Queue(queue_name(settings, kind)) for kind in ("hints", "searches", "bulk")],
+        "task_queues": [Queue(queue_name(settings, kind)) for kind in QUEUE_ORDER],
         "task_default_queue": queue_name(settings, "searches"),
         "task_routes": {name: {"queue": queue_name(settings, kind)} for name, kind in QUEUES.items()},
         "task_ignore_result": True,               # searches answer through the database
@@ -342,13 +346,15 @@ def refill_winnable_pool(variant: str | None = None, searches: int = REFILL_SEAR
 # -- the web side ----------------------------------------------------------------
 
 def sender(app: Flask) -> Any:
-    """``send(kind, budget)`` for the app's solver: a ticket of search kind ``kind``, on its
-    queue, with time limits from the budget. Never waits for the task's result."""
+    """``send(kind, budget, keyed)`` for the app's solver: a ticket of search kind ``kind``, on
+    its queue (``keys`` for a search of an API key), with time limits from the budget. Never
+    waits for the task's result."""
 
-    def send(kind: str, budget: Any) -> None:
+    def send(kind: str, budget: Any, keyed: bool) -> None:
         celery_app: Celery = app.extensions["api.celery"]
         soft, hard = time_limits(budget.seconds)
-        celery_app.tasks[TICKETS[kind]].apply_async(soft_time_limit=soft, time_limit=hard)
+        queue = {"queue": queue_name(app.config, "keys")} if keyed else {}
+        celery_app.tasks[TICKETS[kind]].apply_async(soft_time_limit=soft, time_limit=hard, **queue)
 
     return send
 

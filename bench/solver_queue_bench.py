@@ -1,5 +1,5 @@
 """The solver queue under crowds (issue 22): real Celery workers in the documented layout
-(one worker for user searches, ``-Q <prefix>.hints,<prefix>.searches``, one for the bulk
+(one worker for user searches, ``-Q <prefix>.keys,<prefix>.hints,<prefix>.searches``, one for the bulk
 queue), on Redis and PostgreSQL.
 
 - ``keyed``: 32 anonymous addresses ask for 2 deal searches each (the crowd that held every
@@ -75,7 +75,8 @@ def service(root: Path, settings: dict[str, str]) -> Any:
     commands = [
         [sys.executable, "-m", "gunicorn", "--workers", "2", "--worker-class", "gthread", "--threads", "4",
          "--bind", f"127.0.0.1:{port}", "--log-level", "warning", "api:create_app()"],
-        [*celery, "-Q", f"{prefix}.hints,{prefix}.searches", "--concurrency", "2", "-n", f"users-{prefix}@%h"],
+        [*celery, "-Q", f"{prefix}.keys,{prefix}.hints,{prefix}.searches", "--concurrency", "2",
+         "-n", f"users-{prefix}@%h"],
         [*celery, "-Q", f"{prefix}.bulk", "--concurrency", "1", "-n", f"bulk-{prefix}@%h"],
     ]
     started = [subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

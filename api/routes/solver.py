@@ -98,14 +98,16 @@ def get_solvability(code: str) -> tuple[dict, int, dict[str, str]]:
     return disclose(ANSWER.dump(row), admin), 200, {}
 
 
-def hint_answer(row: HintAnswer, player: Player, position: str | None) -> tuple[dict, int, dict[str, str]]:
+def hint_answer(row: HintAnswer, player: Player, position: str | None,
+                token: str | None = None) -> tuple[dict, int, dict[str, str]]:
     """A hint row as ``player`` sees it: the hint (200), logged as handed to them at
     ``position`` (worked out from the row's log when not given), or pending (202) with
-    where to poll; either way under the player's own token."""
+    where to poll; either way under the player's own ``token`` (made now when not given)."""
     solver = get_solver()
     code, status, answer, after_actions, reason = row.code, row.status, row.answer, row.after_actions, row.reason
     log_text = row.log
-    token = solver.hand_out(db.session(), player.id, row)
+    if token is None:
+        token = solver.hand_out(db.session(), player.id, row)
     poll = url_for("solver.get_hint", hint_id=token)
     if status == PENDING or answer is None:
         body = {"code": code, "status": PENDING, "hint": None, "reason": reason, "line_length": None,
@@ -139,4 +141,4 @@ def get_hint(hint_id: str) -> tuple[dict, int, dict[str, str]]:
         raise NoSuchHint(solver.hints.kept.total_seconds())
     player = hint_player(db.session())  # polling hands the hint over too: the same token, the same log
     row = solver.handed(db.session(), hint_id, player.id)  # someone else's hint: 404
-    return hint_answer(row, player, None)
+    return hint_answer(row, player, None, hint_id)

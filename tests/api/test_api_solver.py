@@ -443,9 +443,9 @@ def test_racing_first_requests_share_one_search(make_empty_app):
     sent = []
     send = solver.send
 
-    def counting_send(kind, budget):
+    def counting_send(kind, budget, keyed):
         sent.append(kind)
-        return send(kind, budget)
+        return send(kind, budget, keyed)
 
     solver.send = counting_send
     barrier = threading.Barrier(8)
@@ -651,7 +651,7 @@ def queue_app(make_empty_app, monkeypatch, **config):
     run by :meth:`Solver.run_next`, are recorded and answered ``unknown`` at once."""
     app = make_empty_app(TRUSTED_PROXIES=1, **config)
     solver: Solver = app.extensions["api.solver"]
-    solver.send = lambda kind, budget: None
+    solver.send = lambda kind, budget, keyed: None
     searched: list[str] = []
 
     def record(code, *args, **kwargs):
@@ -763,3 +763,24 @@ def test_migration_0010_keeps_answers_hints_and_places(empty_database_url):
             assert connection.execute(text("SELECT count(*) FROM hint_answers")).scalar() == 1
     finally:
         database.dispose()
+
+
+def test_the_tickets_of_keys_go_to_the_queue_taken_first(make_empty_app, monkeypatch, tmp_path):
+    from api import tasks
+    from api.solving import Budget
+
+    app = make_empty_app(CELERY_QUEUE_PREFIX="sq")
+    celery, sent = app.extensions["api.celery"], []
+    for name in (tasks.SEARCH, tasks.HINT):
+        monkeypatch.setattr(celery.tasks[name], "apply_async", lambda *a, name=name, **k: sent.append((name, k)))
+    send = tasks.sender(app)
+    send("deal", Budget(10), True)
+    send("hint", Budget(2), False)
+    assert sent[0][0] == tasks.SEARCH and sent[0][1]["queue"] == "sq.keys"
+    assert sent[0][1]["soft_time_limit"] == 14.5 and sent[0][1]["time_limit"] == 17.5
+    assert sent[1][0] == tasks.HINT and "queue" not in sent[1][1]  # routed to sq.hints
+    settings = {**load_settings(str(tmp_path)), "CELERY_BROKER_URL": "redis://127.0.0.1:6379/15",
+                "CELERY_QUEUE_PREFIX": "sq"}
+    worker_side = tasks.make_celery(settings)
+    assert [queue.name for queue in worker_side.conf.task_queues] == ["sq.keys", "sq.hints", "sq.searches", "sq.bulk"]
+    assert worker_side.conf.task_routes[tasks.HINT]["queue"] == "sq.hints"
