@@ -383,10 +383,13 @@ class Solver:
     # -- a request ---------------------------------------------------------------
 
     def request(self, session: Session, kind: SearchKind, query: Query, client: Client = "ip:unknown",
-                charge: Callable[[], None] = lambda: None) -> Any:
+                charge: Callable[[], None] = lambda: None,
+                with_new_row: Callable[[Any], list[Any]] | None = None) -> Any:
         """The stored answer of ``kind`` for ``query``, or its pending row after making sure
         a search is on its way (sent here when there is none, or when the last one was
-        lost). ``charge`` is called before a search is sent (the solver's rate limit)."""
+        lost). ``charge`` is called before a search is sent (the solver's rate limit);
+        ``with_new_row(row)`` gives rows stored in the same commit as a row this request
+        inserts (a hint's token: one commit for the whole request)."""
         row = kind.find(session, query)
         if row is not None and row.status != PENDING and not kind.expired(row):
             return row
@@ -402,11 +405,12 @@ class Solver:
             job = self.take_place(session, name, kind)
             if attempt == 0:
                 charge()
+            new = row is None
             row, claimed = self._claim(session, kind, query, row)
             if not claimed:
                 return row  # another request sends it: no place taken
             job.target, job.attempt = row.id, row.attempts
-            session.add(job)
+            session.add_all([job, *(with_new_row(row) if new and with_new_row else [])])
             try:
                 session.commit()  # the claim and the place together
                 break
@@ -495,14 +499,20 @@ class Solver:
 
     # -- hints handed to players ------------------------------------------------
 
+    @staticmethod
+    def hint_token(player_id: int, row: HintAnswer) -> HintRequest:
+        """A new token (random, 128 bits) under which ``player_id`` polls hint ``row``."""
+        return HintRequest(token="h_" + secrets.token_urlsafe(16), player_id=player_id, answer_id=row.id,
+                           created_at=now())
+
     def hand_out(self, session: Session, player_id: int, row: HintAnswer) -> str:
         """The token under which ``player_id`` polls hint ``row``: made once per player and
-        hint (random, 128 bits), so the same player asking again gets the same one. One
-        insert when it is new (a conflict on the pair keeps the first token)."""
-        token = "h_" + secrets.token_urlsafe(16)
+        hint, so the same player asking again gets the same one. One insert when it is new
+        (a conflict on the pair keeps the first token)."""
+        new = self.hint_token(player_id, row)
         insert = dialect_insert(session.get_bind().dialect.name)
-        made = session.scalar(insert(HintRequest).values(token=token, player_id=player_id, answer_id=row.id,
-                                                         created_at=now())
+        made = session.scalar(insert(HintRequest).values(token=new.token, player_id=player_id, answer_id=row.id,
+                                                         created_at=new.created_at)
                               .on_conflict_do_nothing(index_elements=["player_id", "answer_id"])
                               .returning(HintRequest.token))
         session.commit()

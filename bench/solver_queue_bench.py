@@ -179,23 +179,24 @@ def hint_round(port: int, tokens: list[str], first: int, number: int) -> None:
           f"{statistics.median(probes) * 1000:.0f} ms, worst {max(probes) * 1000:.0f} ms")
 
 
-def run(root: Path, args: argparse.Namespace, label: str) -> None:
+def run(root: Path, args: argparse.Namespace, label: str, part: str) -> None:
+    """One part on the checkout at ``root``, with a database and queues of its own."""
     from api.db import scratch_postgres_database
 
-    prefix = f"bench-sq-{os.getpid()}-{label}"
-    with scratch_postgres_database(args.database_url, f"bench_queue_{os.getpid()}_{label}") as url:
+    prefix = f"bench-sq-{os.getpid()}-{label}-{part}"
+    with scratch_postgres_database(args.database_url, f"bench_queue_{os.getpid()}_{label}_{part}") as url:
         settings = {"DATABASE_URL": url, "CELERY_BROKER_URL": args.broker, "CELERY_QUEUE_PREFIX": prefix,
                     "TRUSTED_PROXIES": "1", "API_KEYS_REQUIRED": "0", "LOG_LEVEL": "WARNING",
                     "RATELIMIT_ENABLED": "0"}
         tokens = players(url, root, 100)
         key = api_key(url, root)
-        print(f"{label} ({root}): load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        print(f"{label} ({root}), {part}: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         try:
             with service(root, settings) as port:
-                for number in range(args.rounds if args.part in ("both", "hints") else 0):
-                    hint_round(port, tokens, 10_000 + 100 * number, number)
-                if args.part in ("both", "keyed"):
+                if part == "keyed":
                     keyed(port, key, 20_000)
+                for number in range(args.rounds if part == "hints" else 0):
+                    hint_round(port, tokens, 10_000 + 100 * number, number)
         finally:
             import redis
 
@@ -214,9 +215,10 @@ def main() -> None:
                                                                  "postgresql://postgres@127.0.0.1:5432/test"))
     parser.add_argument("--broker", default=os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/13"))
     args = parser.parse_args()
-    run(ROOT, args, "this")
-    if args.against:
-        run(args.against.resolve(), args, "against")
+    for part in ("keyed", "hints") if args.part == "both" else (args.part,):
+        run(ROOT, args, "this", part)
+        if args.against:
+            run(args.against.resolve(), args, "against", part)
 
 
 if __name__ == "__main__":

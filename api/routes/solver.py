@@ -27,7 +27,7 @@ from .. import db
 from ..auth import bearer_token
 from ..fairplay import disclose, hint_player, log_hint, sees_solutions
 from ..limits import client_key, get_limiter, search_client
-from ..models import HintAnswer, Player
+from ..models import HintAnswer, HintRequest, Player
 from ..players import is_player_token
 from ..problems import Problem, rejected_log
 from ..schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
@@ -129,9 +129,16 @@ def hint() -> tuple[dict, int, dict[str, str]]:
     verdict = replay(code, body["moves"])
     if not verdict.legal:
         raise rejected_log(verdict)
+    made: list[str] = []  # the token stored with a new row, in the request's one commit
+
+    def token_for(row: HintAnswer) -> list[HintRequest]:
+        handed = solver.hint_token(player.id, row)
+        made[:] = [handed.token]
+        return [handed]
+
     row = solver.request(db.session(), solver.hints, Query(code, verdict.canonical_text, verdict.actions),
-                         client=search_client, charge=charge_search)
-    return hint_answer(row, player, verdict.position)
+                         client=search_client, charge=charge_search, with_new_row=token_for)
+    return hint_answer(row, player, verdict.position, made[0] if made else None)
 
 
 @bp.get("/hints/<hint_id>")
