@@ -46,6 +46,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import random
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -349,8 +350,7 @@ class Solver:
                                            SolverJob.expires_at)
                                     .where(SolverJob.slot >= 0)).all()  # at most SOLVER_QUEUE_SIZE rows
             mine = {job.client_slot for job in taken if job.client == client}
-            # keys take the highest free slot (leaving the anonymous half alone while they can), others the lowest
-            free = sorted(set(range(places)) - {job.slot for job in taken}, reverse=keyed)
+            free = sorted(set(range(places)) - {job.slot for job in taken})
             if (len(mine) >= self.per_client or not free) and not cleared and any(
                     job.expires_at < moment for job in taken):
                 session.execute(delete(SolverJob).where(SolverJob.expires_at < moment))  # lost searches' places
@@ -363,7 +363,10 @@ class Solver:
             turn = max([min((job.turn for job in taken), default=0),
                         *(job.turn + 1 for job in taken if job.client == client)])
             break
-        return SolverJob(client=client[:64], client_slot=min(set(range(self.per_client)) - mine), slot=free[0],
+        # a random free slot, so that racing requests seldom pick the same one (keys: above the
+        # anonymous half while there is room, leaving it to the others)
+        slot = random.choice([s for s in free if s >= self.anonymous_places] or free) if keyed else random.choice(free)
+        return SolverJob(client=client[:64], client_slot=min(set(range(self.per_client)) - mine), slot=slot,
                          kind=kind.name, priority=KEYED if keyed else ANONYMOUS, turn=turn, attempt=0,
                          budget_seconds=kind.budget.seconds, budget_nodes=kind.budget.nodes, created_at=moment,
                          expires_at=moment + self.stale)

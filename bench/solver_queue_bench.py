@@ -5,12 +5,14 @@ queue), on Redis and PostgreSQL.
 - ``keyed``: 32 anonymous addresses ask for 2 deal searches each (the crowd that held every
   place before); then a game backend with an API key asks for one. Prints how the crowd
   was answered (202 / 503), and how long the key's search took from asking to its answer.
-- ``hints``: gunicorn (``--workers 2 --worker-class gthread --threads 4``) and 100
+- ``handler``: the server time of queuing one hint, in process (Flask's test client, no
+  worker), median wall and CPU time per request.
+- ``hints``: gunicorn (``--workers 2 --worker-class gthread --threads 4``, ``--threads``) and 100
   concurrent ``POST /hint`` from 50 addresses (two players' tokens an address, each a
   different position), while a prober asks ``/healthz`` every 50 ms. Prints the hint
   answers' latency and statuses, and ``/healthz``'s median and worst time.
 
-    python -m bench.solver_queue_bench                  # both, 3 rounds of hints
+    python -m bench.solver_queue_bench                  # all three parts, 3 rounds of hints
     python -m bench.solver_queue_bench --part hints --rounds 5
     python -m bench.solver_queue_bench --against /path/to/other/checkout   # the same on another checkout too
 
@@ -64,7 +66,7 @@ def request(port: int, method: str, path: str, body: Any = None,
 
 
 @contextmanager
-def service(root: Path, settings: dict[str, str]) -> Any:
+def service(root: Path, settings: dict[str, str], threads: int = 4) -> Any:
     """gunicorn and the two Celery workers of the documented layout, for the checkout at ``root``."""
     prefix = settings["CELERY_QUEUE_PREFIX"]
     env = checkout_env(root, **settings)
@@ -73,7 +75,7 @@ def service(root: Path, settings: dict[str, str]) -> Any:
     celery = [sys.executable, "-m", "celery", "--app", "api.tasks", "worker", "--loglevel", "WARNING",
               "--without-gossip", "--without-mingle", "--without-heartbeat"]
     commands = [
-        [sys.executable, "-m", "gunicorn", "--workers", "2", "--worker-class", "gthread", "--threads", "4",
+        [sys.executable, "-m", "gunicorn", "--workers", "2", "--worker-class", "gthread", "--threads", str(threads),
          "--bind", f"127.0.0.1:{port}", "--log-level", "warning", "api:create_app()"],
         [*celery, "-Q", f"{prefix}.keys,{prefix}.hints,{prefix}.searches", "--concurrency", "2",
          "-n", f"users-{prefix}@%h"],
@@ -179,6 +181,41 @@ def hint_round(port: int, tokens: list[str], first: int, number: int) -> None:
           f"{statistics.median(probes) * 1000:.0f} ms, worst {max(probes) * 1000:.0f} ms")
 
 
+HANDLER = """
+import json, statistics, sys, time
+import engine
+from api import create_app
+from api.players import register
+
+app = create_app({"DATABASE_URL": sys.argv[1], "CELERY_BROKER_URL": sys.argv[2], "CELERY_QUEUE_PREFIX": sys.argv[3],
+                  "RATELIMIT_ENABLED": False, "TRUSTED_PROXIES": 1, "SOLVER_QUEUE_SIZE": 100000,
+                  "SOLVER_PENDING_PER_CLIENT": 1000, "LOG_LEVEL": "WARNING"})
+with app.extensions["api.db"].sessions() as session:
+    tokens = [register(session, f"handler-{i}")[1] for i in range(300)]
+    session.commit()
+client, wall, cpu = app.test_client(), [], []
+for i in range(300):
+    started, used = time.perf_counter(), time.process_time()
+    headers = {"Authorization": "Bearer " + tokens[i], "X-Forwarded-For": f"10.8.{i // 200}.{i % 200}"}
+    response = client.post("/api/v1/hint", json={"code": str(engine.GameCode("FT", "N", 30000 + i)), "moves": ""},
+                           headers=headers)
+    assert response.status_code == 202, response.get_data(as_text=True)
+    wall.append(time.perf_counter() - started)
+    cpu.append(time.process_time() - used)
+print(json.dumps({"wall": statistics.median(wall[50:]), "cpu": statistics.median(cpu[50:])}))
+"""
+
+
+def handler(root: Path, url: str, broker: str, prefix: str) -> None:
+    """The server time of queuing one hint (no worker: each request queues a new search), in
+    the checkout's own process through Flask's test client: median wall and CPU time."""
+    out = subprocess.run([sys.executable, "-c", HANDLER, url, broker, prefix], cwd=root,
+                         env=checkout_env(root, LOG_LEVEL="WARNING"), capture_output=True, text=True, check=True)
+    figures = json.loads(out.stdout.strip().splitlines()[-1])
+    print(f"  handler: queuing a hint (POST /hint answered 202, warm process, 250 requests after 50): median "
+          f"{figures['wall'] * 1000:.1f} ms wall, {figures['cpu'] * 1000:.1f} ms CPU")
+
+
 def run(root: Path, args: argparse.Namespace, label: str, part: str) -> None:
     """One part on the checkout at ``root``, with a database and queues of its own."""
     from api.db import scratch_postgres_database
@@ -192,7 +229,10 @@ def run(root: Path, args: argparse.Namespace, label: str, part: str) -> None:
         key = api_key(url, root)
         print(f"{label} ({root}), {part}: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         try:
-            with service(root, settings) as port:
+            if part == "handler":
+                handler(root, url, args.broker, prefix)
+                return
+            with service(root, settings, args.threads) as port:
                 if part == "keyed":
                     keyed(port, key, 20_000)
                 for number in range(args.rounds if part == "hints" else 0):
@@ -208,14 +248,15 @@ def run(root: Path, args: argparse.Namespace, label: str, part: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--part", choices=("both", "keyed", "hints"), default="both")
+    parser.add_argument("--part", choices=("all", "handler", "keyed", "hints"), default="all")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of 100 hint requests")
+    parser.add_argument("--threads", type=int, default=4, help="threads of each of the 2 gunicorn workers")
     parser.add_argument("--against", type=Path, help="another checkout to measure the same way (e.g. the last release)")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
                                                                  "postgresql://postgres@127.0.0.1:5432/test"))
     parser.add_argument("--broker", default=os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/13"))
     args = parser.parse_args()
-    for part in ("keyed", "hints") if args.part == "both" else (args.part,):
+    for part in ("handler", "keyed", "hints") if args.part == "all" else (args.part,):
         run(ROOT, args, "this", part)
         if args.against:
             run(args.against.resolve(), args, "against", part)
