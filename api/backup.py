@@ -58,6 +58,7 @@ EXCLUDED: dict[str, str] = {
     "player_stats": "derived from the records: rebuilt when a backup is imported",
     "solver_jobs": "the places of searches in flight: they belong to the deployment's broker and workers",
     "hint_answers": "a cache of hint searches, kept `SOLVER_HINT_KEEP_SECONDS`: asked again, searched again",
+    "hint_requests": "the players' handles on the cached hint searches (`hint_answers`), kept as long as they are",
 }
 
 

@@ -48,18 +48,17 @@ from collections.abc import Iterator
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import func, literal, select, tuple_, update
+from sqlalchemy import func, literal, select, tuple_
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 import engine
 from engine import BY_VARIANT, GameCode
 from verifier import replay
-from verifier.solving import solve_code
 
 from . import boards
 from .models import Challenge, ChallengeAttempt, Player, Record, Solvability
-from .solving import PENDING, UNKNOWN, WINNABLE, Budget, now
+from .solving import WINNABLE, Budget, DealSearch, Query, now
 
 log = logging.getLogger(__name__)
 
@@ -121,34 +120,11 @@ def proved_winnable(session: Session, code: GameCode) -> Solvability | None:
 
 def search(session: Session, code: GameCode, budget: Budget) -> Solvability:
     """``code``'s answer within ``budget``: the stored one, or a search run here (in the
-    worker tier) and stored like the solver's own answers. Commits."""
+    worker tier) and stored like the solver's own answers (:meth:`api.solving.SearchKind.run_here`). Commits."""
     found = proved_winnable(session, code)
     if found is not None:
         return found
-    row = session.scalars(select(Solvability).where(
-        Solvability.code == str(code), Solvability.budget == budget.key,
-        Solvability.engine_version == engine.__version__, Solvability.rules_version == engine.RULES_VERSION)).first()
-    if row is not None and row.status != PENDING:
-        return row
-    answer = solve_code(code, budget_seconds=budget.seconds, max_nodes=budget.nodes).to_json()
-    status = answer["status"] if answer["status"] != WINNABLE or answer["verified"] else UNKNOWN
-    values: dict[str, Any] = {
-        "status": status, "reason": answer["reason"], "verified": status == WINNABLE,
-        "solution": answer["solution"] if status == WINNABLE else None,
-        "solution_actions": answer["solution_actions"] if status == WINNABLE else None,
-        "statistics": answer["search"], "coverage": answer["coverage"], "solved_at": now()}
-    if row is None:
-        row = Solvability(code=str(code), variant=code.variant, budget=budget.key, budget_seconds=budget.seconds,
-                          budget_nodes=budget.nodes, engine_version=engine.__version__,
-                          rules_version=engine.RULES_VERSION, attempts=1, requested_at=now(), queued_at=None,
-                          **values)
-        session.add(row)
-    else:  # a web request's pending row for the same budget: answer it
-        session.execute(update(Solvability).where(Solvability.id == row.id, Solvability.status == PENDING)
-                        .values(**values))
-    session.commit()
-    session.refresh(row)
-    return row
+    return DealSearch(budget).run_here(session, Query(code))
 
 
 # -- challenges -----------------------------------------------------------------

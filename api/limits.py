@@ -31,7 +31,7 @@ from flask_limiter.util import get_remote_address
 from sqlalchemy import select
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from .auth import MAX_TOKEN_LENGTH, bearer_token, hash_token
+from .auth import MAX_TOKEN_LENGTH, PLAYER_TOKEN_PREFIX, bearer_token, hash_token
 from .db import session
 from .models import ApiKey
 from .problems import Problem
@@ -55,9 +55,10 @@ def writer_key() -> str:
 def search_client() -> str:
     """Whose place a solver search takes (``SOLVER_PENDING_PER_CLIENT``): the API key sent,
     if it is a valid one, else the client IP, so that made-up tokens do not make one
-    client many. Asked only when a search is about to take a place (one indexed read)."""
+    client many (a player token is never a key: no read). Asked only when a search is about
+    to take a place (one indexed read)."""
     token = bearer_token()
-    if token is not None and len(token) <= MAX_TOKEN_LENGTH:
+    if token is not None and len(token) <= MAX_TOKEN_LENGTH and not token.startswith(PLAYER_TOKEN_PREFIX):
         key = session().scalar(select(ApiKey).where(ApiKey.key_hash == hash_token(token)))
         if key is not None and key.revoked_at is None:
             return f"key:{key.id}"

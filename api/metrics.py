@@ -103,14 +103,14 @@ class QueueDepth:
         self.app = app
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from .tasks import QUEUE_KINDS, queue_name
+        from .tasks import QUEUE_ORDER, queue_name
 
         family = GaugeMetricFamily("solitaire_solver_queue_depth", "Tasks waiting in each Celery queue",
                                    labels=["queue"])
         celery_app = self.app.extensions["api.celery"]
         try:
             with celery_app.connection_for_read() as connection:
-                for kind in QUEUE_KINDS:
+                for kind in QUEUE_ORDER:
                     name = queue_name(self.app.config, kind)
                     family.add_metric([name], _waiting(connection, name))
         except Exception as error:  # the broker is away: the scrape goes on without the gauge

@@ -291,11 +291,13 @@ class Hint(Base):
 
 
 class SolverJob(Base):
-    """A search waiting or running on the worker tier: one row holds one place. The
-    unique constraints are the limits, checked by the insert itself: at most
+    """A search waiting or running on the worker tier (a job): one row holds one place.
+    The unique constraints are the limits, checked by the insert itself: at most
     ``SOLVER_PENDING_PER_CLIENT`` slots per client and ``SOLVER_QUEUE_SIZE`` slots in
-    all. The worker deletes the row when the search ends; a row whose search was lost
-    frees its place at ``expires_at``. The table holds only searches in flight."""
+    all (anonymous clients only the lower half). A worker takes the best waiting job of
+    its kind (``priority``, then each client's turn) and deletes the row when the search
+    ends; a row whose search was lost frees its place at ``expires_at``. The table holds
+    only searches in flight, and the locks of scheduled tasks (negative slots)."""
 
     __tablename__ = "solver_jobs"
     __table_args__ = (
@@ -304,12 +306,25 @@ class SolverJob(Base):
     )
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)
-    client: Mapped[str] = mapped_column(String(64))     # ``key:<hash>`` or ``ip:<address>``
+    client: Mapped[str] = mapped_column(String(64))     # ``key:<id>`` or ``ip:<address>``
     client_slot: Mapped[int]                            # 0 … SOLVER_PENDING_PER_CLIENT − 1
     slot: Mapped[int]                                   # 0 … SOLVER_QUEUE_SIZE − 1
     kind: Mapped[str] = mapped_column(String(16))       # ``deal`` or ``hint``
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    #: served in this order: 0 for clients with an API key, 1 for anonymous ones
+    priority: Mapped[int] = mapped_column(default=1, server_default=text("1"))
+    #: the client's turn (round-robin): one more than its last job's in the queue, at least the current round
+    turn: Mapped[int] = mapped_column(default=0, server_default=text("0"))
+    #: the row searched (``solvability`` or ``hint_answers`` id, by ``kind``), its attempt and budget;
+    #: ``None`` until the request has claimed the row
+    target: Mapped[int | None] = mapped_column(BigInteger)
+    attempt: Mapped[int] = mapped_column(default=0, server_default=text("0"))
+    budget_seconds: Mapped[float | None] = mapped_column(Double)
+    budget_nodes: Mapped[int | None] = mapped_column(BigInteger)
+    #: when a worker took it, and the task (ticket) that did: a ticket handed out again runs the same job
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    runner: Mapped[str | None] = mapped_column(String(64), unique=True)
 
     def __repr__(self) -> str:
         return f"<SolverJob {self.id} {self.kind} {self.client!r}>"
@@ -344,6 +359,19 @@ class HintAnswer(Base):
 
     def __repr__(self) -> str:
         return f"<HintAnswer {self.id} {self.code} {self.status}>"
+
+
+class HintRequest(Base):
+    """A hint handed to a player: the unguessable token they poll it by (``GET /hints/{token}``),
+    readable by that player only. Many players may share one search (``hint_answers``)."""
+
+    __tablename__ = "hint_requests"
+    __table_args__ = (UniqueConstraint("player_id", "answer_id"),)
+
+    token: Mapped[str] = mapped_column(String(64), primary_key=True)  # ``h_`` and 128 random bits
+    player_id: Mapped[int] = mapped_column(Id, ForeignKey("players.id", ondelete="CASCADE"))
+    answer_id: Mapped[int] = mapped_column(Id, ForeignKey("hint_answers.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 # -- boards, challenges and player statistics (maintained on write: reads stay flat) --

@@ -1,34 +1,44 @@
 """The solver behind the API: searches run as Celery tasks on the worker tier
 (:mod:`api.tasks`), their answers are stored in the database and served from it.
 
-How a deal's answer comes to be (``GET /deals/{code}/solvability``):
+Two *search kinds* share one path (:class:`SearchKind`): a deal's solvability
+(:class:`DealSearch`, the ``solvability`` table) and a hint, the next action after a
+log (:class:`HintSearch`, ``hint_answers``). For either:
 
-1. A stored answer is served as it is (an ``unknown`` one only for
-   ``SOLVER_UNKNOWN_SECONDS``: then the deal is searched again).
+1. A stored answer is served as it is (until the kind's keeping time ends: then the
+   position is searched again).
 2. Otherwise the request takes a *place* (:meth:`Solver.take_place`: one row of
-   ``solver_jobs``; the client's limit ``SOLVER_PENDING_PER_CLIENT`` is checked
-   first, then the global bound ``SOLVER_QUEUE_SIZE``; refused: 429 or 503 with
-   ``Retry-After``, and nothing is taken), then inserts the ``pending`` row (the
-   unique constraint makes racing requests share it) and sends the search to the
-   ``searches`` queue. It answers ``202`` with ``Retry-After`` at once: no web
-   thread waits for a task.
-3. A worker runs :meth:`Solver.run_search` (:func:`verifier.solving.solve_code`,
-   which replays every winning line), stores the answer if the row is still
-   pending, and frees the place.
-
-Hints (``POST /hint``) go the same way with the ``hint_answers`` table and the ``hints``
-queue, which workers serve before the long searches.
+   ``solver_jobs``, the job). The client's limit ``SOLVER_PENDING_PER_CLIENT`` is
+   checked first, then the queue's: anonymous clients (by IP) together hold at most
+   half of the ``SOLVER_QUEUE_SIZE`` places, clients with an API key any free place, so
+   a key is never refused because anonymous clients fill the queue. Refused:
+   :class:`ClientBusy` or :class:`QueueFull`, and nothing is taken. Then it inserts the
+   ``pending`` row (the unique constraint makes identical searches share it, whoever
+   asks) and sends a *ticket* to the kind's queue. It answers at once: no web thread
+   waits for a task.
+3. A worker that takes a ticket runs the best waiting job of the kind
+   (:meth:`Solver.run_next`): jobs of API keys first, round-robin by client (each
+   client's first waiting job, oldest first, then each one's second …), then the
+   anonymous ones the same way. A key that asks for a search an anonymous client
+   started moves that job up to its own class. The worker stores the answer if the
+   row is still pending, and frees the place.
 
 A row stays ``pending`` for good only if its search was lost. A worker that dies
-mid-task leaves its message unacknowledged, and the broker hands it to another
-worker after ``CELERY_VISIBILITY_TIMEOUT`` (``acks_late``). A search lost before
-the broker took it (or a task that failed) is started again by the next request
-after ``SOLVER_STALE_SECONDS`` (a conditional ``UPDATE`` on the attempt counter,
-so that one request wins); one handed out :data:`MAX_ATTEMPTS` times without an
-answer is stored ``unknown`` with the last error.
+mid-task leaves its ticket unacknowledged; the broker hands the ticket to another
+worker after ``CELERY_VISIBILITY_TIMEOUT`` (``acks_late``), which runs the same job
+again (the job remembers the ticket that took it). A search lost before the broker
+took it (or a task that failed) is started again by the next request after
+``SOLVER_STALE_SECONDS`` (a conditional ``UPDATE`` on the attempt counter, so that
+one request wins); one handed out :data:`MAX_ATTEMPTS` times without an answer is
+stored ``unknown`` with the last error.
 
-Without ``CELERY_BROKER_URL`` (the embedded mode, one user only) the tasks run
-eagerly, inside the request that sends them.
+Hints are handed to players under an unguessable token (``hint_requests``): the
+same search may serve many players, but each player polls their own token, and a
+token polled by anyone else is :class:`NoSuchHint`.
+
+The service raises the domain errors of :class:`SolverError`; ``api/routes/solver.py``
+turns them into HTTP answers. Without ``CELERY_BROKER_URL`` (the embedded mode, one
+user only) the tickets run eagerly, inside the request that sends them.
 """
 
 from __future__ import annotations
@@ -37,14 +47,15 @@ import hashlib
 import logging
 import math
 import random
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from celery.exceptions import SoftTimeLimitExceeded
 from flask import Flask, current_app
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import ColumnElement, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -54,8 +65,7 @@ from verifier.solving import hint_code, solve_code
 
 from . import metrics
 from .db import Database
-from .models import HintAnswer, Solvability, SolverJob
-from .problems import Problem
+from .models import HintAnswer, HintRequest, Solvability, SolverJob, dialect_insert
 
 log = logging.getLogger(__name__)
 
@@ -64,9 +74,55 @@ PENDING, WINNABLE, UNWINNABLE, UNKNOWN = "pending", "winnable", "unwinnable", "u
 MAX_ATTEMPTS = 3
 #: rows the worker's clean-up deletes at most per table after each task
 CLEANUP_BATCH = 500
-#: tries at taking a place when racing requests take the same slot
+#: tries at taking a place (or a job) when racing requests (or workers) take the same one
 PLACE_TRIES = 5
+#: the queue classes of a job, served in this order: clients with an API key, then the others
+KEYED, ANONYMOUS = 0, 1
 
+
+# -- domain errors (the routes turn them into HTTP) ---------------------------------
+
+class SolverError(Exception):
+    """A search that cannot be started now; ``retry_after``: seconds worth waiting, if any."""
+
+    retry_after: int | None = None
+
+
+class SolverOff(SolverError):
+    """``SOLVER_ENABLED=0``: only stored answers are served."""
+
+
+class ClientBusy(SolverError):
+    """The client already has ``limit`` searches waiting or running."""
+
+    def __init__(self, limit: int, retry_after: int) -> None:
+        super().__init__(f"a client may have {limit} searches waiting or running")
+        self.limit, self.retry_after = limit, retry_after
+
+
+class QueueFull(SolverError):
+    """Every place this client's class may take is taken."""
+
+    def __init__(self, places: int, anonymous: bool, retry_after: int) -> None:
+        super().__init__(f"all {places} places are taken")
+        self.places, self.anonymous, self.retry_after = places, anonymous, retry_after
+
+
+class BrokerDown(SolverError):
+    """The broker did not take the ticket: nothing is queued, the next request tries again."""
+
+    retry_after = 2
+
+
+class NoSuchHint(SolverError):
+    """No hint under this token for this player (never handed out, someone else's, or expired)."""
+
+    def __init__(self, kept_seconds: float) -> None:
+        super().__init__("no such hint")
+        self.kept_seconds = kept_seconds
+
+
+# -- budgets and search kinds ---------------------------------------------------------
 
 @dataclass(frozen=True)
 class Budget:
@@ -84,6 +140,15 @@ class Budget:
         return {"seconds": self.seconds, "nodes": self.nodes}
 
 
+@dataclass(frozen=True)
+class Query:
+    """What a search is asked about: a deal, and for a hint the canonical log played so far."""
+
+    code: GameCode
+    log: str = ""
+    actions: int = 0
+
+
 def now() -> datetime:
     return datetime.now(UTC)
 
@@ -97,79 +162,215 @@ def log_hash(log_text: str) -> str:
     return hashlib.sha256(log_text.encode("utf-8")).hexdigest()
 
 
-#: ``send(kind, args, budget)``: hand a task to the worker tier (see :func:`api.tasks.sender`)
-Sender = Callable[[str, tuple[Any, ...], Budget], None]
+SearchRow = Solvability | HintAnswer
 
 
-class Solver:
-    """The app's solver: the settings, the places of the queue, and the rows of the
-    ``solvability`` and ``hint_answers`` tables the tasks answer."""
+class SearchKind:
+    """One kind of search: its table, its budget, how long an answer is served, how a row
+    is made, searched and answered. :class:`Solver` runs every kind the same way."""
 
-    def __init__(self, database: Database, config: dict[str, Any], send: Sender) -> None:
-        self.database = database
-        self.send = send
-        self.enabled: bool = config["SOLVER_ENABLED"]
-        self.embedded: bool = config["CELERY_BROKER_URL"] is None
-        self.budget = Budget(config["SOLVER_BUDGET_SECONDS"], config["SOLVER_BUDGET_NODES"])
-        self.hint_budget = Budget(config["SOLVER_HINT_SECONDS"], config["SOLVER_HINT_NODES"])
-        self.queue_size: int = config["SOLVER_QUEUE_SIZE"]
-        self.per_client: int = config["SOLVER_PENDING_PER_CLIENT"]
-        self.stale = timedelta(seconds=config["SOLVER_STALE_SECONDS"])
-        self.unknown_kept = timedelta(seconds=config["SOLVER_UNKNOWN_SECONDS"])
-        self.hints_kept = timedelta(seconds=config["SOLVER_HINT_KEEP_SECONDS"])
+    name: ClassVar[str]                          # the jobs' ``kind`` and the task (queue) of its tickets
+    model: ClassVar[type[Solvability] | type[HintAnswer]]
+
+    def __init__(self, budget: Budget, kept: timedelta = timedelta(days=1)) -> None:
+        self.budget, self.kept = budget, kept
 
     @property
     def retry_after(self) -> int:
         """Seconds a client should wait before asking again about a pending search."""
         return max(1, min(5, math.ceil(self.budget.seconds / 2)))
 
-    @property
-    def hint_retry_after(self) -> int:
-        return max(1, min(5, math.ceil(self.hint_budget.seconds / 2)))
+    def identity(self, query: Query) -> list[ColumnElement[bool]]:
+        model = self.model
+        return [model.code == str(query.code), model.budget == self.budget.key,
+                model.engine_version == engine.__version__, model.rules_version == engine.RULES_VERSION]
+
+    def find(self, session: Session, query: Query) -> Any:
+        return session.scalar(select(self.model).where(*self.identity(query)))
+
+    def expired(self, row: Any) -> bool:
+        raise NotImplementedError
+
+    def new_row(self, query: Query, moment: datetime) -> Any:
+        raise NotImplementedError
+
+    def restart(self) -> dict[str, Any]:
+        """The values that turn an expired answer into a pending row again."""
+        raise NotImplementedError
+
+    def search(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
+        """The answer of a search, as ``verifier.solving`` gives it (JSON)."""
+        raise NotImplementedError
+
+    def timed_out(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
+        """The answer of a search stopped by the worker's soft time limit."""
+        raise NotImplementedError
+
+    def stored(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """The row's values for ``answer``; ``ValueError`` when it is not an answer to store."""
+        raise NotImplementedError
+
+    def run_here(self, session: Session, query: Query) -> Any:
+        """The answer for ``query``: the stored one, or a search run in this process (a
+        worker's task: challenges and the winnable pool) and stored like every other
+        answer; a request's pending row for the same budget is answered too. Commits."""
+        row = self.find(session, query)
+        if row is not None and row.status != PENDING:
+            return row
+        values = self.stored(self.search(str(query.code), query.log, self.budget))
+        if row is None:
+            row = self.new_row(query, now())
+            for name, value in {**values, "queued_at": None}.items():
+                setattr(row, name, value)
+            session.add(row)
+        else:
+            model = self.model
+            session.execute(update(model).where(model.id == row.id, model.status == PENDING).values(**values))
+        session.commit()
+        session.refresh(row)
+        return row
+
+
+class DealSearch(SearchKind):
+    """Can the deal be won (``GET /deals/{code}/solvability``; challenges and the winnable pool)."""
+
+    name, model = "deal", Solvability
+
+    def expired(self, row: Solvability) -> bool:
+        return row.status == UNKNOWN and row.solved_at is not None and now() - row.solved_at > self.kept
+
+    def new_row(self, query: Query, moment: datetime) -> Solvability:
+        code = query.code
+        return Solvability(code=str(code), variant=code.variant, budget=self.budget.key,
+                           budget_seconds=self.budget.seconds, budget_nodes=self.budget.nodes,
+                           engine_version=engine.__version__, rules_version=engine.RULES_VERSION, status=PENDING,
+                           reason=_queued(1), verified=False, attempts=1, requested_at=moment, queued_at=moment)
+
+    def restart(self) -> dict[str, Any]:
+        return {"solved_at": None, "statistics": None, "coverage": None}
+
+    def search(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
+        answer = solve_code(code, budget_seconds=budget.seconds, max_nodes=budget.nodes).to_json()
+        if answer["status"] == WINNABLE and not answer["verified"]:  # never store a line that did not replay
+            answer = {**answer, "status": UNKNOWN, "reason": f"a line was found but did not replay as a win: "
+                                                             f"{answer['reason']}"}
+        return answer
+
+    def timed_out(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
+        return {"status": UNKNOWN, "verified": False, "solution": None, "solution_actions": None, "search": None,
+                "coverage": None, "reason": _timed_out(budget)}
+
+    def stored(self, answer: dict[str, Any]) -> dict[str, Any]:
+        status = answer["status"]
+        if status not in (WINNABLE, UNWINNABLE, UNKNOWN) or (status == WINNABLE and not answer["verified"]):
+            raise ValueError(f"not a storable answer: status {status!r}, verified {answer.get('verified')!r}")
+        won = status == WINNABLE
+        return {"status": status, "reason": answer["reason"], "verified": bool(answer["verified"]),
+                "solution": answer["solution"] if won else None,
+                "solution_actions": answer["solution_actions"] if won else None,
+                "statistics": answer["search"], "coverage": answer["coverage"], "solved_at": now()}
+
+
+class HintSearch(SearchKind):
+    """The next action of a winning line after a log (``POST /hint``)."""
+
+    name, model = "hint", HintAnswer
+
+    def identity(self, query: Query) -> list[ColumnElement[bool]]:
+        return [*super().identity(query), HintAnswer.log_hash == log_hash(query.log)]
+
+    def expired(self, row: HintAnswer) -> bool:
+        return row.solved_at is not None and now() - row.solved_at > self.kept
+
+    def new_row(self, query: Query, moment: datetime) -> HintAnswer:
+        return HintAnswer(code=str(query.code), log_hash=log_hash(query.log), log=query.log,
+                          after_actions=query.actions, budget=self.budget.key, engine_version=engine.__version__,
+                          rules_version=engine.RULES_VERSION, status=PENDING, reason=_queued(1), attempts=1,
+                          requested_at=moment, queued_at=moment)
+
+    def restart(self) -> dict[str, Any]:
+        return {"solved_at": None, "answer": None}
+
+    def search(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
+        return hint_code(code, log_text, budget_seconds=budget.seconds, max_nodes=budget.nodes).to_json()
+
+    def timed_out(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
+        return {"code": code, "status": UNKNOWN, "hint": None, "line_length": None,
+                "after_actions": len(log_text.split()), "search": None, "coverage": None,
+                "reason": _timed_out(budget)}
+
+    def stored(self, answer: dict[str, Any]) -> dict[str, Any]:
+        status = answer["status"]
+        if status not in (WINNABLE, UNWINNABLE, UNKNOWN):
+            raise ValueError(f"not a storable hint: status {status!r}")
+        return {"status": status, "reason": answer["reason"], "answer": answer, "solved_at": now()}
+
+
+#: ``send(kind, budget, keyed)``: hand a ticket for a job of ``kind`` to the worker tier, on the
+#: keys' queue when ``keyed`` (see :func:`api.tasks.sender`)
+Sender = Callable[[str, Budget, bool], None]
+#: who asks: a client name (``key:<id>``, ``ip:<address>``) or a function giving it, asked only when needed
+Client = str | Callable[[], str]
+
+
+class Solver:
+    """The app's solver: the settings, the search kinds, the places of the queue and the jobs."""
+
+    def __init__(self, database: Database, config: dict[str, Any], send: Sender) -> None:
+        self.database = database
+        self.send = send
+        self.enabled: bool = config["SOLVER_ENABLED"]
+        self.embedded: bool = config["CELERY_BROKER_URL"] is None
+        self.deals = DealSearch(Budget(config["SOLVER_BUDGET_SECONDS"], config["SOLVER_BUDGET_NODES"]),
+                                timedelta(seconds=config["SOLVER_UNKNOWN_SECONDS"]))
+        self.hints = HintSearch(Budget(config["SOLVER_HINT_SECONDS"], config["SOLVER_HINT_NODES"]),
+                                timedelta(seconds=config["SOLVER_HINT_KEEP_SECONDS"]))
+        self.kinds: dict[str, SearchKind] = {kind.name: kind for kind in (self.deals, self.hints)}
+        self.queue_size: int = config["SOLVER_QUEUE_SIZE"]
+        #: the places anonymous clients may hold together: half, at least one
+        self.anonymous_places = max(1, self.queue_size // 2)
+        self.per_client: int = config["SOLVER_PENDING_PER_CLIENT"]
+        self.stale = timedelta(seconds=config["SOLVER_STALE_SECONDS"])
 
     def require_enabled(self) -> None:
         if not self.enabled:
-            raise Problem(503, "the solver is switched off on this server (SOLVER_ENABLED=0): only answers "
-                               "stored earlier are served")
+            raise SolverOff("the solver is switched off")
 
     # -- places: the fair queue ---------------------------------------------
 
-    def take_place(self, session: Session, client: str | Callable[[], str], kind: str) -> int:
-        """A place for one search of ``client`` (or of whom ``client()`` names, asked only
-        now that a place is needed): the id of its ``solver_jobs`` row.
-
-        429 when the client already has ``SOLVER_PENDING_PER_CLIENT`` searches waiting
-        or running, 503 when ``SOLVER_QUEUE_SIZE`` are; checked before anything is
-        taken, and taken by one insert that the unique slots make atomic."""
-        client = client() if callable(client) else client
+    def take_place(self, session: Session, client: str, kind: SearchKind) -> SolverJob:
+        """A place for one search of ``client``: its ``solver_jobs`` row, not yet added to
+        the session (:meth:`request` adds it with its search, in one commit: the unique
+        slots make that insert the atomic check). :class:`ClientBusy` when the client has
+        all its places, :class:`QueueFull` when its class has, checked before anything is taken."""
         moment = now()
-        session.execute(delete(SolverJob).where(SolverJob.expires_at < moment))  # lost searches' places
-        session.commit()
-        for _ in range(PLACE_TRIES):
-            mine = set(session.scalars(select(SolverJob.client_slot).where(SolverJob.client == client)))
+        keyed = client.startswith("key:")
+        places = self.queue_size if keyed else self.anonymous_places
+        for cleared in (False, True):
+            taken = session.execute(select(SolverJob.client, SolverJob.client_slot, SolverJob.slot, SolverJob.turn,
+                                           SolverJob.expires_at)
+                                    .where(SolverJob.slot >= 0)).all()  # at most SOLVER_QUEUE_SIZE rows
+            mine = {job.client_slot for job in taken if job.client == client}
+            free = sorted(set(range(places)) - {job.slot for job in taken})
+            if (len(mine) >= self.per_client or not free) and not cleared and any(
+                    job.expires_at < moment for job in taken):
+                session.execute(delete(SolverJob).where(SolverJob.expires_at < moment))  # lost searches' places
+                continue
             if len(mine) >= self.per_client:
-                wait = self.retry_after if kind == "deal" else self.hint_retry_after
-                raise Problem(429, f"too many searches at once: a client may have {self.per_client} searches "
-                                   f"waiting or running (SOLVER_PENDING_PER_CLIENT); ask again in {wait} s",
-                              "rate-limited", headers={"Retry-After": str(wait)})
-            used = set(session.scalars(select(SolverJob.slot)))  # at most SOLVER_QUEUE_SIZE rows
-            free = sorted(set(range(self.queue_size)) - used)
+                raise ClientBusy(self.per_client, kind.retry_after)
             if not free:
-                raise self._busy()
-            job = SolverJob(client=client[:64], client_slot=min(set(range(self.per_client)) - mine),
-                            slot=random.choice(free), kind=kind, created_at=moment, expires_at=moment + self.stale)
-            session.add(job)
-            try:
-                session.commit()
-                return job.id
-            except IntegrityError:  # a racing request took the same slot: look again
-                session.rollback()
-        raise self._busy()
-
-    def _busy(self) -> Problem:
-        wait = self.retry_after * 2
-        return Problem(503, f"the solver is busy: all {self.queue_size} places for searches are taken; ask again in "
-                            f"{wait} s", headers={"Retry-After": str(wait)})
+                raise QueueFull(places, not keyed, kind.retry_after * 2)
+            # round-robin: the client's next turn after its jobs in the queue, not before the current round
+            turn = max([min((job.turn for job in taken), default=0),
+                        *(job.turn + 1 for job in taken if job.client == client)])
+            break
+        # a random free slot, so that racing requests seldom pick the same one (keys: above the
+        # anonymous half while there is room, leaving it to the others)
+        slot = random.choice([s for s in free if s >= self.anonymous_places] or free) if keyed else random.choice(free)
+        return SolverJob(client=client[:64], client_slot=min(set(range(self.per_client)) - mine), slot=slot,
+                         kind=kind.name, priority=KEYED if keyed else ANONYMOUS, turn=turn, attempt=0,
+                         budget_seconds=kind.budget.seconds, budget_nodes=kind.budget.nodes, created_at=moment,
+                         expires_at=moment + self.stale)
 
     def release(self, job_id: int) -> None:
         """Free a place (the search ended, or was never sent)."""
@@ -181,109 +382,115 @@ class Solver:
         """Searches waiting or running now (the table is bounded by ``SOLVER_QUEUE_SIZE``)."""
         with self.database.sessions() as session:
             return session.scalar(select(func.count()).select_from(SolverJob).where(
-                SolverJob.expires_at >= now(), SolverJob.slot >= 0)) or 0  # not the markers of api.tasks.send_once
+                SolverJob.expires_at >= now(), SolverJob.slot >= 0)) or 0  # not the locks of api.tasks.singleton
 
-    def _hand_over(self, session: Session, client: str | Callable[[], str], kind: str,
-                   claim: Callable[[], tuple[Any, bool]],
-                   charge: Callable[[], None], task_args: Callable[[Any, int], tuple[Any, ...]],
-                   budget: Budget) -> Any:
-        """Take a place, charge the rate limit, claim the row; send its task if this
-        request won the claim. The place is freed again unless the task took it."""
-        job = self.take_place(session, client, kind)
-        sent = False
-        try:
-            charge()
-            row, claimed = claim()
-            if claimed:
-                try:
-                    self.send(kind, task_args(row, job), budget)
-                except Problem:
-                    raise
-                except Exception as error:
-                    if not self.embedded:  # the broker did not take it: free the row for the next request
-                        self._failed(type(row), row.id, row.attempts, error)
-                        raise Problem(503, "the worker tier's broker did not take the search; ask again in a moment",
-                                      headers={"Retry-After": "2"}) from error
-                    raise
-                sent = True
-        finally:
-            if not sent:
-                self.release(job)
-        if self.embedded:
-            session.refresh(row)
-        return row
+    # -- a request ---------------------------------------------------------------
 
-    # -- GET /deals/{code}/solvability --------------------------------------
-
-    def find(self, session: Session, code: GameCode) -> Solvability | None:
-        return session.scalar(select(Solvability).where(
-            Solvability.code == str(code), Solvability.budget == self.budget.key,
-            Solvability.engine_version == engine.__version__, Solvability.rules_version == engine.RULES_VERSION))
-
-    def request(self, session: Session, code: GameCode, client: str | Callable[[], str] = "ip:unknown",
-                charge: Callable[[], None] = lambda: None) -> Solvability:
-        """The stored answer for ``code``, or its pending row after making sure a search
-        is on its way (sent here when there is none, or when the last one was lost).
-        ``charge`` is called before a search is sent (the solver's rate limit)."""
-        row = self.find(session, code)
-        if row is not None and row.status != PENDING and not self._expired(row):
+    def request(self, session: Session, kind: SearchKind, query: Query, client: Client = "ip:unknown",
+                charge: Callable[[], None] = lambda: None,
+                with_new_row: Callable[[Any], list[Any]] | None = None) -> Any:
+        """The stored answer of ``kind`` for ``query``, or its pending row after making sure
+        a search is on its way (sent here when there is none, or when the last one was
+        lost). ``charge`` is called before a search is sent (the solver's rate limit);
+        ``with_new_row(row)`` gives rows stored in the same commit as a row this request
+        inserts (a hint's token: one commit for the whole request)."""
+        row = kind.find(session, query)
+        if row is not None and row.status != PENDING and not kind.expired(row):
             return row
         self.require_enabled()
         if row is not None and row.status == PENDING:
             if not self._claimable(row):
+                self._move_up(session, kind, row, client)
                 return row  # a search is on its way
             if row.attempts >= MAX_ATTEMPTS:
                 return self._give_up(session, row)
+        name = client() if callable(client) else client
+        for attempt in range(PLACE_TRIES):
+            job = self.take_place(session, name, kind)
+            if attempt == 0:
+                charge()
+            new = row is None
+            row, claimed = self._claim(session, kind, query, row)
+            if not claimed:
+                return row  # another request sends it: no place taken
+            job.target, job.attempt = row.id, row.attempts
+            session.add_all([job, *(with_new_row(row) if new and with_new_row else [])])
+            try:
+                session.commit()  # the claim and the place together
+                break
+            except IntegrityError:  # a racing request took the same slot: look again
+                session.rollback()
+                row = kind.find(session, query)
+        else:
+            raise QueueFull(self.queue_size, not name.startswith("key:"), kind.retry_after * 2)
+        self._send(kind, row, job)
+        if self.embedded:
+            session.refresh(row)
+        return row
 
-        def args(claimed: Solvability, job: int) -> tuple[Any, ...]:
-            return (claimed.id, claimed.attempts, job, claimed.code, self.budget.seconds, self.budget.nodes)
+    def _send(self, kind: SearchKind, row: SearchRow, job: SolverJob) -> None:
+        """Send a ticket for the job; when the broker does not take it, free the row and the place."""
+        job_id, keyed = job.id, job.priority == KEYED
+        try:
+            self.send(kind.name, kind.budget, keyed)
+        except Exception as error:
+            self.release(job_id)
+            if not self.embedded:  # the broker did not take it: free the row for the next request
+                self._failed(kind.model, row.id, row.attempts, error)
+                raise BrokerDown("the worker tier's broker did not take the search") from error
+            raise
 
-        return self._hand_over(session, client, "deal", lambda: self._claim(session, code, row), charge, args,
-                               self.budget)
+    def _move_up(self, session: Session, kind: SearchKind, row: SearchRow, client: Client) -> None:
+        """A key asking for a search that waits as an anonymous client's: the job moves to the keys' class."""
+        if not (callable(client) or client.startswith("key:")):
+            return
+        waiting = (SolverJob.kind == kind.name, SolverJob.target == row.id, SolverJob.started_at.is_(None),
+                   SolverJob.priority != KEYED)
+        if session.scalar(select(SolverJob.id).where(*waiting).limit(1)) is None:
+            return
+        if (client() if callable(client) else client).startswith("key:"):
+            session.execute(update(SolverJob).where(*waiting).values(priority=KEYED))
+            session.commit()
+            try:  # a ticket on the keys' queue too, so that it does not wait behind anonymous tickets
+                self.send(kind.name, kind.budget, True)  # (a ticket that finds no job left does nothing)
+            except Exception:
+                log.warning("solver: no extra ticket for a search moved up (the broker did not take it)")
 
-    def _expired(self, row: Solvability) -> bool:
-        return row.status == UNKNOWN and row.solved_at is not None and now() - row.solved_at > self.unknown_kept
-
-    def _claimable(self, row: Solvability | HintAnswer) -> bool:
+    def _claimable(self, row: SearchRow) -> bool:
         return row.queued_at is None or now() - row.queued_at > self.stale
 
-    def _claim(self, session: Session, code: GameCode, row: Solvability | None) -> tuple[Solvability, bool]:
-        """Insert the pending row, or take over a lost or expired one; ``(row, True)`` when this request won."""
+    def _claim(self, session: Session, kind: SearchKind, query: Query, row: Any) -> tuple[Any, bool]:
+        """Insert the pending row, or take over a lost or expired one, in the session's
+        transaction (the caller commits it with the place); ``(row, True)`` when this
+        request won, else ``(row, False)`` with nothing left to commit."""
         moment = now()
         if row is None:
-            row = Solvability(code=str(code), variant=code.variant, budget=self.budget.key,
-                              budget_seconds=self.budget.seconds, budget_nodes=self.budget.nodes,
-                              engine_version=engine.__version__, rules_version=engine.RULES_VERSION,
-                              status=PENDING, reason=_queued(1), verified=False, attempts=1,
-                              requested_at=moment, queued_at=moment)
+            row = kind.new_row(query, moment)
             session.add(row)
             try:
-                session.commit()
+                session.flush()
                 return row, True
             except IntegrityError:  # another request inserted it a moment ago: that one sends the search
                 session.rollback()
-                found = self.find(session, code)
+                found = kind.find(session, query)
                 if found is None:
                     raise
                 return found, False
-        if row.status == UNKNOWN:  # expired: searched again from the first attempt
-            statement = (update(Solvability).where(Solvability.id == row.id, Solvability.status == UNKNOWN)
-                         .values(status=PENDING, attempts=1, queued_at=moment, requested_at=moment, solved_at=None,
-                                 reason=_queued(1), statistics=None, coverage=None))
-        else:
-            seen = row.attempts
-            statement = (update(Solvability)
-                         .where(Solvability.id == row.id, Solvability.status == PENDING, Solvability.attempts == seen)
-                         .values(attempts=seen + 1, queued_at=moment, reason=_queued(seen + 1)))
-        result = session.execute(statement)
-        session.commit()
-        session.refresh(row)
+        model, seen, status = kind.model, row.attempts, row.status
+        values: dict[str, Any] = {"attempts": seen + 1, "queued_at": moment, "reason": _queued(seen + 1)}
+        if status != PENDING:  # an expired answer: searched again from the first attempt
+            values = {**kind.restart(), "status": PENDING, "attempts": 1, "queued_at": moment,
+                      "requested_at": moment, "reason": _queued(1)}
+        result = session.execute(update(model).where(model.id == row.id, model.status == status,
+                                                     model.attempts == seen).values(**values))
         if _rows(result) == 1:
-            log.info("solvability %s (%s): searched again (attempt %d)", row.code, row.budget, row.attempts)
+            log.info("%s %s (%s): searched again (attempt %d)", kind.name, row.code, row.budget, values["attempts"])
             return row, True
+        session.rollback()
+        session.refresh(row)
         return row, False
 
-    def _give_up(self, session: Session, row: Solvability | HintAnswer) -> Any:
+    def _give_up(self, session: Session, row: SearchRow) -> Any:
         model = type(row)
         session.execute(
             update(model).where(model.id == row.id, model.status == PENDING)
@@ -294,113 +501,94 @@ class Solver:
         session.refresh(row)
         return row
 
-    # -- POST /hint ------------------------------------------------------------
+    # -- hints handed to players ------------------------------------------------
 
-    def find_hint(self, session: Session, code: GameCode, canonical: str) -> HintAnswer | None:
-        return session.scalar(select(HintAnswer).where(
-            HintAnswer.code == str(code), HintAnswer.log_hash == log_hash(canonical),
-            HintAnswer.budget == self.hint_budget.key, HintAnswer.engine_version == engine.__version__,
-            HintAnswer.rules_version == engine.RULES_VERSION))
+    @staticmethod
+    def hint_token(player_id: int, row: HintAnswer) -> HintRequest:
+        """A new token (random, 128 bits) under which ``player_id`` polls hint ``row``."""
+        return HintRequest(token="h_" + secrets.token_urlsafe(16), player_id=player_id, answer_id=row.id,
+                           created_at=now())
 
-    def request_hint(self, session: Session, code: GameCode, canonical: str, after_actions: int,
-                     client: str | Callable[[], str] = "ip:unknown",
-                     charge: Callable[[], None] = lambda: None) -> HintAnswer:
-        """The hint for the position after ``canonical``: answered (kept ``SOLVER_HINT_KEEP_SECONDS``),
-        or pending after making sure a search is on its way, as for :meth:`request`."""
-        row = self.find_hint(session, code, canonical)
-        if row is not None and row.status != PENDING and not self._hint_expired(row):
-            return row
-        self.require_enabled()
-        if row is not None and row.status == PENDING:
-            if not self._claimable(row):
-                return row
-            if row.attempts >= MAX_ATTEMPTS:
-                return self._give_up(session, row)
-
-        def args(claimed: HintAnswer, job: int) -> tuple[Any, ...]:
-            return (claimed.id, claimed.attempts, job, claimed.code, claimed.log, self.hint_budget.seconds,
-                    self.hint_budget.nodes)
-
-        return self._hand_over(session, client, "hint",
-                               lambda: self._claim_hint(session, code, canonical, after_actions, row), charge, args,
-                               self.hint_budget)
-
-    def _hint_expired(self, row: HintAnswer) -> bool:
-        return row.solved_at is not None and now() - row.solved_at > self.hints_kept
-
-    def _claim_hint(self, session: Session, code: GameCode, canonical: str, after_actions: int,
-                    row: HintAnswer | None) -> tuple[HintAnswer, bool]:
-        moment = now()
-        if row is None:
-            row = HintAnswer(code=str(code), log_hash=log_hash(canonical), log=canonical, after_actions=after_actions,
-                             budget=self.hint_budget.key, engine_version=engine.__version__,
-                             rules_version=engine.RULES_VERSION, status=PENDING, reason=_queued(1), attempts=1,
-                             requested_at=moment, queued_at=moment)
-            session.add(row)
-            try:
-                session.commit()
-                return row, True
-            except IntegrityError:
-                session.rollback()
-                found = self.find_hint(session, code, canonical)
-                if found is None:
-                    raise
-                return found, False
-        seen, status = row.attempts, row.status
-        values: dict[str, Any] = {"attempts": seen + 1, "queued_at": moment, "reason": _queued(seen + 1)}
-        if status != PENDING:  # an expired answer: asked again from the first attempt
-            values = {"status": PENDING, "attempts": 1, "queued_at": moment, "requested_at": moment,
-                      "solved_at": None, "answer": None, "reason": _queued(1)}
-        result = session.execute(update(HintAnswer).where(HintAnswer.id == row.id, HintAnswer.status == status,
-                                                          HintAnswer.attempts == seen).values(**values))
+    def hand_out(self, session: Session, player_id: int, row: HintAnswer) -> str:
+        """The token under which ``player_id`` polls hint ``row``: made once per player and
+        hint, so the same player asking again gets the same one. One insert when it is new
+        (a conflict on the pair keeps the first token)."""
+        new = self.hint_token(player_id, row)
+        insert = dialect_insert(session.get_bind().dialect.name)
+        made = session.scalar(insert(HintRequest).values(token=new.token, player_id=player_id, answer_id=row.id,
+                                                         created_at=new.created_at)
+                              .on_conflict_do_nothing(index_elements=["player_id", "answer_id"])
+                              .returning(HintRequest.token))
         session.commit()
-        session.refresh(row)
-        return row, _rows(result) == 1
+        if made is not None:
+            return str(made)
+        return str(session.scalar(select(HintRequest.token).where(HintRequest.player_id == player_id,
+                                                                  HintRequest.answer_id == row.id)))
 
-    def get_hint(self, session: Session, hint_id: int) -> HintAnswer:
-        row = session.get(HintAnswer, hint_id) if 0 < hint_id < 2 ** 63 else None
+    def handed(self, session: Session, token: str, player_id: int) -> HintAnswer:
+        """The hint handed to ``player_id`` under ``token``; :class:`NoSuchHint` for any other player."""
+        row = session.scalar(select(HintAnswer).join(HintRequest, HintRequest.answer_id == HintAnswer.id)
+                             .where(HintRequest.token == token[:64], HintRequest.player_id == player_id))
         if row is None:
-            raise Problem(404, f"there is no hint {hint_id}: it was never asked for, or its answer expired "
-                               f"(answers are kept {self.hints_kept.total_seconds():g} s)")
+            raise NoSuchHint(self.hints.kept.total_seconds())
         return row
 
     # -- the worker side -----------------------------------------------------
 
-    def run_search(self, row_id: int, attempt: int, job_id: int, code: str, seconds: float,
-                   nodes: int | None) -> str:
-        """A deal's search, on a worker: store the answer in its row and free the place."""
+    def run_next(self, kind_name: str, runner: str) -> str | None:
+        """Take a ticket of ``kind_name``: run the best waiting job of that kind (the job this
+        ticket took before, if the broker hands it out again), store its answer, free its
+        place. The answer's status, or None when there was no job left to run."""
+        kind = self.kinds[kind_name]
+        job = self._take_job(kind_name, runner)
+        if job is None:
+            return None
         try:
-            try:
-                answer = solve_code(code, budget_seconds=seconds, max_nodes=nodes).to_json()
-            except SoftTimeLimitExceeded:
-                answer = _timed_out(seconds)
-            except Exception as error:
-                self._failed(Solvability, row_id, attempt, error)
-                raise
-            self.store(row_id, answer)
-            metrics.search_finished("deal", answer["status"], answer.get("search"))
-            return answer["status"]
+            return self._run(kind, job)
         finally:
-            self._finish(job_id)
+            self._finish(job.id)
 
-    def run_hint(self, row_id: int, attempt: int, job_id: int, code: str, log_text: str, seconds: float,
-                 nodes: int | None) -> str:
-        """A hint's search, on a worker: store the hint object in its row and free the place."""
+    def _take_job(self, kind_name: str, runner: str) -> SolverJob | None:
+        with self.database.sessions() as session:
+            again = session.scalar(select(SolverJob).where(SolverJob.runner == runner))
+            if again is not None:
+                return again
+            best = (select(SolverJob.id).where(SolverJob.kind == kind_name, SolverJob.slot >= 0,
+                                               SolverJob.target.is_not(None), SolverJob.started_at.is_(None))
+                    .order_by(SolverJob.priority, SolverJob.turn, SolverJob.id).limit(1))
+            for _ in range(PLACE_TRIES):
+                job_id = session.scalar(best)
+                if job_id is None:
+                    return None
+                taken = session.execute(update(SolverJob).where(SolverJob.id == job_id, SolverJob.started_at.is_(None))
+                                        .values(started_at=now(), runner=runner[:64]))
+                session.commit()
+                if _rows(taken) == 1:
+                    return session.get(SolverJob, job_id)
+            return None
+
+    def _run(self, kind: SearchKind, job: SolverJob) -> str:
+        assert job.target is not None and job.budget_seconds is not None  # (a job is sent with its search)
+        budget = Budget(job.budget_seconds, job.budget_nodes)
+        with self.database.sessions() as session:
+            row: Any = session.get(kind.model, job.target)
+            if row is None or row.status != PENDING:
+                return row.status if row is not None else UNKNOWN  # answered (or expired) meanwhile
+            code, log_text = row.code, getattr(row, "log", "")
         try:
-            try:
-                answer = hint_code(code, log_text, budget_seconds=seconds, max_nodes=nodes).to_json()
-            except SoftTimeLimitExceeded:
-                answer = {"code": code, "status": UNKNOWN, "hint": None, "line_length": None,
-                          "after_actions": len(log_text.split()), "search": None, "coverage": None,
-                          "reason": _timed_out(seconds)["reason"]}
-            except Exception as error:
-                self._failed(HintAnswer, row_id, attempt, error)
-                raise
-            self.store_hint(row_id, answer)
-            metrics.search_finished("hint", answer["status"], answer.get("search"))
-            return answer["status"]
-        finally:
-            self._finish(job_id)
+            answer = kind.search(code, log_text, budget)
+        except SoftTimeLimitExceeded:
+            answer = kind.timed_out(code, log_text, budget)
+        except Exception as error:
+            self._failed(kind.model, job.target, job.attempt, error)
+            raise
+        self.store(kind, job.target, answer)
+        metrics.search_finished(kind.name, answer["status"], answer.get("search"))
+        if kind is self.deals and answer["status"] == WINNABLE:  # a new known line: the deal's records judged again
+            from .tasks import evidence_learned
+
+            evidence_learned(current_app._get_current_object(), code)  # type: ignore[attr-defined]
+        return str(answer["status"])
 
     def _finish(self, job_id: int) -> None:
         try:
@@ -414,47 +602,28 @@ class Solver:
         moment = now()
         with self.database.sessions() as session:
             session.execute(delete(SolverJob).where(SolverJob.expires_at < moment))
-            old_hints = select(HintAnswer.id).where(HintAnswer.solved_at < moment - self.hints_kept)
-            session.execute(delete(HintAnswer).where(HintAnswer.id.in_(old_hints.limit(CLEANUP_BATCH))))
+            old_hints = select(HintAnswer.id).where(HintAnswer.solved_at < moment - self.hints.kept)
+            old_hints = old_hints.limit(CLEANUP_BATCH)
+            session.execute(delete(HintRequest).where(HintRequest.answer_id.in_(old_hints)))
+            session.execute(delete(HintAnswer).where(HintAnswer.id.in_(old_hints)))
             old_unknown = select(Solvability.id).where(Solvability.status == UNKNOWN,
-                                                       Solvability.solved_at < moment - self.unknown_kept)
+                                                       Solvability.solved_at < moment - self.deals.kept)
             session.execute(delete(Solvability).where(Solvability.id.in_(old_unknown.limit(CLEANUP_BATCH))))
             session.commit()
 
     # -- the tables ------------------------------------------------------------
 
-    def store(self, row_id: int, answer: dict[str, Any]) -> bool:
+    def store(self, kind: SearchKind, row_id: int, answer: dict[str, Any]) -> bool:
         """Write a search's answer into its row, if the row is still pending; True if it was."""
-        status = answer["status"]
-        if status not in (WINNABLE, UNWINNABLE, UNKNOWN) or (status == WINNABLE and not answer["verified"]):
-            raise ValueError(f"not a storable answer: status {status!r}, verified {answer.get('verified')!r}")
-        values: dict[str, Any] = {
-            "status": status, "reason": answer["reason"], "verified": bool(answer["verified"]),
-            "solution": answer["solution"] if status == WINNABLE else None,
-            "solution_actions": answer["solution_actions"] if status == WINNABLE else None,
-            "statistics": answer["search"], "coverage": answer["coverage"], "solved_at": now(),
-        }
+        values = kind.stored(answer)
+        model = kind.model
         with self.database.sessions() as session:
-            result = session.execute(update(Solvability)
-                                     .where(Solvability.id == row_id, Solvability.status == PENDING).values(**values))
+            result = session.execute(update(model).where(model.id == row_id, model.status == PENDING).values(**values))
             session.commit()
         stored = _rows(result) == 1
-        log.info("solver: row %d %s%s", row_id, status, "" if stored else " (already answered: not stored)")
+        log.info("solver: %s %d %s%s", kind.name, row_id, values["status"],
+                 "" if stored else " (already answered: not stored)")
         return stored
-
-    def store_hint(self, row_id: int, answer: dict[str, Any]) -> bool:
-        status = answer["status"]
-        if status not in (WINNABLE, UNWINNABLE, UNKNOWN):
-            raise ValueError(f"not a storable hint: status {status!r}")
-        with self.database.sessions() as session:
-            result = session.execute(update(HintAnswer).where(HintAnswer.id == row_id, HintAnswer.status == PENDING)
-                                     .values(status=status, reason=answer["reason"], answer=answer, solved_at=now()))
-            session.commit()
-        return _rows(result) == 1
-
-    def failed(self, row_id: int, attempt: int, error: BaseException) -> None:
-        """A deal's search that ended without an answer (see :meth:`_failed`)."""
-        self._failed(Solvability, row_id, attempt, error)
 
     def _failed(self, model: type[Solvability] | type[HintAnswer], row_id: int, attempt: int,
                 error: BaseException) -> None:
@@ -476,14 +645,12 @@ def _queued(attempt: int) -> str:
     return f"the search is queued or running (attempt {attempt} of at most {MAX_ATTEMPTS})"
 
 
-def _timed_out(seconds: float) -> dict[str, Any]:
-    """An ``unknown`` answer for a search stopped by the worker's soft time limit."""
-    return {"status": UNKNOWN, "verified": False, "solution": None, "solution_actions": None, "search": None,
-            "coverage": None, "reason": f"the search went past its time limit on the worker (budget {seconds:g} s)"}
+def _timed_out(budget: Budget) -> str:
+    return f"the search went past its time limit on the worker (budget {budget.seconds:g} s)"
 
 
 def init_app(app: Flask, send: Sender) -> Solver:
-    """The app's solver, sending its tasks with ``send`` (:func:`api.tasks.sender`: through the app's Celery)."""
+    """The app's solver, sending its tickets with ``send`` (:func:`api.tasks.sender`: through the app's Celery)."""
     solver = Solver(app.extensions["api.db"], app.config, send)
     app.extensions["api.solver"] = solver
     return solver

@@ -6,11 +6,15 @@ The module's :data:`celery` is built from that environment; each Flask app made 
 :func:`api.create_app` has its own (``app.extensions["api.celery"]``), built from
 the app's settings, to send tasks with.
 
-Three queues, named after ``CELERY_QUEUE_PREFIX``: ``<prefix>.hints`` (short
-searches a player waits for), ``<prefix>.searches`` (a deal's solvability) and
-``<prefix>.bulk`` (re-verification ranges). On Redis a worker takes them strictly
-in that order (``queue_order_strategy: priority``), so hints go ahead of long
-searches; a worker started with ``-Q <prefix>.hints`` serves only hints.
+Four queues, named after ``CELERY_QUEUE_PREFIX``: ``<prefix>.keys`` (searches of
+clients with an API key), ``<prefix>.hints`` (short searches a player waits for),
+``<prefix>.searches`` (a deal's solvability) and ``<prefix>.bulk`` (re-verification
+ranges and the scheduled tasks). On Redis a worker takes them strictly in that order
+(``queue_order_strategy: priority``), so game backends go first and hints go ahead
+of long searches; a worker started with ``-Q <prefix>.hints`` serves only hints. A
+search's message is a *ticket*: the worker that takes it runs the best waiting job of
+its kind (``api.solving.Solver.run_next``: API keys first, round-robin by client), not
+necessarily the job that sent it.
 
 Lost work: tasks are acknowledged after they ran (``acks_late``), so a task of a
 worker that dies is handed to another after ``CELERY_VISIBILITY_TIMEOUT``. Each
@@ -18,13 +22,15 @@ task has a soft time limit (the search stops and stores ``unknown``) and a hard
 one (the process is killed), and a worker process is replaced after a task that
 left it above ``SOLVER_WORKER_MAX_MEMORY_MB``.
 
-Challenges and the winnable pool: ``api.prepare_challenges`` (on the searches
-queue) proves today's and the next day's challenges, ``api.refill_winnable_pool``
-(on the bulk queue) tops up the pool behind ``/deals/random?winnable=true``. The
-beat (``celery --app api.tasks beat``) sends them on :data:`BEAT_SCHEDULE`; a
-request that finds its window unprepared or the pool empty sends one too
-(:func:`send_once`: at most one of each in flight, held by a ``solver_jobs`` row)
-and answers 503 without waiting for it.
+Challenges and the winnable pool: ``api.prepare_challenges`` proves today's and
+the next day's challenges, ``api.refill_winnable_pool`` tops up the pool behind
+``/deals/random?winnable=true``; both on the bulk queue, at low priority. The beat
+(``celery --app api.tasks beat``) sends them on :data:`BEAT_SCHEDULE`; a request
+that finds its window unprepared or the pool empty sends one too (:func:`send_once`)
+and answers 503 without waiting for it. Each is a singleton: a run holds a lock (a
+``solver_jobs`` row on the task's own negative slot, expiring at its hard time
+limit), and a run that finds the lock held ends at once (:func:`singleton`). Each
+ends within its period (soft limit shorter than the interval), so runs never pile up.
 
 Without ``CELERY_BROKER_URL`` tasks run eagerly, in the process and thread that
 send them (the embedded mode: one user only).
@@ -35,12 +41,14 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from celery import Celery
+from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import (
     setup_logging,
     task_postrun,
@@ -51,7 +59,7 @@ from celery.signals import (
 )
 from flask import Flask, current_app, has_app_context
 from kombu import Queue
-from sqlalchemy import delete
+from sqlalchemy import delete, update
 from sqlalchemy.exc import IntegrityError
 
 from .config import load_settings, time_limits
@@ -61,20 +69,27 @@ log = logging.getLogger(__name__)
 SEARCH, HINT, REVERIFY = "api.solve_deal", "api.hint", "api.reverify_range"
 PREPARE, REFILL, REEVALUATE = "api.prepare_challenges", "api.refill_winnable_pool", "api.reevaluate_deal"
 DELIVER, WEBHOOK_SWEEP = "api.deliver_webhook", "api.webhook_sweep"
-QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk", PREPARE: "searches", REFILL: "bulk",
+QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk", PREPARE: "bulk", REFILL: "bulk",
           REEVALUATE: "bulk", DELIVER: "bulk", WEBHOOK_SWEEP: "bulk"}
-#: the queues, in the order a worker serves them (on Redis)
-QUEUE_KINDS = ("hints", "searches", "bulk")
+#: the ticket task of each search kind (``api.solving.SearchKind.name``)
+TICKETS = {"deal": SEARCH, "hint": HINT}
+#: the queues, in the order a worker takes from them on Redis: the tickets of API keys' searches
+#: (``keys``) go ahead of every anonymous one, hints ahead of deals, scheduled work last
+QUEUE_ORDER = ("keys", "hints", "searches", "bulk")
 #: the solver's client name for the searches fair play asks for (its own per-client limit)
 FAIRPLAY_CLIENT = "task:fair-play"
 #: what a re-verification range may take on a worker (a range of 5,000 records takes seconds)
 REVERIFY_SOFT_LIMIT, REVERIFY_HARD_LIMIT = 600, 660
-#: what preparing the challenges of two days (12 windows, a few searches each) and one
-#: refill round may take on a worker
-PREPARE_SOFT_LIMIT, PREPARE_HARD_LIMIT = 1800, 1860
-REFILL_SOFT_LIMIT, REFILL_HARD_LIMIT = 600, 660
 #: how often the beat sends each (seconds); a task not started within its period is dropped
 PREPARE_EVERY, REFILL_EVERY, WEBHOOK_SWEEP_EVERY = 3600.0, 300.0, 60.0
+#: what preparing the challenges of two days (12 windows, a few searches each) and one
+#: refill round may take on a worker: both end (hard limit) before the beat sends the next
+PREPARE_SOFT_LIMIT, PREPARE_HARD_LIMIT = 1500, 1560
+REFILL_SOFT_LIMIT, REFILL_HARD_LIMIT = 240, 270
+#: a refill round starts no new search with less than this left before its soft limit
+REFILL_SEARCH_ROOM = 30.0
+#: the scheduled tasks' message priority on Redis (0 first … 9 last): behind anything else on the bulk queue
+LOW_PRIORITY = 9
 #: one webhook attempt (its own timeout, and the delivery's bookkeeping); a sweep
 DELIVER_SOFT_LIMIT, DELIVER_HARD_LIMIT = 30, 40
 SWEEP_SOFT_LIMIT, SWEEP_HARD_LIMIT = 50, 55
@@ -84,11 +99,11 @@ REFILL_SEARCHES, REQUEST_REFILL_SEARCHES = 20, 3
 MARKER_SLOTS = {PREPARE: -1, REFILL: -2}
 BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "prepare-challenges": {"task": PREPARE, "schedule": PREPARE_EVERY, "kwargs": {"ahead": 1},
-                           "options": {"expires": PREPARE_EVERY}},
+                           "options": {"expires": PREPARE_EVERY, "priority": LOW_PRIORITY}},
     "refill-winnable-pool": {"task": REFILL, "schedule": REFILL_EVERY, "kwargs": {"searches": REFILL_SEARCHES},
-                             "options": {"expires": REFILL_EVERY}},
+                             "options": {"expires": REFILL_EVERY, "priority": LOW_PRIORITY}},
     "webhook-sweep": {"task": WEBHOOK_SWEEP, "schedule": WEBHOOK_SWEEP_EVERY,
-                      "options": {"expires": WEBHOOK_SWEEP_EVERY}},
+                      "options": {"expires": WEBHOOK_SWEEP_EVERY, "priority": LOW_PRIORITY}},
 }
 
 
@@ -106,7 +121,7 @@ def make_celery(settings: Mapping[str, Any]) -> Celery:
         "worker_prefetch_multiplier": 1,          # a worker holds no more tasks than it runs
         "worker_max_memory_per_child": settings["SOLVER_WORKER_MAX_MEMORY_MB"] * 1024,  # KiB
         "task_serializer": "json", "result_serializer": "json", "accept_content": ["json"],
-        "task_queues": [Queue(queue_name(settings, kind)) for kind in QUEUE_KINDS],
+        "task_queues": [Queue(queue_name(settings, kind)) for kind in QUEUE_ORDER],
         "task_default_queue": queue_name(settings, "searches"),
         "task_routes": {name: {"queue": queue_name(settings, kind)} for name, kind in QUEUES.items()},
         "task_ignore_result": True,               # searches answer through the database
@@ -144,8 +159,8 @@ def make_celery(settings: Mapping[str, Any]) -> Celery:
 
 def _register(app: Celery) -> None:
     common = {"acks_late": True, "ignore_result": True}
-    app.task(name=SEARCH, **common)(solve_deal)
-    app.task(name=HINT, **common)(hint)
+    app.task(name=SEARCH, bind=True, **common)(solve_deal)
+    app.task(name=HINT, bind=True, **common)(hint)
     app.task(name=REVERIFY, acks_late=True, ignore_result=False, soft_time_limit=REVERIFY_SOFT_LIMIT,
              time_limit=REVERIFY_HARD_LIMIT)(reverify_range)
     app.task(name=PREPARE, soft_time_limit=PREPARE_SOFT_LIMIT, time_limit=PREPARE_HARD_LIMIT,
@@ -235,15 +250,11 @@ def _task_ended(task_id: str | None = None, task: Any = None, state: str | None 
                           None if started is None else time.perf_counter() - started)
 
 
-def solve_deal(row_id: int, attempt: int, job_id: int, code: str, seconds: float, nodes: int | None) -> str:
-    """A deal's search; the answer goes to its ``solvability`` row. A winning line is a new
-    known line of the deal: its records are judged again."""
+def _run_ticket(task: Any, kind: str) -> str | None:
+    """A ticket: the best waiting job of ``kind`` runs (the task's id names its runner)."""
     app = flask_app()
     with app.app_context():
-        status: str = app.extensions["api.solver"].run_search(row_id, attempt, job_id, code, seconds, nodes)
-        if status == "winnable":
-            evidence_learned(app, code)
-        return status
+        return app.extensions["api.solver"].run_next(kind, task.request.id or "eager")
 
 
 def reevaluate_deal(code: str, solve: bool = False) -> dict[str, Any]:
@@ -267,8 +278,11 @@ def reevaluate_deal(code: str, solve: bool = False) -> dict[str, Any]:
 def _ask_solver(app: Flask, session: Any, code: str) -> bool:
     from engine import GameCode
 
+    from .solving import Query
+
     try:
-        app.extensions["api.solver"].request(session, GameCode.from_text(code), client=FAIRPLAY_CLIENT)
+        solver = app.extensions["api.solver"]
+        solver.request(session, solver.deals, Query(GameCode.from_text(code)), client=FAIRPLAY_CLIENT)
     except Exception as error:  # the solver's queue is full (429/503), or it is off: the next record asks again
         log.warning("fair play: deal %s not searched now: %s", code, error)
         return False
@@ -285,12 +299,14 @@ def evidence_learned(app: Flask, code: str, solve: bool = False) -> None:
         log.exception("fair play: the re-evaluation of %s could not be sent (or, embedded, failed)", code)
 
 
-def hint(row_id: int, attempt: int, job_id: int, code: str, log_text: str, seconds: float,
-         nodes: int | None) -> str:
-    """A hint's search; the answer goes to its ``hints`` row."""
-    app = flask_app()
-    with app.app_context():
-        return app.extensions["api.solver"].run_hint(row_id, attempt, job_id, code, log_text, seconds, nodes)
+def solve_deal(self: Any) -> str | None:
+    """A deal search's ticket; the answer goes to its ``solvability`` row."""
+    return _run_ticket(self, "deal")
+
+
+def hint(self: Any) -> str | None:
+    """A hint search's ticket; the answer goes to its ``hint_answers`` row."""
+    return _run_ticket(self, "hint")
 
 
 class WrongDatabase(Exception):
@@ -330,6 +346,57 @@ def _release_marker(app: Flask, marker: int | None) -> None:
             session.commit()
 
 
+def _lock(app: Flask, name: str) -> int | None:
+    """Take task ``name``'s lock: a ``solver_jobs`` row on the task's own slot (below the
+    users' slots, so it takes no user's place), inserted atomically thanks to the unique
+    slot, expiring at the task's hard time limit (a run that was lost). Its id, or None
+    when another run holds it."""
+    from .models import SolverJob
+    from .solving import now
+
+    slot, limit = MARKER_SLOTS[name], PREPARE_HARD_LIMIT if name == PREPARE else REFILL_HARD_LIMIT
+    moment = now()
+    with app.extensions["api.db"].sessions() as session:
+        session.execute(delete(SolverJob).where(SolverJob.slot == slot, SolverJob.expires_at < moment))
+        job = SolverJob(client=f"task:{name}"[:64], client_slot=0, slot=slot, kind=name.rsplit("_", 1)[-1][:16],
+                        created_at=moment, expires_at=moment + timedelta(seconds=limit))
+        session.add(job)
+        try:
+            session.commit()
+        except IntegrityError:  # another run holds it
+            session.rollback()
+            return None
+        return job.id
+
+
+@contextmanager
+def singleton(app: Flask, name: str, marker: int | None) -> Iterator[bool]:
+    """Run task ``name`` only if no other run of it is going on: yields True while this run
+    holds the lock (the ``marker`` its sender took, or one taken now), False when another
+    run holds it (this one then does nothing). The lock is freed at the end."""
+    from .models import SolverJob
+    from .solving import now
+
+    held: int | None = None
+    if marker is not None:  # sent by send_once: the lock is ours, now for a whole run from here
+        limit = PREPARE_HARD_LIMIT if name == PREPARE else REFILL_HARD_LIMIT
+        with app.extensions["api.db"].sessions() as session:
+            result: Any = session.execute(update(SolverJob).where(SolverJob.id == marker).values(
+                expires_at=now() + timedelta(seconds=limit)))
+            session.commit()
+            held = marker if result.rowcount == 1 else None
+    if held is None:
+        held = _lock(app, name)
+    if held is None:
+        log.info("%s: another run is going on; this one does nothing", name)
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        _release_marker(app, held)
+
+
 def _budget(app: Flask) -> Any:
     from .challenges import SAFETY_SECONDS
     from .solving import Budget
@@ -341,15 +408,17 @@ def prepare_challenges(day: str | None = None, ahead: int = 1, variant: str | No
                        marker: int | None = None) -> int:
     """Prove and store the challenges of ``day`` (ISO date; default today, UTC) and the
     ``ahead`` days after it, of every variant and kind or only ``variant``/``kind``;
-    returns the windows left without one. Frees the ``marker`` place at the end."""
+    returns the windows left without one (0 when another run is going on)."""
     from . import challenges
 
     app = flask_app()
-    with app.app_context():
+    with app.app_context(), singleton(app, PREPARE, marker) as held:
+        if not held:
+            return 0
+        first = date.fromisoformat(day) if day else datetime.now(UTC).date()
+        count, budget = app.config["CHALLENGE_CANDIDATES"], _budget(app)
+        missing = done = 0
         try:
-            first = date.fromisoformat(day) if day else datetime.now(UTC).date()
-            count, budget = app.config["CHALLENGE_CANDIDATES"], _budget(app)
-            missing = 0
             with app.extensions["api.db"].sessions() as session:
                 for offset in range(ahead + 1):
                     moment = datetime.combine(first + timedelta(days=offset), datetime.min.time(), UTC)
@@ -358,29 +427,39 @@ def prepare_challenges(day: str | None = None, ahead: int = 1, variant: str | No
                             found = challenges.prepare(session, name, which, moment + timedelta(hours=12), budget,
                                                        count)
                             missing += found is None
-            return missing
-        finally:
-            _release_marker(app, marker)
+                            done += 1
+        except SoftTimeLimitExceeded:  # the next run goes on where this one stopped
+            log.warning("%s stopped at its time limit (%d s) after %d windows", PREPARE, PREPARE_SOFT_LIMIT, done)
+        return missing
 
 
 def refill_winnable_pool(variant: str | None = None, searches: int = REFILL_SEARCHES,
                          marker: int | None = None) -> int:
     """Search random deals of ``variant`` (default: every variant) until its pool holds
-    ``WINNABLE_POOL_SIZE`` deals or ``searches`` searches ran; returns the searches run.
-    Frees the ``marker`` place at the end."""
+    ``WINNABLE_POOL_SIZE`` deals, ``searches`` searches ran or the round's time is up;
+    returns the searches run (0 when another run is going on)."""
     from . import challenges
 
     app = flask_app()
-    with app.app_context():
+    with app.app_context(), singleton(app, REFILL, marker) as held:
+        if not held:
+            return 0
+        deadline = time.monotonic() + REFILL_SOFT_LIMIT - REFILL_SEARCH_ROOM
+        ran = 0
         try:
-            ran = 0
             with app.extensions["api.db"].sessions() as session:
                 for name in [variant] if variant else challenges.BY_VARIANT:
-                    ran += challenges.refill_winnable_pool(session, name, app.config["WINNABLE_POOL_SIZE"],
-                                                           _budget(app), searches)
-            return ran
-        finally:
-            _release_marker(app, marker)
+                    for _ in range(searches):
+                        if time.monotonic() > deadline:
+                            break
+                        searched = challenges.refill_winnable_pool(session, name, app.config["WINNABLE_POOL_SIZE"],
+                                                                   _budget(app), 1)
+                        if not searched:  # full
+                            break
+                        ran += searched
+        except SoftTimeLimitExceeded:
+            log.warning("%s stopped at its time limit (%d s) after %d searches", REFILL, REFILL_SOFT_LIMIT, ran)
+        return ran
 
 
 def deliver_webhook(delivery_id: int) -> str:
@@ -404,42 +483,30 @@ def webhook_sweep() -> dict[str, int]:
 # -- the web side ----------------------------------------------------------------
 
 def sender(app: Flask) -> Any:
-    """``send(kind, args, budget)`` for the app's solver: the task, on its queue, with
-    time limits from the budget. Never waits for the task's result."""
+    """``send(kind, budget, keyed)`` for the app's solver: a ticket of search kind ``kind``, on
+    its queue (``keys`` for a search of an API key), with time limits from the budget. Never
+    waits for the task's result."""
 
-    def send(kind: str, args: tuple[Any, ...], budget: Any) -> None:
+    def send(kind: str, budget: Any, keyed: bool) -> None:
         celery_app: Celery = app.extensions["api.celery"]
         soft, hard = time_limits(budget.seconds)
-        celery_app.tasks[SEARCH if kind == "deal" else HINT].apply_async(
-            args=args, soft_time_limit=soft, time_limit=hard)
+        queue = {"queue": queue_name(app.config, "keys")} if keyed else {}
+        celery_app.tasks[TICKETS[kind]].apply_async(soft_time_limit=soft, time_limit=hard, **queue)
 
     return send
 
 
 def send_once(app: Flask, name: str, **kwargs: Any) -> bool:
-    """Send task ``name`` (``PREPARE`` or ``REFILL``) unless one sent this way is still in
-    flight: a ``solver_jobs`` row on the task's own slot (below the users' slots, so it
-    takes no user's place) is the marker, taken by one insert that the unique slot makes
-    atomic, freed by the task when it ends or at its hard time limit if it was lost.
-    Never waits for a worker; in the embedded mode the task runs here, now. True if sent."""
-    from .models import SolverJob
-    from .solving import now
-
-    slot, limit = MARKER_SLOTS[name], PREPARE_HARD_LIMIT if name == PREPARE else REFILL_HARD_LIMIT
-    moment = now()
-    with app.extensions["api.db"].sessions() as session:
-        session.execute(delete(SolverJob).where(SolverJob.slot == slot, SolverJob.expires_at < moment))
-        job = SolverJob(client=f"task:{name}"[:64], client_slot=0, slot=slot, kind=name.rsplit("_", 1)[-1][:16],
-                        created_at=moment, expires_at=moment + timedelta(seconds=limit))
-        session.add(job)
-        try:
-            session.commit()
-        except IntegrityError:  # one is in flight already
-            session.rollback()
-            return False
-        marker = job.id
+    """Send task ``name`` (``PREPARE`` or ``REFILL``) unless a run of it is queued or going
+    on: the lock (:func:`_lock`) is taken here and handed to the task, which frees it
+    when it ends. Never waits for a worker; in the embedded mode the task runs here,
+    now. True if sent."""
+    marker = _lock(app, name)
+    if marker is None:
+        return False
     try:
-        app.extensions["api.celery"].tasks[name].apply_async(kwargs={**kwargs, "marker": marker})
+        app.extensions["api.celery"].tasks[name].apply_async(kwargs={**kwargs, "marker": marker},
+                                                             priority=LOW_PRIORITY)
     except Exception:
         log.exception("%s could not be sent (or, embedded, failed)", name)
         _release_marker(app, marker)

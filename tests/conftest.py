@@ -27,9 +27,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SPEC_PATH = ROOT / "openapi.yaml"
 API_PREFIX = "/api/v1"
 #: what tests start from unless they say otherwise: no rate limits, keys optional, the solver
-#: running small searches eagerly inside the request (no broker, no worker), records without times ranked
+#: running small searches eagerly inside the request (no broker, no worker), records without times ranked;
+#: searches end at their node budget, whatever the machine's speed (the seconds are a safety net only)
 TEST_DEFAULTS = {"RATELIMIT_ENABLED": False, "API_KEYS_REQUIRED": False, "CELERY_BROKER_URL": None,
                  "SOLVER_BUDGET_NODES": 10000, "SOLVER_HINT_NODES": 10000,
+                 "SOLVER_BUDGET_SECONDS": 60, "SOLVER_HINT_SECONDS": 60,
                  # (untimed records rank, and no deal is solved because a record ranks: tests of fair play turn
                  # both on, as they are by default)
                  "FAIRPLAY_TIMES_REQUIRED": False, "FAIRPLAY_SOLVE_TOP": None}

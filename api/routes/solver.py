@@ -4,7 +4,8 @@ action of a winning line after a log, and ``GET /hints/{id}``: a pending hint po
 Solvability is public without the winning line itself, which only admin keys see
 (``api.fairplay``). All answer at once: a stored answer (200), or ``202`` while the
 worker tier searches (``api/solving.py``). A hint needs a player token, and every hint
-handed over is logged for that player. Besides the per-client limit every endpoint has,
+handed over is logged for that player; its id is a random token, readable by that
+player only (404 for anyone else). Besides the per-client limit every endpoint has,
 each search they start counts against ``RATELIMIT_SOLVER`` per client IP and takes one
 of the client's ``SOLVER_PENDING_PER_CLIENT`` places; stored answers and polling a
 pending search do neither.
@@ -17,20 +18,21 @@ import math
 import time
 
 from flask import Blueprint, current_app, url_for
+from flask.wrappers import Response
 from limits import parse_many
 from sqlalchemy.orm import Session
 
 from verifier import replay
 
 from .. import db
-from ..auth import authenticate, bearer_token, unauthorized
+from ..auth import authenticate, bearer_token
 from ..fairplay import disclose, log_hint
 from ..limits import client_key, get_limiter, search_client
-from ..models import HintAnswer, Player
-from ..players import is_player_token, player_for_token
+from ..models import HintAnswer, HintRequest, Player
+from ..players import is_player_token, token_player
 from ..problems import Problem, rejected_log
 from ..schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
-from ..solving import PENDING, get_solver
+from ..solving import PENDING, BrokerDown, ClientBusy, NoSuchHint, Query, QueueFull, SolverError, get_solver
 from ..tasks import evidence_learned
 from . import json_body, load, parse_code, query
 
@@ -65,17 +67,7 @@ def charge_search() -> None:
 
 def hint_player(session: Session) -> Player:
     """The player asking for a hint: a hint needs a player token (401 without one, 403 with an API key)."""
-    token = bearer_token()
-    if token is None:
-        raise unauthorized("a hint needs a player token: register with POST /api/v1/players and send "
-                           "'Authorization: Bearer <token>'")
-    if not is_player_token(token):
-        authenticate(session, required=True)  # an unknown key is 401 as anywhere else
-        raise Problem(403, "a hint needs a player token; an API key cannot ask for hints", "forbidden")
-    player = player_for_token(session, token)
-    if player is None:
-        raise unauthorized("the player token is not valid", "invalid_token")
-    return player
+    return token_player(session, "a hint", "ask for hints")
 
 
 def sees_solutions(session: Session) -> bool:
@@ -87,31 +79,62 @@ def sees_solutions(session: Session) -> bool:
     return key is not None and key.admin
 
 
+@bp.app_errorhandler(SolverError)
+def solver_problem(error: SolverError) -> Response:
+    """The solver's domain errors as HTTP problems (with ``Retry-After`` when waiting helps)."""
+    headers = {"Retry-After": str(error.retry_after)} if error.retry_after else None
+    if isinstance(error, ClientBusy):
+        return Problem(429, f"too many searches at once: {error}"
+                            f" (SOLVER_PENDING_PER_CLIENT); ask again in {error.retry_after} s",
+                       "rate-limited", headers=headers).response()
+    if isinstance(error, QueueFull):
+        whose = "the places anonymous clients may hold (half of the queue; an API key is served ahead)" \
+            if error.anonymous else "the places for searches"
+        return Problem(503, f"the solver is busy: all {error.places} of {whose} are taken; ask again in "
+                            f"{error.retry_after} s", headers=headers).response()
+    if isinstance(error, BrokerDown):
+        return Problem(503, "the worker tier's broker did not take the search; ask again in a moment",
+                       headers=headers).response()
+    if isinstance(error, NoSuchHint):
+        return Problem(404, f"there is no such hint for this player: it was never handed to this player, or its "
+                            f"answer expired (answers are kept {error.kept_seconds:g} s)").response()
+    return Problem(503, "the solver is switched off on this server (SOLVER_ENABLED=0): only answers stored "
+                        "earlier are served").response()
+
+
 @bp.get("/deals/<code>/solvability")
 def get_solvability(code: str) -> tuple[dict, int, dict[str, str]]:
     query(QUERY)
     admin = sees_solutions(db.session())  # the winning line itself is for admin keys only
     solver = get_solver()
-    row = solver.request(db.session(), parse_code(code), client=search_client, charge=charge_search)
+    row = solver.request(db.session(), solver.deals, Query(parse_code(code)), client=search_client,
+                         charge=charge_search)
     if row.status == PENDING:
-        return disclose(ANSWER.dump(row), admin), 202, {"Retry-After": str(solver.retry_after)}
+        return disclose(ANSWER.dump(row), admin), 202, {"Retry-After": str(solver.deals.retry_after)}
     return disclose(ANSWER.dump(row), admin), 200, {}
 
 
-def hint_answer(row: HintAnswer, player: Player, position: str | None) -> tuple[dict, int, dict[str, str]]:
-    """A hint row as the client sees it: the hint (200), logged as handed to ``player`` at
-    ``position`` (worked out from the row's log when not given), or pending (202) with where to poll."""
-    poll = url_for("solver.get_hint", hint_id=row.id)
-    if row.status == PENDING or row.answer is None:
-        body = {"code": row.code, "status": PENDING, "hint": None, "reason": row.reason, "line_length": None,
-                "after_actions": row.after_actions, "search": None, "coverage": None}
-        return {**body, "id": row.id, "poll": poll}, 202, {
-            "Retry-After": str(get_solver().hint_retry_after), "Location": poll}
+def hint_answer(row: HintAnswer, player: Player, position: str | None,
+                token: str | None = None) -> tuple[dict, int, dict[str, str]]:
+    """A hint row as ``player`` sees it: the hint (200), logged as handed to them at
+    ``position`` (worked out from the row's log when not given), or pending (202) with
+    where to poll; either way under the player's own ``token`` (made now when not given)."""
+    solver = get_solver()
+    code, status, answer, after_actions, reason = row.code, row.status, row.answer, row.after_actions, row.reason
+    log_text = row.log
+    if token is None:
+        token = solver.hand_out(db.session(), player.id, row)
+    poll = url_for("solver.get_hint", hint_id=token)
+    if status == PENDING or answer is None:
+        body = {"code": code, "status": PENDING, "hint": None, "reason": reason, "line_length": None,
+                "after_actions": after_actions, "search": None, "coverage": None}
+        return {**body, "id": token, "poll": poll}, 202, {
+            "Retry-After": str(solver.hints.retry_after), "Location": poll}
     if position is None:
-        position = replay(parse_code(row.code), row.log).position
-    if log_hint(db.session(), player, row.code, row.after_actions, position, row.answer.get("hint")):
-        evidence_learned(current_app, row.code)  # a hint's position is a new known line of the deal
-    return {**row.answer, "id": row.id, "poll": poll}, 200, {}
+        position = replay(parse_code(code), log_text).position
+    if log_hint(db.session(), player, code, after_actions, position, answer.get("hint")):
+        evidence_learned(current_app, code)  # a hint's position is a new known line of the deal
+    return {**answer, "id": token, "poll": poll}, 200, {}
 
 
 @bp.post("/hint")
@@ -123,13 +146,23 @@ def hint() -> tuple[dict, int, dict[str, str]]:
     verdict = replay(code, body["moves"])
     if not verdict.legal:
         raise rejected_log(verdict)
-    row = solver.request_hint(db.session(), code, verdict.canonical_text, verdict.actions, client=search_client,
-                              charge=charge_search)
-    return hint_answer(row, player, verdict.position)
+    made: list[str] = []  # the token stored with a new row, in the request's one commit
+
+    def token_for(row: HintAnswer) -> list[HintRequest]:
+        handed = solver.hint_token(player.id, row)
+        made[:] = [handed.token]
+        return [handed]
+
+    row = solver.request(db.session(), solver.hints, Query(code, verdict.canonical_text, verdict.actions),
+                         client=search_client, charge=charge_search, with_new_row=token_for)
+    return hint_answer(row, player, verdict.position, made[0] if made else None)
 
 
-@bp.get("/hints/<int:hint_id>")
-def get_hint(hint_id: int) -> tuple[dict, int, dict[str, str]]:
+@bp.get("/hints/<hint_id>")
+def get_hint(hint_id: str) -> tuple[dict, int, dict[str, str]]:
+    solver = get_solver()
+    if not is_player_token(bearer_token()):  # anonymous, or an API key: not the player it was handed to
+        raise NoSuchHint(solver.hints.kept.total_seconds())
     player = hint_player(db.session())  # polling hands the hint over too: the same token, the same log
-    row = get_solver().get_hint(db.session(), hint_id)
-    return hint_answer(row, player, None)
+    row = solver.handed(db.session(), hint_id, player.id)  # someone else's hint: 404
+    return hint_answer(row, player, None, hint_id)

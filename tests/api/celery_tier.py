@@ -136,7 +136,7 @@ class Tier:
 
             with Connection(self.broker_url, connect_timeout=5) as connection:
                 channel = connection.default_channel
-                for kind in ("hints", "searches", "bulk"):
+                for kind in ("keys", "hints", "searches", "bulk"):
                     Queue(f"{self.prefix}.{kind}", channel=channel).delete()
         if self.broker_url.startswith("redis"):
             import redis

@@ -282,12 +282,37 @@ def test_the_beat_schedule_sends_registered_tasks_to_their_queues(tmp_path):
                                 "CELERY_QUEUE_PREFIX": "beat-test"})
     schedule = celery.conf.beat_schedule
     assert {entry["task"] for entry in schedule.values()} == {tasks.PREPARE, tasks.REFILL, tasks.WEBHOOK_SWEEP}
+    routes = celery.conf.task_routes
     for entry in schedule.values():
         task = celery.tasks[entry["task"]]  # registered
         assert task.acks_late and task.soft_time_limit < task.time_limit
+        # issue 22: refills sent every 5 minutes ran up to 600 s and overlapped; a run now ends
+        # (hard limit) before the next is sent, and waits behind everything else on the bulk queue
+        assert task.time_limit < entry["schedule"]
         assert entry["options"]["expires"] == entry["schedule"] > 0
-    routes = celery.conf.task_routes
-    assert routes[tasks.PREPARE]["queue"] == "beat-test.searches" and routes[tasks.REFILL]["queue"] == "beat-test.bulk"
+        assert entry["options"]["priority"] == tasks.LOW_PRIORITY == 9  # Redis: 0 first, 9 last
+        assert routes[entry["task"]]["queue"] == "beat-test.bulk"
+
+
+def test_a_scheduled_task_does_nothing_while_another_run_holds_its_lock(make_empty_app):
+    """Issue 22: two refills at once took both worker processes. A run that finds the
+    lock held ends at once; once the lock is free (or expired) the next run works."""
+    from api import tasks
+
+    app = make_empty_app(CHALLENGE_NODES=20000, WINNABLE_POOL_SIZE=1)
+    with app.app_context():
+        held = tasks._lock(app, tasks.REFILL)
+        assert held is not None and tasks._lock(app, tasks.REFILL) is None  # one holder at a time
+        assert tasks.refill_winnable_pool(variant="yukon-relaxed", searches=3) == 0
+        assert tasks.prepare_challenges(ahead=0, variant="yukon-classic", kind="daily") == 0  # its own lock
+        with app.extensions["api.db"].sessions() as session:
+            assert session.scalars(select(Solvability).where(Solvability.variant == "yukon-relaxed")).all() == []
+            assert len(session.scalars(select(Challenge)).all()) == 1
+            assert [job.id for job in session.scalars(select(SolverJob))] == [held]  # prepare freed its own
+        tasks._release_marker(app, held)
+        assert tasks.refill_winnable_pool(variant="yukon-relaxed", searches=3) >= 1
+        with app.extensions["api.db"].sessions() as session:
+            assert session.scalars(select(SolverJob)).all() == []
 
 
 def test_the_embedded_mode_prepares_the_window_in_the_first_request(make_empty_app):

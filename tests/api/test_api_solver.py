@@ -87,8 +87,8 @@ def add_row(app, **values) -> Solvability:
     solver: Solver = app.extensions["api.solver"]
     code = engine.GameCode.from_text(values.pop("code", WINNABLE_YUKON))
     moment = datetime.now(timezone.utc)
-    row = Solvability(code=str(code), variant=code.variant, budget=solver.budget.key,
-                      budget_seconds=solver.budget.seconds, budget_nodes=solver.budget.nodes,
+    row = Solvability(code=str(code), variant=code.variant, budget=solver.deals.budget.key,
+                      budget_seconds=solver.deals.budget.seconds, budget_nodes=solver.deals.budget.nodes,
                       engine_version=engine.__version__, rules_version=engine.RULES_VERSION, status="pending",
                       reason="the search is queued or running (attempt 1 of at most 3)", verified=False, attempts=1,
                       requested_at=moment, queued_at=moment)
@@ -126,7 +126,7 @@ def test_a_winnable_deal_comes_with_a_solution_that_replays_as_a_win(make_empty_
     assert body["solution_actions"] == verdict.actions == len(body["solution"].split())
     assert body["reason"] == f"a winning line of {body['solution_actions']} actions"
     assert 0 < body["search"]["nodes"] <= nodes and body["search"]["positions"] > 0
-    assert body["budget"] == {"seconds": 10.0, "nodes": nodes}
+    assert body["budget"] == {"seconds": 60.0, "nodes": nodes}
     assert (body["engine_version"], body["rules_version"]) == (engine.__version__, engine.RULES_VERSION)
     assert datetime.fromisoformat(body["requested_at"]) <= datetime.fromisoformat(body["solved_at"])
 
@@ -157,7 +157,7 @@ def test_answers_are_stored_and_served_from_the_database(app, client, monkeypatc
     assert again.status_code == 200
     assert again.get_json() == first.get_json()
     [row] = rows(app)
-    assert (row.code, row.status, row.attempts, row.budget) == (WINNABLE_YUKON, "winnable", 1, "10s+10000n")
+    assert (row.code, row.status, row.attempts, row.budget) == (WINNABLE_YUKON, "winnable", 1, "60s+10000n")
     assert row.statistics == first.get_json()["search"]
 
 
@@ -171,7 +171,7 @@ def test_each_budget_and_engine_version_has_its_own_answer(make_empty_app, make_
     body = solvability(large.test_client(), WINNABLE_FORTY).get_json()
     assert (body["status"], body["engine_version"]) == ("winnable", "99.0.0")
     assert [(r.budget, r.engine_version, r.status) for r in rows(large)] == [
-        ("10s+50n", "1.0.0", "unknown"), ("10s+30000n", "1.0.0", "winnable"), ("10s+30000n", "99.0.0", "winnable")]
+        ("60s+50n", "1.0.0", "unknown"), ("60s+30000n", "1.0.0", "winnable"), ("60s+30000n", "99.0.0", "winnable")]
 
 
 def test_bad_codes_and_parameters_are_refused(client):
@@ -248,11 +248,11 @@ def test_an_answer_is_stored_once(app):
     row = add_row(app)
     solver: Solver = app.extensions["api.solver"]
     answer = solve_code(WINNABLE_YUKON, max_nodes=10000).to_json()
-    assert solver.store(row.id, answer) is True
-    assert solver.store(row.id, {**answer, "status": "unknown", "reason": "late"}) is False
+    assert solver.store(solver.deals, row.id, answer) is True
+    assert solver.store(solver.deals, row.id, {**answer, "status": "unknown", "reason": "late"}) is False
     assert rows(app)[0].status == "winnable"
     with pytest.raises(ValueError, match="not a storable answer"):
-        solver.store(row.id, {**answer, "verified": False})
+        solver.store(solver.deals, row.id, {**answer, "verified": False})
 
 
 # -- switched off, rate limits -------------------------------------------------
@@ -443,9 +443,9 @@ def test_racing_first_requests_share_one_search(make_empty_app):
     sent = []
     send = solver.send
 
-    def counting_send(kind, args, budget):
-        sent.append(args[0])
-        return send(kind, args, budget)
+    def counting_send(kind, budget, keyed):
+        sent.append(kind)
+        return send(kind, budget, keyed)
 
     solver.send = counting_send
     barrier = threading.Barrier(8)
@@ -483,12 +483,11 @@ def test_a_hint_has_an_id_to_poll_and_is_stored(client, monkeypatch):
 
 
 def test_an_unknown_hint_id_is_404(client):
-    for path in (f"{API}/hints/1", f"{API}/hints/9223372036854775807"):
+    for path in (f"{API}/hints/1", f"{API}/hints/9223372036854775807", f"{API}/hints/h_" + "A" * 22,
+                 f"{API}/hints/99999999999999999999999", f"{API}/hints/abc", f"{API}/hints/" + "x" * 300):
         response = poll_hint(client, path)
         assert response.status_code == 404
-        assert "there is no hint" in response.get_json()["detail"]
-    assert poll_hint(client, f"{API}/hints/99999999999999999999999").status_code == 404
-    assert poll_hint(client, f"{API}/hints/abc").status_code == 404
+        assert "there is no such hint for this player" in response.get_json()["detail"]
 
 
 def test_a_pending_hint_is_answered_202_with_where_to_poll(app, client):
@@ -497,16 +496,17 @@ def test_a_pending_hint_is_answered_202_with_where_to_poll(app, client):
     moment = datetime.now(timezone.utc)
     with app.extensions["api.db"].sessions() as session:
         row = HintAnswer(code=WINNABLE_YUKON, log_hash=api.solving.log_hash(""), log="", after_actions=0,
-                         budget=app.extensions["api.solver"].hint_budget.key, engine_version=engine.__version__,
+                         budget=app.extensions["api.solver"].hints.budget.key, engine_version=engine.__version__,
                          rules_version=engine.RULES_VERSION, status="pending", reason="queued", attempts=1,
                          requested_at=moment, queued_at=moment)
         session.add(row)
         session.commit()
-    for response in (hint(client, WINNABLE_YUKON, ""), poll_hint(client, f"{API}/hints/{row.id}")):
+    token = hint(client, WINNABLE_YUKON, "").get_json()["id"]
+    for response in (hint(client, WINNABLE_YUKON, ""), poll_hint(client, f"{API}/hints/{token}")):
         assert response.status_code == 202
-        assert response.headers["Location"] == f"{API}/hints/{row.id}" and response.headers["Retry-After"] == "1"
+        assert response.headers["Location"] == f"{API}/hints/{token}" and response.headers["Retry-After"] == "5"
         body = response.get_json()
-        assert (body["status"], body["hint"], body["search"], body["id"]) == ("pending", None, None, row.id)
+        assert (body["status"], body["hint"], body["search"], body["id"]) == ("pending", None, None, token)
 
 
 def test_unknown_answers_expire_and_the_deal_is_searched_again(make_empty_app):
@@ -532,7 +532,7 @@ def test_the_cleanup_deletes_expired_unknown_answers_and_hints_only(make_empty_a
     from api.models import HintAnswer
 
     with app.extensions["api.db"].sessions() as session:
-        session.get(HintAnswer, old).solved_at -= timedelta(seconds=61)
+        session.scalars(select(HintAnswer)).one().solved_at -= timedelta(seconds=61)
         session.commit()
     app.extensions["api.solver"].cleanup()
     assert [(r.code, r.status) for r in rows(app)] == [(WINNABLE_YUKON, "winnable"), (HARD_TOO, "unknown")]
@@ -589,8 +589,198 @@ def test_a_search_stopped_at_the_soft_time_limit_is_stored_unknown(app, client, 
     monkeypatch.setattr(api.solving, "hint_code", too_long)
     body = solvability(client, WINNABLE_YUKON).get_json()
     assert (body["status"], body["search"]) == ("unknown", None)
-    assert body["reason"] == "the search went past its time limit on the worker (budget 10 s)"
+    assert body["reason"] == "the search went past its time limit on the worker (budget 60 s)"
     body = hint(client, WINNABLE_YUKON, "T7:TS>T2").get_json()
     assert (body["status"], body["hint"], body["after_actions"]) == ("unknown", None, 1)
     assert "went past its time limit" in body["reason"]
     assert app.extensions["api.solver"].places_taken() == 0
+
+
+# -- hints belong to their player (issue 21) -----------------------------------------
+
+def new_player(app) -> dict[str, str]:
+    from api.players import register
+
+    with app.extensions["api.db"].sessions() as session:
+        token = register(session, f"p-{uuid.uuid4().hex[:10]}")[1]
+        session.commit()
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_a_hint_id_is_a_random_token_readable_by_its_player_only(app, client):
+    import re
+
+    ann, bob = new_player(app), new_player(app)
+    first = client.post(f"{API}/hint", json={"code": WINNABLE_YUKON, "moves": ""}, headers=ann).get_json()
+    assert re.fullmatch(r"h_[A-Za-z0-9_-]{22}", first["id"]) and first["poll"] == f"{API}/hints/{first['id']}"
+    again = client.post(f"{API}/hint", json={"code": WINNABLE_YUKON, "moves": ""}, headers=ann).get_json()
+    assert again["id"] == first["id"]  # the same player, the same position: the same token
+    theirs = client.post(f"{API}/hint", json={"code": WINNABLE_YUKON, "moves": ""}, headers=bob).get_json()
+    assert theirs["id"] != first["id"] and theirs["hint"] == first["hint"]  # one search, a token each
+    other = client.post(f"{API}/hint", json={"code": WINNABLE_YUKON, "moves": "T7:TS>T2"}, headers=ann).get_json()
+    assert other["id"] not in (first["id"], theirs["id"])
+    assert client.get(first["poll"], headers=ann).get_json() == first
+    assert client.get(theirs["poll"], headers=bob).status_code == 200
+    from api.auth import create_key
+
+    with app.extensions["api.db"].sessions() as session:
+        key = create_key(session, f"backend-{uuid.uuid4().hex[:8]}")[1]
+    for headers in (bob, {}, {"Authorization": f"Bearer {key}"}):  # another player, anonymous, an API key
+        response = client.get(first["poll"], headers=headers)
+        assert response.status_code == 404, headers
+        assert "there is no such hint for this player" in response.get_json()["detail"]
+    assert client.get(first["poll"], headers={"Authorization": "Bearer svp_not_a_real_token"}).status_code == 401
+    from api.models import Hint
+
+    with app.extensions["api.db"].sessions() as session:  # only what was handed over is logged
+        handed = sorted(h.player_id for h in session.scalars(select(Hint)))
+    assert handed == sorted([_player_id(app, ann)] * 4 + [_player_id(app, bob)] * 2)
+
+
+def _player_id(app, headers) -> int:
+    from api.players import player_for_token
+
+    with app.extensions["api.db"].sessions() as session:
+        return player_for_token(session, headers["Authorization"].split()[1]).id
+
+
+# -- the fair queue (issue 22): keys first, round-robin by client, anonymous at most half --
+
+def queue_app(make_empty_app, monkeypatch, **config):
+    """An app whose searches wait in the queue (tickets are not sent) and whose searches,
+    run by :meth:`Solver.run_next`, are recorded and answered ``unknown`` at once."""
+    app = make_empty_app(TRUSTED_PROXIES=1, **config)
+    solver: Solver = app.extensions["api.solver"]
+    solver.send = lambda kind, budget, keyed: None
+    searched: list[str] = []
+
+    def record(code, *args, **kwargs):
+        searched.append(str(code))
+        return type("Answer", (), {"to_json": lambda self: {
+            "status": "unknown", "verified": False, "solution": None, "solution_actions": None, "search": None,
+            "coverage": None, "reason": "recorded"}})()
+
+    monkeypatch.setattr(api.solving, "solve_code", record)
+    return app, solver, searched
+
+
+def keys(app, *names):
+    from api.auth import create_key
+
+    with app.extensions["api.db"].sessions() as session:
+        return [{"Authorization": f"Bearer {create_key(session, name)[1]}"} for name in names]
+
+
+def deal(number: int) -> str:
+    return str(engine.GameCode("FT", "N", number))
+
+
+def test_keys_are_served_first_in_turn_and_anonymous_clients_hold_half_the_places(make_empty_app, monkeypatch):
+    app, solver, searched = queue_app(make_empty_app, monkeypatch, SOLVER_QUEUE_SIZE=8)
+    client = app.test_client()
+    ask = lambda number, headers: client.get(f"{API}/deals/{deal(number)}/solvability", headers=headers)
+    for number, ip in enumerate(["10.0.0.1", "10.0.0.1", "10.0.0.2", "10.0.0.2"]):
+        assert ask(number, {"X-Forwarded-For": ip}).status_code == 202
+    refused = ask(4, {"X-Forwarded-For": "10.0.0.3"})  # the anonymous half (4 of 8) is taken
+    assert refused.status_code == 503 and int(refused.headers["Retry-After"]) >= 1
+    assert "all 4 of the places anonymous clients may hold" in refused.get_json()["detail"]
+    first, second = keys(app, "backend-one", "backend-two")
+    for number, headers in [(10, first), (11, first), (20, second)]:
+        assert ask(number, headers).status_code == 202  # issue 22: keys were refused 503 here
+    assert ask(12, first).status_code == 429  # a key has its own limit of 2, like anyone
+    assert ask(3, second).status_code == 202  # a key asks for an anonymous search: it moves up, no place taken
+    assert solver.places_taken() == 7
+    while solver.run_next("deal", f"runner-{len(searched)}") is not None:
+        pass
+    # keys first, each key's first search, then each one's second; then the anonymous clients in turn
+    assert searched == [deal(10), deal(20), deal(3), deal(11), deal(0), deal(2), deal(1)]
+    assert solver.places_taken() == 0
+    assert ask(4, {"X-Forwarded-For": "10.0.0.3"}).status_code == 202  # places free again
+
+
+def test_a_ticket_handed_out_again_runs_the_same_job(make_empty_app, monkeypatch):
+    """acks_late: a worker died mid-search; the broker gives its ticket to another worker,
+    which runs the job the ticket took (not the next one in the queue)."""
+    app, solver, searched = queue_app(make_empty_app, monkeypatch)
+    client = app.test_client()
+    for number in range(2):
+        assert client.get(f"{API}/deals/{deal(number)}/solvability",
+                          headers={"X-Forwarded-For": f"10.0.1.{number}"}).status_code == 202
+    job = solver._take_job("deal", "ticket-a")  # taken, then the worker died
+    assert job is not None and solver._take_job("deal", "ticket-a").id == job.id
+    assert solver.run_next("deal", "ticket-a") == "unknown" and searched == [deal(0)]
+    assert solver.run_next("deal", "ticket-b") == "unknown" and searched == [deal(0), deal(1)]
+    assert solver.run_next("deal", "ticket-c") is None
+
+
+@BOTH
+def test_migration_0010_keeps_answers_hints_and_places(empty_database_url):
+    """Upgrade from the migration's own down_revision with data in that schema: nothing is lost."""
+    import importlib.util
+
+    from sqlalchemy import text
+
+    path = api.solving.__file__.rsplit("/api/", 1)[0] + "/migrations/versions/0010_search_queue.py"
+    spec = importlib.util.spec_from_file_location("migration_0010", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    database = Database(empty_database_url)
+    try:
+        database.upgrade(module.down_revision)
+        moment = "'2026-11-30T12:00:00+00:00'"
+        with database.engine.begin() as connection:
+            for statement in (
+                "INSERT INTO solvability (code, variant, budget, budget_seconds, engine_version, rules_version, status,"
+                f" reason, verified, attempts, requested_at) VALUES ('YU1-C-AAAAAAB', 'yukon-classic', '10s', 10,"
+                f" '1.0.0', 1, 'unknown', 'ran out', false, 1, {moment})",
+                "INSERT INTO hint_answers (code, log_hash, log, after_actions, budget, engine_version, rules_version,"
+                " status, reason, answer, attempts, requested_at, solved_at) VALUES ('YU1-C-AAAAAAB', 'abc', '', 0,"
+                f" '2s', '1.0.0', 1, 'winnable', 'a line', '{{\"hint\": \"S\"}}', 1, {moment}, {moment})",
+                f"INSERT INTO players (name, created_at) VALUES ('ann', {moment})",
+                "INSERT INTO hints (player_id, code, at, actions, position) VALUES"
+                f" ((SELECT id FROM players), 'YU1-C-AAAAAAB', {moment}, 0, 'the start')",
+                "INSERT INTO solver_jobs (client, client_slot, slot, kind, created_at, expires_at) VALUES"
+                f" ('ip:10.0.0.1', 0, 3, 'deal', {moment}, {moment})",
+            ):
+                connection.execute(text(statement))
+        database.upgrade(module.revision)
+        with database.engine.connect() as connection:
+            assert connection.execute(text("SELECT code, status, reason FROM solvability")).all() == [
+                ("YU1-C-AAAAAAB", "unknown", "ran out")]
+            assert connection.execute(text("SELECT code, status, reason FROM hint_answers")).all() == [
+                ("YU1-C-AAAAAAB", "winnable", "a line")]
+            assert connection.execute(text("SELECT code, position FROM hints")).all() == [
+                ("YU1-C-AAAAAAB", "the start")]
+            assert connection.execute(text(
+                "SELECT client, slot, kind, priority, turn, target, attempt, started_at, runner FROM solver_jobs")
+            ).all() == [("ip:10.0.0.1", 3, "deal", 1, 0, None, 0, None, None)]  # a place without a search
+            assert connection.execute(text("SELECT count(*) FROM hint_requests")).scalar() == 0
+        with database.engine.begin() as connection:
+            command.downgrade(alembic_config(connection), module.down_revision)
+        with database.engine.connect() as connection:
+            assert "hint_requests" not in inspect(connection).get_table_names()
+            assert connection.execute(text("SELECT client, slot FROM solver_jobs")).all() == [("ip:10.0.0.1", 3)]
+            assert connection.execute(text("SELECT count(*) FROM hint_answers")).scalar() == 1
+    finally:
+        database.dispose()
+
+
+def test_the_tickets_of_keys_go_to_the_queue_taken_first(make_empty_app, monkeypatch, tmp_path):
+    from api import tasks
+    from api.solving import Budget
+
+    app = make_empty_app(CELERY_QUEUE_PREFIX="sq")
+    celery, sent = app.extensions["api.celery"], []
+    for name in (tasks.SEARCH, tasks.HINT):
+        monkeypatch.setattr(celery.tasks[name], "apply_async", lambda *a, name=name, **k: sent.append((name, k)))
+    send = tasks.sender(app)
+    send("deal", Budget(10), True)
+    send("hint", Budget(2), False)
+    assert sent[0][0] == tasks.SEARCH and sent[0][1]["queue"] == "sq.keys"
+    assert sent[0][1]["soft_time_limit"] == 14.5 and sent[0][1]["time_limit"] == 17.5
+    assert sent[1][0] == tasks.HINT and "queue" not in sent[1][1]  # routed to sq.hints
+    settings = {**load_settings(str(tmp_path)), "CELERY_BROKER_URL": "redis://127.0.0.1:6379/15",
+                "CELERY_QUEUE_PREFIX": "sq"}
+    worker_side = tasks.make_celery(settings)
+    assert [queue.name for queue in worker_side.conf.task_queues] == ["sq.keys", "sq.hints", "sq.searches", "sq.bulk"]
+    assert worker_side.conf.task_routes[tasks.HINT]["queue"] == "sq.hints"
