@@ -75,7 +75,7 @@ def challenge_ranks(session: Session, player: str, limit: int = 10) -> list[dict
         .order_by(Challenge.starts_at.desc(), Challenge.id.desc()).limit(limit)).all()
     out = []
     for challenge, entry in rows:
-        place = boards.standing(session.connection(), boards.entry_board(entry.board), player)
+        place = boards.standing(session.connection(), boards.board_named(entry.board), player)
         out.append({"challenge_id": challenge.id, "variant": challenge.variant, "kind": challenge.kind,
                     "code": challenge.code, "starts_at": challenge.starts_at, "won": entry.won, "score": entry.score,
                     "moves": entry.moves, "rank": place["rank"] if place else None,

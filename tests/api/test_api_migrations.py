@@ -331,3 +331,34 @@ def test_0007_keeps_every_record_and_the_copy_check_finds_the_first_of_a_log(emp
             assert "ix_records_code_log_hash" in {i["name"] for i in inspect(connection).get_indexes("records")}
     finally:
         database.dispose()
+
+
+@BOTH
+def test_0011_keeps_every_record_and_indexes_a_players_records_by_id(empty_database_url):
+    """Records stored in the schema 0011 revises: every value kept through 0011 and back."""
+    old = ScriptDirectory.from_config(alembic_config()).get_revision("0011").down_revision
+    database = Database(empty_database_url)
+    insert = text(
+        "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, actions, undos, "
+        "takebacks, foundation_cards, engine_version, rules_version, received_at, verified_at, status, ranked, "
+        "flags) VALUES (:player, 'FT1-N-AAAAAAB', 'forty-thieves', 1, 'S', :hash, false, 0, 1, 1, 0, 0, 0, "
+        "'0.9.0', 1, :at, :at, 'visible', true, '[]')")
+    try:
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), old)
+            for n, player in enumerate(["ann", "bob", "ann"]):
+                connection.execute(insert, {"player": player, "hash": f"h{n}", "at": f"2025-03-0{n + 1} 12:00:00+00:00"})
+            before = _old_rows(connection)
+        database.upgrade()
+        with database.engine.connect() as connection:
+            assert _old_rows(connection) == before
+            indexes = {i["name"]: i["column_names"] for i in inspect(connection).get_indexes("records")}
+            assert indexes["ix_records_player_id_id"] == ["player_id", "id"]
+            assert "ix_records_player_id" not in indexes
+        with database.engine.begin() as connection:
+            command.downgrade(alembic_config(connection), old)
+        with database.engine.connect() as connection:
+            assert _old_rows(connection) == before
+            assert "ix_records_player_id" in {i["name"] for i in inspect(connection).get_indexes("records")}
+    finally:
+        database.dispose()
