@@ -10,12 +10,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from html_tree import parse
 from sqlalchemy import select, update
-from tests.engine.engine_helpers import find_win
-from tests.play import play_greedy
 
 from api import boards
 from api.challenges import window
 from api.models import Challenge, Record
+from tests.engine.engine_helpers import find_win
+from tests.play import play_greedy
 
 WIN_CODE = "YU1-C-AAAAAAB"      # yesterday's Yukon classic daily challenge: ann and cid tie first, bob loses
 LOST_CODE = "YU1-C-AAAAAAC"     # the day before: nobody won
