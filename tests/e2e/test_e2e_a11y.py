@@ -47,6 +47,8 @@ def test_axe_finds_nothing_on_any_page_and_every_control_is_44_px(open_page, liv
         page = open_page(with_lang(path, lang), width=width, height=WIDTHS[width], status=status)
         if name.startswith("record") or name in ("check-illegal", "check-syntax"):
             viewer_ready(page, expect)
+            # axe takes a log item scrolled out of the log's box for one covered by what lies above it
+            page.evaluate("() => document.querySelectorAll('[data-log-panel]').forEach(n => { n.scrollTop = 0; })")
         violations, unjudged = axe(page)
         assert violations == [], (name, lang, width, violations)
         assert unjudged == [], (name, lang, width, unjudged)
