@@ -204,3 +204,16 @@ def test_leaders_are_every_row_tied_first_and_nobody_on_an_empty_board(app, reco
         assert [row.player for row in boards.leaders(connection, boards.board("deal", "YU1-C-AAAAAAB"))] == [
             "ann", "bob"]
         assert boards.leaders(connection, boards.board("deal", "YU1-C-AAAAAAC")) == []
+
+
+def test_docs_list_every_board_kind_with_what_it_ranks():
+    from pathlib import Path
+
+    from api.boards import KINDS
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
+    for kind in KINDS.values():
+        [row] = [line for line in text.splitlines() if line.startswith(f"| `{kind.id}` | ")]
+        chain = ", ".join(f"{field} {'↓' if descending else '↑'}" for field, descending in kind.chain)
+        assert row.startswith(f"| `{kind.id}` | {kind.ranks} |"), row
+        assert row.endswith(f"| {chain} | {', '.join(kind.tie_breaks)} |"), row

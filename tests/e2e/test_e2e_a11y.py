@@ -15,11 +15,10 @@ from tests.e2e.test_e2e_layout import LANGS, WIDTHS, paths, viewer_ready, with_l
 #: the least height of a control, CSS px (WCAG 2.5.5)
 TOUCH = 44
 #: the controls held to it; the replay viewer's own controls and log are checked with the viewer
-CONTROLS = """() => [...document.querySelectorAll(
-        '.site-header a, .variant-switch a, .pager a, .calendar a, button, select, input:not([type=hidden]):not([type=range])')]
+CONTROLS = """() => [...document.querySelectorAll(['.site-header a', '.variant-switch a', '.pager a', '.calendar a',
+                                                  'button', 'select', 'input:not([type=hidden]):not([type=range])'])]
     .filter(n => !n.closest('[data-viewer], [hidden], .visually-hidden') && n.getClientRects().length)
-    .map(n => { const b = n.getBoundingClientRect();
-                return [n.tagName + (n.className ? '.' + n.className : '') + ' ' + n.textContent.trim().slice(0, 20), b.height]; })"""
+    .map(n => [`${n.tagName}.${n.className} ${n.textContent.trim().slice(0, 20)}`, n.getBoundingClientRect().height])"""
 
 
 @cache

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import pytest
 from tests.e2e.e2e_helpers import LONG_NAME
-from tests.e2e.test_e2e_layout import LANGS, OVERFLOW, WIDTHS, with_lang
+from tests.e2e.test_e2e_layout import LANGS, OVERFLOW, WIDTHS
 
 CASES = [(lang, width) for lang in LANGS for width in sorted(WIDTHS)]
 TEXTS = {
@@ -120,3 +120,11 @@ def test_the_player_page_puts_stats_first_with_bests_streaks_and_dated_records(o
     page = open_page(f"/players/{quote(LONG_NAME)}?lang={lang}", width=width, height=WIDTHS[width])
     expect(page.locator("table.player-records tbody tr")).to_have_count(3)
     expect(page.locator("table.player-records .pager")).to_have_count(0)
+
+
+def test_docs_screenshots_of_a_challenge_day_and_a_player(open_page, live_server, screenshot):
+    phone = open_page(f"/challenges/forty-thieves/daily/{live_server.yesterday}?player=pekka", width=390,
+                      height=844, is_mobile=True, has_touch=True)
+    screenshot(phone, "challenge-day-phone", docs=True)
+    desktop = open_page(f"/players/{quote('Väinö Mäkinen-Virtanen')}", width=1366, height=900)
+    screenshot(desktop, "player-desktop", docs=True)
