@@ -212,8 +212,10 @@ def test_docs_list_every_board_kind_with_what_it_ranks():
     from api.boards import KINDS
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
+    table = text[text.index("| kind | one row |"):].split("\n\n")[0].splitlines()[2:]
+    assert len(table) == len(KINDS)
     for kind in KINDS.values():
-        [row] = [line for line in text.splitlines() if line.startswith(f"| `{kind.id}` | ")]
+        [row] = [line for line in table if line.startswith(f"| `{kind.id}` | ")]
         chain = ", ".join(f"{field} {'↓' if descending else '↑'}" for field, descending in kind.chain)
         assert row.startswith(f"| `{kind.id}` | {kind.ranks} |"), row
         assert row.endswith(f"| {chain} | {', '.join(kind.tie_breaks)} |"), row
