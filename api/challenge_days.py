@@ -5,7 +5,8 @@ result), the challenges a deal was, and a player's streak calendar.
 Every read here is bounded by the calendar, not by the data: a month is at most 31
 daily and 6 weekly challenges, read by the ``(variant, kind, starts_at)`` index; a
 board's winners are the rows tied first (:func:`api.boards.leaders`); a player's
-streak calendar reads their entries of a few weeks.
+streak calendar reads the daily challenges of a few weeks and probes the player's
+entry on each by primary key.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+
+from engine.rules import RULE_SETS
 
 from . import boards
 from .challenges import KINDS, window
@@ -105,15 +108,15 @@ def streak_calendar(session: Session, player: str, moment: datetime, weeks: int 
     today = moment.astimezone(UTC).date()
     first = today - timedelta(days=today.weekday() + 7 * (weeks - 1))
     since = datetime.combine(first, time(0), UTC)
-    daily = session.execute(select(Challenge.variant, Challenge.starts_at).where(
-        Challenge.kind == "daily", Challenge.starts_at >= since, Challenge.starts_at <= moment)).all()
-    played = session.execute(
-        select(Challenge.variant, Challenge.starts_at, BoardEntry.won)
-        .join(BoardEntry, BoardEntry.challenge_id == Challenge.id)
-        .where(BoardEntry.player == player, BoardEntry.challenge_id.is_not(None), Challenge.kind == "daily",
-               Challenge.starts_at >= since)).all()
-    states = {(row.variant, row.starts_at.date()): "won" if row.won else "played" for row in played}
-    held = {(row.variant, row.starts_at.date()) for row in daily}
+    daily = session.execute(select(Challenge.id, Challenge.variant, Challenge.starts_at).where(
+        Challenge.variant.in_([rule_set.variant for rule_set in RULE_SETS]), Challenge.kind == "daily",
+        Challenge.starts_at >= since, Challenge.starts_at <= moment)).all()  # by the (variant, kind, starts_at) key
+    held = {row.id: (row.variant, row.starts_at.date()) for row in daily}
+    names = [boards.CHALLENGE.name(challenge_id) for challenge_id in held]
+    played = session.execute(select(BoardEntry.challenge_id, BoardEntry.won).where(
+        BoardEntry.board.in_(names), BoardEntry.player == player)).all() if names else []  # primary key probes
+    states = {held[row.challenge_id]: "won" if row.won else "played" for row in played}
+    days = set(held.values())
     out = {}
     for variant in sorted({variant for variant, _ in states}):
         grid = []
@@ -122,7 +125,7 @@ def streak_calendar(session: Session, player: str, moment: datetime, weeks: int 
             for offset in range(7):
                 day = first + timedelta(days=7 * week + offset)
                 state = states.get((variant, day)) or (
-                    "future" if day > today else "missed" if (variant, day) in held else "none")
+                    "future" if day > today else "missed" if (variant, day) in days else "none")
                 row.append((day, state))
             grid.append(row)
         out[variant] = grid
