@@ -70,10 +70,16 @@ def challenge_title(challenge: Challenge) -> str:
     return _("Weekly challenge from {day}", day=day)
 
 
+def weekday_names() -> list[str]:
+    """The calendars' column headings, Monday first (ISO weeks)."""
+    return [_("Mon"), _("Tue"), _("Wed"), _("Thu"), _("Fri"), _("Sat"), _("Sun")]
+
+
 @bp.context_processor
 def _challenge_helpers() -> dict[str, Any]:
     return {"day_url": day_url, "challenge_title": challenge_title, "score_tells": score_tells,
-            "deal_challenges": deal_challenges, "record_challenge": record_challenge}
+            "deal_challenges": deal_challenges, "record_challenge": record_challenge,
+            "weekday_names": weekday_names}
 
 
 def requested_month(today: date) -> date:
