@@ -104,7 +104,7 @@ def streak_calendar(session: Session, player: str, moment: datetime, weeks: int 
                     ) -> dict[str, list[list[tuple[date, str]]]]:
     """Per variant the player played a daily challenge in, the last ``weeks`` weeks (Monday
     first), each day ``won``, ``played`` (not won), ``missed`` (a challenge they did not
-    play), ``none`` (no challenge that day) or ``future``."""
+    play), ``none`` (no challenge that day) or ``future`` (today, not played yet: still open)."""
     today = moment.astimezone(UTC).date()
     first = today - timedelta(days=today.weekday() + 7 * (weeks - 1))
     since = datetime.combine(first, time(0), UTC)
@@ -125,7 +125,7 @@ def streak_calendar(session: Session, player: str, moment: datetime, weeks: int 
             for offset in range(7):
                 day = first + timedelta(days=7 * week + offset)
                 state = states.get((variant, day)) or (
-                    "future" if day > today else "missed" if (variant, day) in days else "none")
+                    "future" if day >= today else "missed" if (variant, day) in days else "none")
                 row.append((day, state))
             grid.append(row)
         out[variant] = grid

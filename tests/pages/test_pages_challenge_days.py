@@ -193,3 +193,19 @@ def test_the_player_page_pages_records_with_dates_bests_streaks_and_stats_first(
     # averages are whole moves
     stats = rows(document.find("section", class_="player-stats"))
     assert all("." not in row[5] for row in stats)
+
+
+def test_the_streak_calendar_says_won_played_missed_and_leaves_today_open(client, days):
+    def states(name):
+        cells = get(client, f"/players/{name}").find("section", data_streaks=True).find_all("td")
+        return {cell.attrs["title"].split(":")[0]: cell.attrs["data-state"] for cell in cells}
+
+    yesterday = days["yesterday"]
+    bob = states("bob")
+    assert bob[(yesterday - timedelta(days=1)).isoformat()] == "played"  # the day nobody won
+    assert bob[yesterday.isoformat()] == "played"
+    assert bob[(yesterday + timedelta(days=1)).isoformat()] == "future"  # today: still open, not missed
+    assert bob[(yesterday - timedelta(days=2)).isoformat()] == "none"  # no challenge that day
+    ann = states("ann")
+    assert ann[yesterday.isoformat()] == "won" and ann[(yesterday - timedelta(days=1)).isoformat()] == "missed"
+    assert ann[(yesterday + timedelta(days=1)).isoformat()] == "played"  # today's, played and not won yet
