@@ -98,7 +98,7 @@ def test_db_commands(make_app, empty_database_url):
         "database schema upgraded: empty -> 0001", "database schema upgraded: 0001 -> 0002",
         "database schema upgraded: 0002 -> 0003", "database schema upgraded: 0003 -> 0004",
         "database schema upgraded: 0004 -> 0005", "database schema upgraded: 0005 -> 0006",
-        "database schema upgraded: 0006 -> 0007"]
+        "database schema upgraded: 0006 -> 0007", "database schema upgraded: 0007 -> 0011"]
     assert runner.invoke(args=["db", "current"]).stdout.strip() == f"{head} (head)"
 
 
