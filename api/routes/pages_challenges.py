@@ -31,6 +31,8 @@ from .pages import VARIANT_TITLES, VARIANTS, _, bp, error_page, page_url, render
 DAY_BOARD_ROWS, CURRENT_BOARD_ROWS = 25, 10
 #: the past daily challenges listed under the calendar
 RECENT_DAYS = 7
+#: the earliest month the calendar shows (before the service existed: nothing, and no date arithmetic at year 1)
+FIRST_MONTH = date(2000, 1, 1)
 
 
 def score_tells(variant: str) -> bool:
@@ -83,12 +85,12 @@ def _challenge_helpers() -> dict[str, Any]:
 
 
 def requested_month(today: date) -> date:
-    """The ``month`` query parameter (``2026-11``), not after this month; this month otherwise."""
+    """The ``month`` query parameter (``2026-11``), from 2000 to this month; this month otherwise."""
     try:
         chosen = datetime.strptime(request.args.get("month", ""), "%Y-%m").date()
     except ValueError:
         return challenge_days.month_start(today)
-    return min(chosen, challenge_days.month_start(today))
+    return max(FIRST_MONTH, min(chosen, challenge_days.month_start(today)))
 
 
 @bp.get("/challenges/<variant>")

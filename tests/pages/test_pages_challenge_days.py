@@ -144,6 +144,8 @@ def test_the_calendar_links_each_day_and_week_with_a_page(client, days):
     assert f"/challenges/yukon-classic/daily/{(yesterday - timedelta(days=1)).isoformat()}" in links
     assert all("/daily/" in link or "/weekly/" in link for link in links)
     assert calendar.find("a", rel="prev") is not None
+    for month in ("0001-01", "9999-12", "2026-99", "x"):  # out of range or not a month: still a calendar
+        assert get(client, f"/challenges/yukon-classic?month={month}").find("section", data_calendar=True)
     # a week's page by any day of it: its Monday's
     monday = window("weekly", datetime.now(UTC))[0].date()
     response = client.get(f"/challenges/yukon-classic/weekly/{(monday + timedelta(days=3)).isoformat()}")
