@@ -1,28 +1,32 @@
 """Boards: each player's best eligible record per board, kept in ``board_entries``
 on every write, and read a page at a time with keyset cursors.
 
-Boards of a record (``BoardEntry.board``):
+**Board kinds are data** (:data:`KINDS`, like Nakama's leaderboards): each kind
+declares its id, what it ranks, the scope that names one board of it (a deal, a
+variant, a challenge), which records it takes, and its order: the *rank chain*
+(fields, each ascending or descending; equal values share a rank, 1-2-2-4) then the
+*tie-breaks* that make the order total. Board names (``<kind>:<scope>``), the packed
+sort key, the reads, the pages and ``docs/api.md`` all follow from the declaration:
 
-- ``deal:<code>`` and ``deal-nt:<code>`` (only records without take-backs);
-- ``variant:<variant>`` and ``variant-nt:<variant>`` (raw best across deals:
-  ``GET /leaderboard`` without a code);
-- ``challenge:<id>`` for each challenge whose deal it is and whose window it
-  was received in, when it is the game of an attempt at that challenge (one per
-  player: ``api.challenges``); on challenges prepared before attempts existed
-  (``attempts_required`` false), any record received in the window.
+- ``deal`` / ``deal-nt``: the best record of each player on one deal (``-nt``: only
+  records without take-backs);
+- ``variant`` / ``variant-nt``: the raw best across a variant's deals (``GET
+  /leaderboard`` without a code);
+- ``challenge``: the best record received in a challenge's window on its deal, when it is the game of an
+  attempt at that challenge (one per player: ``api.challenges``); on challenges prepared before attempts
+  existed (``attempts_required`` false), any record received in the window;
+- ``standings``: challenge points in a variant (3 for each challenge won, 1 for
+  each one played and not won), rebuilt for a player whenever one of their challenge
+  entries changes; its rows live in ``standings``.
 
-The order of a board: won first, then the higher score, then fewer moves (the
-*rank key*: equal keys share a rank, 1-2-2-4), then the earlier submission, then
-the lower record id, so that the order is total. :func:`sort_key_of` packs the rank
-key into one integer, lower is better, so that one ascending index
-``(board, sort_key, received_at, record_id)`` serves every page, cursor and
-rank count. A record replaces a player's entry only if it is better
+The record kinds rank: won first, then the higher score, then fewer moves; then the
+earlier submission, then the lower record id. :func:`sort_key_of` packs a kind's rank
+chain into one integer, lower is better (each field in its declared bits, a
+descending one counted down from its ceiling), so that one ascending index
+``(board, sort_key, received_at, record_id)`` serves every page, cursor and rank
+count. A record replaces a player's entry only if it is better
 (:func:`record_stored`); hiding, showing or re-judging a record rebuilds that
 player's entries from their records (:func:`rebuild_player`).
-
-The like-for-like variant board is ``standings``: challenge points (3 for each
-challenge won, 1 for each one played and not won), rebuilt for a player whenever
-one of their challenge entries changes.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import (
@@ -68,10 +73,93 @@ from .models import (
     dialect_insert,
 )
 
-#: rank key packing: won in bit 61, then 2^30 − 1 − score (scores are 0 … 2^30 − 1), then moves (< 2^31)
-WON_UNIT, SCORE_UNIT, SCORE_CEILING = 2 ** 61, 2 ** 31, 2 ** 30 - 1
 #: challenge points
 POINTS_WON, POINTS_PLAYED = 3, 1
+
+
+# -- board kinds, declared as data -------------------------------------------------
+
+@dataclass(frozen=True)
+class Field:
+    """A field a board can rank by: the bits it takes in the packed key and, ranked
+    descending, the ceiling it is counted down from (a leading field may go negative)."""
+
+    name: str
+    bits: int
+    ceiling: int = 0
+    boolean: bool = False
+
+
+#: won: 1 bit; score: 0 … 2^30 − 1; moves: < 2^31; points: unbounded, only ever the leading field
+FIELDS = {field.name: field for field in (
+    Field("won", 1, 1, boolean=True), Field("score", 30, 2 ** 30 - 1), Field("moves", 31), Field("points", 32))}
+
+
+@dataclass(frozen=True)
+class BoardKind:
+    """One kind of board, as data: see the module's docstring."""
+
+    id: str
+    #: what one row is, in a sentence (docs/api.md lists it)
+    ranks: str
+    #: what names one board of the kind: ``code``, ``variant`` or ``challenge``
+    scope: str
+    #: the rank chain: (field, descending?), most significant first; equal chains share a rank
+    chain: tuple[tuple[str, bool], ...]
+    #: the columns that make the order total after the chain
+    tie_breaks: tuple[str, ...]
+    #: only records without take-backs
+    no_takebacks: bool = False
+    #: the table its rows live in
+    table: str = "board_entries"
+
+    def name(self, scope: object) -> str:
+        """The name of the kind's board for ``scope`` (a code, a variant or a challenge id)."""
+        return f"{self.id}:{scope}"
+
+    def sort_key(self, **values: int | bool) -> int:
+        """The packed rank key of ``values`` (lower is better): see :func:`sort_key_of`."""
+        key, unit = 0, 1
+        for name, descending in reversed(self.chain):
+            field = FIELDS[name]
+            value = int(values[name])
+            key += (field.ceiling - value if descending else value) * unit
+            unit <<= field.bits
+        return key
+
+    def sort_key_of(self, columns: Any) -> ColumnElement[int]:
+        """:meth:`sort_key` as a SQL expression over ``columns`` (a row's columns by name)."""
+        key: Any = None
+        unit = 1
+        for name, descending in reversed(self.chain):
+            field = FIELDS[name]
+            column = getattr(columns, name)
+            value = case((column, 1), else_=0) if field.boolean else column
+            part = (literal(field.ceiling, BigInteger) - value) if descending else value
+            term = part if unit == 1 else part * literal(unit, BigInteger)
+            key = term if key is None else key + term
+            unit <<= field.bits
+        return key  # type: ignore[no-any-return]
+
+
+RECORD_CHAIN = (("won", True), ("score", True), ("moves", False))
+RECORD_TIE_BREAKS = ("received_at", "record_id")
+KINDS: dict[str, BoardKind] = {kind.id: kind for kind in (
+    BoardKind("deal", "each player's best record of one deal", "code", RECORD_CHAIN, RECORD_TIE_BREAKS),
+    BoardKind("deal-nt", "each player's best record of one deal without take-backs", "code", RECORD_CHAIN,
+              RECORD_TIE_BREAKS, no_takebacks=True),
+    BoardKind("variant", "each player's best record across a variant's deals (raw score)", "variant",
+              RECORD_CHAIN, RECORD_TIE_BREAKS),
+    BoardKind("variant-nt", "each player's best record across a variant's deals, without take-backs", "variant",
+              RECORD_CHAIN, RECORD_TIE_BREAKS, no_takebacks=True),
+    BoardKind("challenge", "each player's best record of a challenge's deal received in its window", "challenge",
+              RECORD_CHAIN, RECORD_TIE_BREAKS),
+    BoardKind("standings", "each player's challenge points in a variant", "variant", (("points", True),),
+              ("updated_at", "player"), table="standings"),
+)}
+#: the kinds whose rows are board entries of records, and the one of challenges
+RECORD_KINDS = tuple(kind for kind in KINDS.values() if kind.table == "board_entries")
+CHALLENGE = KINDS["challenge"]
 
 
 def eligible(records: Any = None) -> ColumnElement[bool]:
@@ -83,13 +171,12 @@ def eligible(records: Any = None) -> ColumnElement[bool]:
 
 def sort_key(won: bool, score: int, moves: int) -> int:
     """:func:`sort_key_of` in Python (lower is better)."""
-    return (0 if won else 1) * WON_UNIT + (SCORE_CEILING - score) * SCORE_UNIT + moves
+    return RECORD_KINDS[0].sort_key(won=won, score=score, moves=moves)
 
 
 def sort_key_of(records: Any) -> ColumnElement[int]:
-    """The rank key packed into one integer, lower is better (see the module's docstring)."""
-    return (case((records.won, 0), else_=1) * literal(WON_UNIT, BigInteger)
-            + (literal(SCORE_CEILING, BigInteger) - records.score) * literal(SCORE_UNIT, BigInteger) + records.moves)
+    """The record kinds' rank key packed into one integer, lower is better (they share one chain)."""
+    return RECORD_KINDS[0].sort_key_of(records)
 
 
 _ENTRY_COLUMNS = ("board", "player", "record_id", "challenge_id", "sort_key", "received_at", "won", "score", "moves",
@@ -109,18 +196,14 @@ def board_rows(*where: ColumnElement[bool], source: Any = None) -> Any:
                            sort_key_of(c).label("sort_key"), c.received_at, c.won, c.score, c.moves, c.takebacks)
         return statement.select_from(joined if joined is not None else table).where(eligible(c), *where, *extra)
 
-    no_takebacks = (c.takebacks == 0,)
     in_window = and_(Challenge.code == c.code, Challenge.starts_at <= c.received_at, c.received_at < Challenge.ends_at,
                      or_(Challenge.attempts_required.is_(False), c.attempt_id.in_(
                          select(ChallengeAttempt.id).where(ChallengeAttempt.challenge_id == Challenge.id))))
-    return union_all(
-        rows(literal("deal:") + c.code),
-        rows(literal("deal-nt:") + c.code, no_takebacks),
-        rows(literal("variant:") + c.variant),
-        rows(literal("variant-nt:") + c.variant, no_takebacks),
-        rows(literal("challenge:") + cast(Challenge.id, String), (), Challenge.id,
-             table.join(Challenge.__table__, in_window)),
-    )
+    scopes = {"code": c.code, "variant": c.variant, "challenge": cast(Challenge.id, String)}
+    return union_all(*(
+        rows(literal(kind.name("")) + scopes[kind.scope], (c.takebacks == 0,) if kind.no_takebacks else (),
+             *((Challenge.id, table.join(Challenge.__table__, in_window)) if kind.scope == "challenge" else ()))
+        for kind in RECORD_KINDS))
 
 
 def _insert(connection: Connection) -> Any:
@@ -224,10 +307,11 @@ def rebuild_player(connection: Connection, player: str, variant: str) -> None:
     standing) again from their eligible records: after a record of theirs was hidden,
     shown or judged again. Reads only that player's records."""
     codes = select(Record.code).where(Record.player == player, Record.variant == variant).distinct().subquery()
-    deal_boards = select(literal("deal:") + codes.c.code).union_all(select(literal("deal-nt:") + codes.c.code))
+    deal_boards = union_all(*(select(literal(kind.name("")) + codes.c.code)
+                              for kind in RECORD_KINDS if kind.scope == "code"))
+    variant_boards = [kind.name(variant) for kind in RECORD_KINDS if kind.scope == "variant"]
     connection.execute(delete(BoardEntry).where(  # by primary key: (board, player)
-        BoardEntry.player == player,
-        or_(BoardEntry.board.in_((f"variant:{variant}", f"variant-nt:{variant}")), BoardEntry.board.in_(deal_boards))))
+        BoardEntry.player == player, or_(BoardEntry.board.in_(variant_boards), BoardEntry.board.in_(deal_boards))))
     connection.execute(delete(BoardEntry).where(  # by the index of challenge entries
         BoardEntry.player == player, BoardEntry.challenge_id.is_not(None),
         BoardEntry.challenge_id.in_(select(Challenge.id).where(Challenge.variant == variant))))
@@ -268,12 +352,17 @@ def rebuild_all(connection: Connection) -> None:
     won = func.sum(case((BoardEntry.won, 1), else_=0))
     played = func.count()
     points = POINTS_WON * won + POINTS_PLAYED * (played - won)
-    standings = (select(Challenge.variant, BoardEntry.player, points, won, played, -points,
+    standings = (select(Challenge.variant, BoardEntry.player, points, won, played, _standing_key(points),
                         func.max(BoardEntry.received_at))
                  .join(Challenge, Challenge.id == BoardEntry.challenge_id)
                  .group_by(Challenge.variant, BoardEntry.player))
     connection.execute(_insert(connection)(Standing).from_select(
         ("variant", "player", "points", "challenges_won", "challenges_played", "sort_key", "updated_at"), standings))
+
+
+def _standing_key(points: Any) -> Any:
+    """The standings' packed rank key of a points expression (−points: lower is better)."""
+    return KINDS["standings"].sort_key_of(SimpleNamespace(points=points))
 
 
 def _standing_statement(dialect: str) -> Any:
@@ -286,7 +375,7 @@ def _standing_statement(dialect: str) -> Any:
     won = func.sum(case((BoardEntry.won, 1), else_=0))
     played = func.count()
     points = POINTS_WON * won + POINTS_PLAYED * (played - won)
-    rows = (select(Challenge.variant, BoardEntry.player, points, won, played, -points,
+    rows = (select(Challenge.variant, BoardEntry.player, points, won, played, _standing_key(points),
                    func.max(BoardEntry.received_at))
             .join(Challenge, Challenge.id == BoardEntry.challenge_id)
             .where(BoardEntry.player == bindparam("player"), BoardEntry.challenge_id.is_not(None),
@@ -313,7 +402,7 @@ def rebuild_standing(connection: Connection, variant: str, player: str) -> None:
     points = POINTS_WON * won + POINTS_PLAYED * (len(entries) - won)
     connection.execute(_insert(connection)(Standing).values(
         variant=variant, player=player, points=points, challenges_won=won, challenges_played=len(entries),
-        sort_key=-points, updated_at=max(entry.received_at for entry in entries)))
+        sort_key=KINDS["standings"].sort_key(points=points), updated_at=max(entry.received_at for entry in entries)))
 
 
 def fill_challenge(connection: Connection, challenge_id: int) -> None:
@@ -353,14 +442,33 @@ class Board:
         return tuple_(*self.order)
 
 
-def entry_board(name: str) -> Board:
-    return Board(BoardEntry, BoardEntry.board == name,
-                 (BoardEntry.sort_key, BoardEntry.received_at, BoardEntry.record_id), BoardEntry.player)
+def board(kind: BoardKind | str, scope: object) -> Board:
+    """The board of ``kind`` for ``scope`` (a code, a variant or a challenge id): its rows
+    and its order, the packed rank chain first, then the kind's tie-breaks."""
+    kind = KINDS[kind] if isinstance(kind, str) else kind
+    if kind.table == "standings":
+        return Board(Standing, Standing.variant == scope,
+                     (Standing.sort_key, *(getattr(Standing, name) for name in kind.tie_breaks)), Standing.player)
+    return Board(BoardEntry, BoardEntry.board == kind.name(scope),
+                 (BoardEntry.sort_key, *(getattr(BoardEntry, name) for name in kind.tie_breaks)), BoardEntry.player)
 
 
-def standings_board(variant: str) -> Board:
-    return Board(Standing, Standing.variant == variant, (Standing.sort_key, Standing.updated_at, Standing.player),
-                 Standing.player)
+def board_named(name: str) -> Board:
+    """The board of an entry's ``board`` column (``challenge:12``)."""
+    kind, _, scope = name.partition(":")
+    return board(kind, scope)
+
+
+#: the most rows :func:`leaders` reads (a tie for first among more players names this many)
+LEADERS = 20
+
+
+def leaders(connection: Connection, found: Board, limit: int = LEADERS) -> list[Any]:
+    """The rows ranked first on a board: every row tied with the best one (none on an empty
+    board), in board order; two index probes, however large the board."""
+    best = select(found.key).where(found.where).order_by(found.key).limit(1).scalar_subquery()
+    return list(connection.execute(select(found.table).where(found.where, found.key == best)
+                                   .order_by(*found.order).limit(limit)).all())
 
 
 class BadCursor(ValueError):

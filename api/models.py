@@ -99,6 +99,8 @@ class Record(Base):
         Index("ix_records_status_id", "status", "id"),         # the review queue, oldest first
         # the first record of the same log of a deal by someone else (copies): a scan that stops at it
         Index("ix_records_code_log_hash_id", "code", "log_hash", "id"),
+        # a player's records newest first, a page at a time (the player page); serves the foreign key too
+        Index("ix_records_player_id_id", "player_id", "id"),
     )
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)
@@ -127,7 +129,7 @@ class Record(Base):
     submitted_by: Mapped[str | None] = mapped_column(String(64))    # the API key's name; None without keys
     status: Mapped[str] = mapped_column(String(16), default="visible", server_default="visible")
     #: the player the record is stored for (``None`` only for rows written outside the API)
-    player_id: Mapped[int | None] = mapped_column(Id, ForeignKey("players.id"), index=True)
+    player_id: Mapped[int | None] = mapped_column(Id, ForeignKey("players.id"))
     #: whether leaderboards count it: no evidence against it (``api.fairplay``)
     ranked: Mapped[bool] = mapped_column(default=True, server_default=true())
     #: the evidence: ``[{"flag", "reason", "review", "evidence"}]`` (``api.fairplay.flag``)

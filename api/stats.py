@@ -76,7 +76,7 @@ def challenge_ranks(session: Session, player: str, limit: int = 10) -> list[dict
     out = []
     now = datetime.now(UTC)
     for challenge, entry in rows:
-        place = boards.standing(session.connection(), boards.entry_board(entry.board), player)
+        place = boards.standing(session.connection(), boards.board_named(entry.board), player)
         code = challenges.public_code(challenge, now)  # a running challenge's deal is secret
         out.append({"challenge_id": challenge.id, "variant": challenge.variant, "kind": challenge.kind,
                     "code": code, "starts_at": challenge.starts_at, "won": entry.won, "score": entry.score,

@@ -484,7 +484,7 @@ def challenge_data(session: Session, challenge: Challenge) -> dict[str, Any]:
     """A closed challenge and its podium: every entry ranked 1 to 3 on its board."""
     from . import boards
 
-    page = boards.page(session.connection(), boards.entry_board(f"challenge:{challenge.id}"), 10, None)
+    page = boards.page(session.connection(), boards.board(boards.CHALLENGE, challenge.id), 10, None)
     podium = [{"rank": rank, "player": row.player, "record_id": row.record_id, "won": row.won, "score": row.score,
                "moves": row.moves} for rank, row in page["ranked"] if rank <= 3]
     return {"id": challenge.id, "variant": challenge.variant, "kind": challenge.kind, "code": challenge.code,

@@ -45,7 +45,7 @@ def _json(challenge: Challenge, moment: datetime, podium: bool = False) -> dict[
             "starts_at": challenge.starts_at, "ends_at": challenge.ends_at, "next_reset": challenge.ends_at,
             "par": challenge.par, "candidate": challenge.candidate, "final": challenge.ends_at <= moment}
     if podium:
-        top = boards.page(db.session().connection(), boards.entry_board(f"challenge:{challenge.id}"), PODIUM, None)
+        top = boards.page(db.session().connection(), boards.board(boards.CHALLENGE, challenge.id), PODIUM, None)
         body["podium"] = with_records(top["ranked"])
     return body
 
@@ -109,7 +109,7 @@ def get_challenge(challenge_id: int) -> Response:
 def challenge_board(challenge_id: int) -> Response:
     args = query(BoardPagingSchema())
     challenge = find_challenge(challenge_id)
-    found = read_board(boards.entry_board(f"challenge:{challenge.id}"), args)
+    found = read_board(boards.board(boards.CHALLENGE, challenge.id), args)
     return conditional(CHALLENGE_BOARD.dump({
         "challenge": _json(challenge, datetime.now(UTC)), "limit": args["limit"],
         **board_body(found, with_records)}))

@@ -104,8 +104,8 @@ def leaderboard() -> Response:
         code = parse_code(args["code"])
         if code.variant != variant:
             raise invalid_field("code", f"{code} is a {code.variant} deal, not {variant}")
-    name = ("deal" if code else "variant") + ("-nt" if args["no_takebacks"] else "") + f":{code or variant}"
-    found = read_board(boards.entry_board(name), args)
+    kind = ("deal" if code else "variant") + ("-nt" if args["no_takebacks"] else "")
+    found = read_board(boards.board(kind, code or variant), args)
     filters = {"code": None if code is None else str(code), "no_takebacks": args["no_takebacks"],
                "limit": args["limit"]}
     return conditional(LEADERBOARD.dump({"variant": variant, "filters": filters, **board_body(found, with_records)}))
@@ -120,6 +120,6 @@ def standing_entries(ranked: list[tuple[int, Any]]) -> list[dict[str, Any]]:
 def standings() -> Response:
     args = query(BoardQuerySchema())
     variant = args["variant"]
-    found = read_board(boards.standings_board(variant), args)
+    found = read_board(boards.board("standings", variant), args)
     return conditional(STANDINGS.dump({"variant": variant, "limit": args["limit"],
                                        **board_body(found, standing_entries)}))

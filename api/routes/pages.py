@@ -19,14 +19,13 @@ from __future__ import annotations
 import gzip
 import hashlib
 from collections import deque
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
 from typing import Any
 
 from babel.dates import format_datetime
 from flask import Blueprint, Flask, current_app, g, redirect, render_template, request, url_for
 from flask.wrappers import Response
 from markupsafe import Markup
-from sqlalchemy import select
 
 from engine import Card, Game, GameCode, InvalidActionError, InvalidCodeError, Position
 from engine.actions import Draw, Move, Undo, log_items, parse_action
@@ -34,16 +33,14 @@ from engine.cards import SUIT_CHARS, SUIT_SYMBOLS
 from engine.rules import RULE_SETS, UNDO_DEPTH
 from verifier import replay
 
-from .. import assets, boards, challenges, db, metrics, sharecard, stats
+from .. import assets, boards, db, metrics, sharecard
 from ..fairplay import FLAGS
 from ..framecache import FrameCache, Picture, accepts_gzip, pack
 from ..i18n import LANGUAGE_NAMES, N_, card_name, card_names, gettext, page_language, rule_sentence
 from ..models import Record
-from ..players import find_player
 from ..problems import Problem
 from ..times import unpack_times
 from . import PREFIX, json_body
-from .challenges import current_or_prepare
 from .leaderboard import standing_entries, with_records, withheld_codes
 
 bp = Blueprint("pages", __name__)
@@ -81,6 +78,10 @@ SCRIPT_TEXTS = {
     "copied": N_("Copied."),
     "copy_failed": N_("Could not copy: select the text and copy it yourself."),
     "local_time": N_("{time} (your time)"),
+    "countdown": N_("Next challenge in {left} ({time} UTC)"),
+    "countdown_done": N_("The next challenge is ready: reload the page."),
+    "left_days": N_("{days} d {hours} h"),
+    "left_hours": N_("{hours} h {minutes} min"),
 }
 
 #: why a game code is not one, by the part of it that is wrong (``InvalidCodeError.part``)
@@ -422,14 +423,14 @@ def leaderboard_entries(code: str, limit: int = LEADERBOARD_ROWS) -> list[Any]:
     """The top of a deal's board, as ``GET /api/v1/leaderboard?code=…`` answers it: each player's
     best eligible record of that deal, read from the kept board. (No page ranks records of different
     deals against each other by raw score: across a variant, pages show :func:`standings_entries`.)"""
-    return with_records(boards.page(db.session().connection(), boards.entry_board(f"deal:{code}"), limit,
+    return with_records(boards.page(db.session().connection(), boards.board("deal", code), limit,
                                     None)["ranked"])
 
 
 def standings_entries(variant: str, limit: int = LEADERBOARD_ROWS) -> list[Any]:
     """The top of a variant's standings, as ``GET /api/v1/standings`` answers it: challenge points
     (3 for each challenge won, 1 for each one played and not won), the like-for-like variant board."""
-    return standing_entries(boards.page(db.session().connection(), boards.standings_board(variant), limit,
+    return standing_entries(boards.page(db.session().connection(), boards.board("standings", variant), limit,
                                         None)["ranked"])
 
 
@@ -574,28 +575,6 @@ def flag_texts(stored: Record) -> list[str]:
             for f in stored.flags or []]
 
 
-#: the most records a player's page lists (newest first)
-PLAYER_RECORDS = 100
-
-
-@bp.get("/players/<path:name>")
-def player(name: str) -> Any:
-    """A player's profile and their records, newest first, with their flags (so that a flagged
-    player sees why, and can appeal: docs/fair-play.md)."""
-    found = find_player(db.session(), name) if len(name) <= 256 else None
-    if found is None:
-        return error_page(404, _("No such player"), _("There is no player {name}.", name=name))
-    session = db.session()
-    withheld = withheld_codes()  # records of running challenges' deals: listed once their windows close
-    stored = session.scalars(select(Record).where(Record.player_id == found.id, *(
-        (Record.code.not_in(withheld),) if withheld else ())).order_by(Record.id.desc()).limit(PLAYER_RECORDS)).all()
-    return render("player.html", title=_("Player {name}", name=found.name), player=found,
-                  description=_("The records, statistics and challenge ranks of {name}.", name=found.name),
-                  records=[(record, flag_texts(record)) for record in stored],
-                  stats=stats.player_stats(session, found.name),
-                  challenge_ranks=stats.challenge_ranks(session, found.name))
-
-
 @bp.get("/records/<int:record_id>/frames.json")
 def record_frames(record_id: int) -> Any:
     """The window of a record's frames that holds ``?step=N`` (the first window without it),
@@ -725,33 +704,6 @@ def log_frames() -> dict[str, Any]:
                       errors=[{"field": "moves", "message": exc.message}]) from None
 
 
-@bp.get("/challenges/<variant>")
-def challenge_page(variant: str) -> Any:
-    """A variant's challenges: today's and this week's deal, its board and the time to the next
-    one, and the past daily challenges with their winners (all read from the kept tables)."""
-    if variant not in VARIANT_TITLES:
-        return error_page(404, _("No such game"), _("There is no game {variant}.", variant=variant))
-    session, moment = db.session(), datetime.now(UTC)
-    current = []
-    for kind in challenges.KINDS:
-        challenge = current_or_prepare(variant, kind, moment)
-        item: dict[str, Any] = {"kind": kind, "challenge": challenge,
-                                "code": challenge and challenges.public_code(challenge, moment)}
-        if challenge is not None:
-            left = max(0, int((challenge.ends_at - moment).total_seconds()))
-            top = boards.page(session.connection(), boards.entry_board(f"challenge:{challenge.id}"), 10, None)
-            item.update(hours=left // 3600, minutes=left % 3600 // 60, entries=with_records(top["ranked"]))
-        current.append(item)
-    past = []
-    for challenge in challenges.past(session, variant, "daily", moment - timedelta(days=1), 7, None):
-        top = boards.page(session.connection(), boards.entry_board(f"challenge:{challenge.id}"), 1, None)
-        past.append({"challenge": challenge, "winner": next(iter(with_records(top["ranked"])), None)})
-    return render("challenge.html", title=_("Challenges: {variant}", variant=_(VARIANT_TITLES[variant])),
-                  variant=variant, variants=VARIANTS, current=current, past=past,
-                  description=_("The daily and weekly challenge of {variant}: today's deal, its board and past "
-                                "challenges.", variant=_(VARIANT_TITLES[variant])))
-
-
 class _FieldError(Exception):
     """A checker field that is missing or wrong, and why (in the page's language)."""
 
@@ -807,3 +759,7 @@ def check_log(code_text: str, moves: str) -> dict[str, Any]:
     # the viewer opens at the last legal position (or the step asked for), with that page of the log
     return {"verdict": verdict, "failure": action_error(verdict.error) if verdict.error else None,
             "v": viewer_state(code, verdict.canonical, requested_step(total, total), None)}
+
+
+# the challenge and player pages register on this blueprint (they import from this module)
+from . import pages_challenges, pages_players  # noqa: E402, F401

@@ -3,7 +3,7 @@
 New tables only; no stored row is touched.
 
 Revision ID: 0012
-Revises: 0010
+Revises: 0011
 Create Date: 2026-12-01
 """
 
@@ -17,7 +17,7 @@ from alembic import op
 Id = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 revision: str = "0012"
-down_revision: str | Sequence[str] | None = "0010"
+down_revision: str | Sequence[str] | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -159,3 +159,63 @@ def test_rebuilding_everything_gives_the_boards_kept_on_write(app, records):
     with app.extensions["api.db"].engine.begin() as connection:
         boards.rebuild_all(connection)
     assert snapshot() == kept and kept[0] and kept[1]
+
+
+# -- board kinds, declared as data -------------------------------------------------
+
+def test_each_kind_packs_its_rank_chain_as_the_key_stored_before_kinds_were_data():
+    """The record kinds' key is the packing stored since 0006 (won, 2^30 − 1 − score, moves), the
+    standings' is −points: no stored key changes, so no migration rebuilds them."""
+    from api.boards import KINDS, RECORD_KINDS
+
+    for won, score, moves in [(True, 625, 88), (False, 0, 0), (False, 2 ** 30 - 1, 2 ** 31 - 1), (True, 1040, 3)]:
+        packed = (0 if won else 1) * 2 ** 61 + (2 ** 30 - 1 - score) * 2 ** 31 + moves
+        assert {kind.sort_key(won=won, score=score, moves=moves) for kind in RECORD_KINDS} == {packed}
+    assert KINDS["standings"].sort_key(points=7) == -7
+    # the order the key gives is the declared chain: won first, then the higher score, then fewer moves
+    deal = KINDS["deal"]
+    ordered = sorted([(False, 500, 10), (True, 600, 90), (True, 625, 95), (True, 625, 80)],
+                     key=lambda v: deal.sort_key(won=v[0], score=v[1], moves=v[2]))
+    assert ordered == [(True, 625, 80), (True, 625, 95), (True, 600, 90), (False, 500, 10)]
+    assert [kind.name("x") for kind in RECORD_KINDS] == ["deal:x", "deal-nt:x", "variant:x", "variant-nt:x",
+                                                         "challenge:x"]
+
+
+def test_the_sql_key_of_a_kind_is_its_python_key(app, records):
+    from sqlalchemy import select
+
+    from api.boards import KINDS
+
+    for won, score, moves in [(True, 625, 88), (False, 310, 41), (False, 0, 1)]:
+        records.create(player=f"p{score}", score=score, won=won, moves=moves, takebacks=0)
+    with app.extensions["api.db"].sessions() as session:
+        rows = session.execute(select(BoardEntry.won, BoardEntry.score, BoardEntry.moves, BoardEntry.sort_key)
+                               .where(BoardEntry.board.like("deal:%"))).all()
+    assert len(rows) == 3
+    assert all(key == KINDS["deal"].sort_key(won=won, score=score, moves=moves) for won, score, moves, key in rows)
+
+
+def test_leaders_are_every_row_tied_first_and_nobody_on_an_empty_board(app, records):
+    from api import boards
+
+    for player, moves in [("ann", 40), ("bob", 40), ("cid", 41)]:
+        records.create(player=player, score=625, won=True, moves=moves, takebacks=0, game_code="YU1-C-AAAAAAB")
+    with app.extensions["api.db"].engine.connect() as connection:
+        assert [row.player for row in boards.leaders(connection, boards.board("deal", "YU1-C-AAAAAAB"))] == [
+            "ann", "bob"]
+        assert boards.leaders(connection, boards.board("deal", "YU1-C-AAAAAAC")) == []
+
+
+def test_docs_list_every_board_kind_with_what_it_ranks():
+    from pathlib import Path
+
+    from api.boards import KINDS
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
+    table = text[text.index("| kind | one row |"):].split("\n\n")[0].splitlines()[2:]
+    assert len(table) == len(KINDS)
+    for kind in KINDS.values():
+        [row] = [line for line in table if line.startswith(f"| `{kind.id}` | ")]
+        chain = ", ".join(f"{field} {'↓' if descending else '↑'}" for field, descending in kind.chain)
+        assert row.startswith(f"| `{kind.id}` | {kind.ranks} |"), row
+        assert row.endswith(f"| {chain} | {', '.join(kind.tie_breaks)} |"), row

@@ -112,9 +112,14 @@ def test_both_tiers_metrics_after_a_search_on_a_real_worker(tier, tmp_path):
     outcome = response.get_json()["status"]
     assert outcome in ("winnable", "unwinnable", "unknown")
 
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
-        scraped = parse(answer.read().decode())
-    assert scraped['solitaire_tasks_total{state="success",task="api.solve_deal"}'] == 1
+    done = 'solitaire_tasks_total{state="success",task="api.solve_deal"}'
+    while True:  # (the answer is stored before the task returns and is counted: wait for the count)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+            scraped = parse(answer.read().decode())
+        if done in scraped or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert scraped[done] == 1
     assert scraped['solitaire_task_duration_seconds_count{task="api.solve_deal"}'] == 1
     assert scraped[f'solitaire_searches_total{{kind="deal",outcome="{outcome}"}}'] == 1
     assert scraped['solitaire_search_nodes_total{kind="deal"}'] > 0

@@ -159,6 +159,14 @@ OLD_COLUMNS = ("id", "player", "code", "variant", "number", "canonical", "log_ha
                "client", "engine_version", "rules_version", "received_at", "verified_at", "submitted_by", "status")
 
 
+#: a record as the schema of 0006 and 0007 stores it (``player``, ``hash``, ``at``)
+RECORD_AT_0006 = text(
+    "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, actions, undos, "
+    "takebacks, foundation_cards, engine_version, rules_version, received_at, verified_at, status, ranked, "
+    "flags) VALUES (:player, 'FT1-N-AAAAAAB', 'forty-thieves', 1, 'S', :hash, false, 0, 1, 1, 0, 0, 0, "
+    "'0.9.0', 1, :at, :at, 'visible', true, '[]')")
+
+
 def _old_rows(connection):
     return [tuple(row) for row in connection.execute(text(
         f"SELECT {', '.join(OLD_COLUMNS)} FROM records ORDER BY id")).all()]
@@ -304,11 +312,7 @@ def test_0006_builds_the_boards_and_totals_from_the_stored_records(empty_databas
 def test_0007_keeps_every_record_and_the_copy_check_finds_the_first_of_a_log(empty_database_url):
     """Records stored at 0006: every value kept through 0007 and back; the index ends in the id."""
     database = Database(empty_database_url)
-    insert = text(
-        "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, actions, undos, "
-        "takebacks, foundation_cards, engine_version, rules_version, received_at, verified_at, status, ranked, "
-        "flags) VALUES (:player, 'FT1-N-AAAAAAB', 'forty-thieves', 1, 'S', :hash, false, 0, 1, 1, 0, 0, 0, "
-        "'0.9.0', 1, :at, :at, 'visible', true, '[]')")
+    insert = RECORD_AT_0006
     try:
         with database.engine.begin() as connection:
             command.upgrade(alembic_config(connection), "0006")
@@ -415,5 +419,33 @@ def test_0008_keeps_every_record_and_player_and_computes_the_effective_lines(emp
         with database.engine.connect() as connection:
             assert _old_rows(connection) == before
             assert "line_bands" not in inspect(connection).get_table_names()
+    finally:
+        database.dispose()
+
+
+@BOTH
+def test_0011_keeps_every_record_and_indexes_a_players_records_by_id(empty_database_url):
+    """Records stored in the schema 0011 revises: every value kept through 0011 and back."""
+    old = ScriptDirectory.from_config(alembic_config()).get_revision("0011").down_revision
+    database = Database(empty_database_url)
+    insert = RECORD_AT_0006
+    try:
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), old)
+            for n, player in enumerate(["ann", "bob", "ann"]):
+                connection.execute(insert, {"player": player, "hash": f"h{n}",
+                                            "at": f"2025-03-0{n + 1} 12:00:00+00:00"})
+            before = _old_rows(connection)
+        database.upgrade()
+        with database.engine.connect() as connection:
+            assert _old_rows(connection) == before
+            indexes = {i["name"]: i["column_names"] for i in inspect(connection).get_indexes("records")}
+            assert indexes["ix_records_player_id_id"] == ["player_id", "id"]
+            assert "ix_records_player_id" not in indexes
+        with database.engine.begin() as connection:
+            command.downgrade(alembic_config(connection), old)
+        with database.engine.connect() as connection:
+            assert _old_rows(connection) == before
+            assert "ix_records_player_id" in {i["name"] for i in inspect(connection).get_indexes("records")}
     finally:
         database.dispose()

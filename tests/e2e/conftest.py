@@ -41,6 +41,9 @@ class LiveServer:
     url: str
     #: the stored records by a short name: the API's record objects
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: yesterday (a closed daily challenge of Forty Thieves) and this week's Monday, ISO dates
+    yesterday: str = ""
+    monday: str = ""
 
 
 @pytest.fixture(scope="session")
@@ -135,6 +138,7 @@ def prepare_challenges(app: Any, server: LiveServer) -> None:
 
     now = datetime.now(UTC)
     yesterday = window("daily", now)[0] - timedelta(days=1)
+    server.yesterday, server.monday = yesterday.date().isoformat(), window("weekly", now)[0].date().isoformat()
     response = app.test_client().post("/api/v1/records", json={
         "code": "FT1-N-AAAAAAD", "player": "Väinö Mäkinen-Virtanen",
         "moves": " ".join(play_greedy("FT1-N-AAAAAAD", 25))})
@@ -154,7 +158,7 @@ def prepare_challenges(app: Any, server: LiveServer) -> None:
                       for variant, kind, code in plan]
         challenges += [Challenge(variant="forty-thieves", kind="daily", starts_at=start,
                                  ends_at=start + timedelta(days=1), code=code, candidate=0, par=60, par_line="",
-                                 prepared_at=start)
+                                 prepared_at=start, attempts_required=False)
                        for start, code in [(yesterday, "FT1-N-AAAAAAD"),
                                            (yesterday - timedelta(days=1), "FT1-N-AAAAAAE")]]
         session.add_all(challenges)
@@ -178,6 +182,15 @@ def browser() -> Iterator[Any]:
             yield chromium
         finally:
             chromium.close()
+
+
+@pytest.fixture
+def expect(browser: Any) -> Any:
+    """Playwright's ``expect``, waiting up to 10 s."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=10_000)
+    return expect
 
 
 @pytest.fixture

@@ -17,14 +17,6 @@ from tests.e2e.e2e_helpers import MARKUP_NAME
 from verifier import replay
 
 
-@pytest.fixture
-def expect(browser: Any) -> Any:
-    from playwright.sync_api import expect
-
-    expect.set_options(timeout=10_000)
-    return expect
-
-
 #: the board's markup as a tree of (tag, attributes, children), text trimmed and blank text left out
 BOARD_TREE = """node => {
     const walk = n => n.nodeType === Node.TEXT_NODE ? n.textContent.trim() : [

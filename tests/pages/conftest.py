@@ -10,10 +10,11 @@ import pytest
 
 @pytest.fixture
 def submit(client: Any) -> Callable[..., dict[str, Any]]:
-    """``submit(player, code, moves)``: a record stored through ``POST /api/v1/records``."""
+    """``submit(player, code, moves, **more)``: a record stored through ``POST /api/v1/records``
+    (``more``: other fields of the body, such as ``times``)."""
 
-    def store(player: str, code: str, moves: str | list[Any]) -> dict[str, Any]:
-        response = client.post("/api/v1/records", json={"code": code, "player": player, "moves": moves})
+    def store(player: str, code: str, moves: str | list[Any], **more: Any) -> dict[str, Any]:
+        response = client.post("/api/v1/records", json={"code": code, "player": player, "moves": moves, **more})
         assert response.status_code == 201, response.get_data(as_text=True)
         return response.get_json()
 

@@ -1,0 +1,198 @@
+"""The challenge pages (part of the ``pages`` blueprint): a variant's running
+challenges with live countdowns and its calendar of past days and weeks, one page
+per challenge (its final board, par, winners, the solution once the window has
+closed, and a visitor's own result), and what the deal and record pages say about
+a challenge.
+
+**Who "your result" is.** A page knows its visitor only by the ``player`` query
+parameter: the day page's small form (GET) sets it, and a player's page links every
+challenge day with its own name. No cookie, no token: the page stays cacheable and
+says nothing a link does not (results are public anyway).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Any
+
+from flask import redirect, request
+from flask.typing import ResponseReturnValue
+
+from engine.rules import by_variant
+
+from .. import boards, challenge_days, challenges, db
+from ..models import Challenge, Record
+from ..players import find_player
+from .challenges import current_or_prepare
+from .leaderboard import with_records
+from .pages import VARIANT_TITLES, VARIANTS, _, bp, error_page, page_url, render
+
+#: rows of a challenge's board on its page, and on the variant's page
+DAY_BOARD_ROWS, CURRENT_BOARD_ROWS = 25, 10
+#: the past daily challenges listed under the calendar
+RECENT_DAYS = 7
+#: the earliest month the calendar shows (before the service existed: nothing, and no date arithmetic at year 1)
+FIRST_MONTH = date(2000, 1, 1)
+
+
+def score_tells(variant: str) -> bool:
+    """Whether the scores of won games of ``variant`` differ: not in Yukon (every win without
+    take-backs scores 625), so its boards show moves and the difference from par instead."""
+    return by_variant(variant).scoring.waste_to_column != 0
+
+
+def left_text(seconds: int) -> str:
+    """Time left, as the countdowns show it: ``5 d 9 h`` or ``3 h 12 min``."""
+    days, rest = divmod(max(0, seconds), 86400)
+    if days:
+        return _("{days} d {hours} h", days=days, hours=rest // 3600)
+    return _("{hours} h {minutes} min", hours=rest // 3600, minutes=rest % 3600 // 60)
+
+
+def countdown(challenge: Challenge, moment: datetime) -> dict[str, Any]:
+    left = int((challenge.ends_at - moment).total_seconds())
+    return {"until": challenge.ends_at, "left": left_text(left), "utc": challenge.ends_at.strftime("%Y-%m-%d %H:%M")}
+
+
+def rows_with_par(entries: list[dict[str, Any]], par: int | None) -> list[dict[str, Any]]:
+    """Board rows with ``par_diff``: a won game's moves minus the par (None: not won, or no par)."""
+    return [{**entry, "par_diff": entry["moves"] - par if par is not None and entry["won"] else None}
+            for entry in entries]
+
+
+def day_url(challenge: Challenge, **values: Any) -> str:
+    return page_url("pages.challenge_day", variant=challenge.variant, kind=challenge.kind,
+                    day=challenge.starts_at.date().isoformat(), **values)
+
+
+def challenge_title(challenge: Challenge) -> str:
+    day = challenge.starts_at.date().isoformat()
+    if challenge.kind == "daily":
+        return _("Daily challenge of {day}", day=day)
+    return _("Weekly challenge from {day}", day=day)
+
+
+def weekday_names() -> list[str]:
+    """The calendars' column headings, Monday first (ISO weeks)."""
+    return [_("Mon"), _("Tue"), _("Wed"), _("Thu"), _("Fri"), _("Sat"), _("Sun")]
+
+
+@bp.context_processor
+def _challenge_helpers() -> dict[str, Any]:
+    return {"day_url": day_url, "challenge_title": challenge_title, "score_tells": score_tells,
+            "deal_challenges": deal_challenges, "record_challenge": record_challenge,
+            "weekday_names": weekday_names}
+
+
+def requested_month(today: date) -> date:
+    """The ``month`` query parameter (``2026-11``), from 2000 to this month; this month otherwise."""
+    try:
+        chosen = datetime.strptime(request.args.get("month", ""), "%Y-%m").date()
+    except ValueError:
+        return challenge_days.month_start(today)
+    return max(FIRST_MONTH, min(chosen, challenge_days.month_start(today)))
+
+
+@bp.get("/challenges/<variant>")
+def challenge_page(variant: str) -> Any:
+    """A variant's challenges: today's and this week's deal, its board and a live countdown,
+    then the calendar of past days and weeks and the latest days with their winners."""
+    if variant not in VARIANT_TITLES:
+        return error_page(404, _("No such game"), _("There is no game {variant}.", variant=variant))
+    session, moment = db.session(), datetime.now(UTC)
+    current = []
+    for kind in challenges.KINDS:
+        challenge = current_or_prepare(variant, kind, moment)
+        item: dict[str, Any] = {"kind": kind, "challenge": challenge,
+                                "code": challenge and challenges.public_code(challenge, moment)}
+        if challenge is not None:
+            top = boards.page(session.connection(), boards.board(boards.CHALLENGE, challenge.id),
+                              CURRENT_BOARD_ROWS, None)
+            item.update(countdown=countdown(challenge, moment),
+                        entries=rows_with_par(with_records(top["ranked"]), challenge.par))
+        current.append(item)
+    shown = requested_month(moment.date())
+    past = [{"challenge": challenge, "winners": challenge_days.winners(session, challenge)}
+            for challenge in challenges.past(session, variant, "daily", moment, RECENT_DAYS + 1, None)
+            if challenge.ends_at <= moment][:RECENT_DAYS]
+    previous, following = challenge_days.previous_month(shown), challenge_days.next_month(shown)
+    return render("challenge.html", title=_("Challenges: {variant}", variant=_(VARIANT_TITLES[variant])),
+                  variant=variant, variants=VARIANTS, current=current, past=past, moment=moment,
+                  weeks=challenge_days.month(session, variant, shown, moment), month=shown,
+                  previous_month=previous.strftime("%Y-%m"),
+                  next_month=following.strftime("%Y-%m") if following <= moment.date() else None,
+                  page_scripts=["js/countdown.js"],
+                  description=_("The daily and weekly challenge of {variant}: today's deal, its board and past "
+                                "challenges.", variant=_(VARIANT_TITLES[variant])))
+
+
+@bp.get("/challenges/<variant>/<kind>/<day>")
+def challenge_day(variant: str, kind: str, day: str) -> ResponseReturnValue:
+    """One challenge's page: its board a page at a time (``cursor``), par, winners, the
+    solution once its window has closed, and the result of ``player`` when given."""
+    try:
+        first = date.fromisoformat(day)
+    except ValueError:
+        first = None
+    if variant not in VARIANT_TITLES or kind not in challenges.KINDS or first is None:
+        return error_page(404, _("No such challenge"), _("There is no such challenge."))
+    session, moment = db.session(), datetime.now(UTC)
+    challenge = challenge_days.find(session, variant, kind, first)
+    if challenge is None or challenge.starts_at > moment:
+        return error_page(404, _("No such challenge"), _("There is no such challenge."))
+    if challenge.starts_at.date() != first:  # a weekly challenge by any day of its week: its Monday
+        return redirect(day_url(challenge, **request.args.to_dict()), 308)
+    board = boards.board(boards.CHALLENGE, challenge.id)
+    try:
+        found = boards.page(session.connection(), board, DAY_BOARD_ROWS, request.args.get("cursor") or None)
+    except boards.BadCursor:
+        return error_page(404, _("No such challenge"), _("There is no such challenge."))
+    final = challenge.ends_at <= moment
+    code = challenges.public_code(challenge, moment)  # a running challenge's deal is secret
+    return render("challenge_day.html", title=challenge_title(challenge), challenge=challenge, variant=variant,
+                  code=code,
+                  final=final, entries=rows_with_par(with_records(found["ranked"]), challenge.par),
+                  next_cursor=found["next_cursor"], first_page=not request.args.get("cursor"),
+                  winners=challenge_days.winners(session, challenge),
+                  countdown=None if final else countdown(challenge, moment),
+                  you=your_result(board, challenge), page_scripts=[] if final else ["js/countdown.js"],
+                  description=_("{challenge}: {variant}, deal {code}, par {par} moves.",
+                                challenge=challenge_title(challenge), variant=_(VARIANT_TITLES[variant]),
+                                code=code, par=challenge.par) if code else
+                  _("{challenge}: {variant}, par {par} moves.", challenge=challenge_title(challenge),
+                    variant=_(VARIANT_TITLES[variant]), par=challenge.par))
+
+
+def your_result(board: boards.Board, challenge: Challenge) -> dict[str, Any] | None:
+    """The ``player`` parameter's entry and rank on the board (``entry`` None: not played)."""
+    name = request.args.get("player", "").strip()
+    if not name or len(name) > 64:
+        return None
+    found = find_player(db.session(), name)
+    name = found.name if found is not None else name
+    connection = db.session().connection()
+    place = boards.standing(connection, board, name)
+    entry = boards.find(connection, board, name)
+    row = rows_with_par(with_records([(place["rank"], entry)]), challenge.par)[0] if place and entry else None
+    return {"name": name, "entry": row, "place": place}
+
+
+def deal_challenges(code: str) -> list[Challenge]:
+    """The challenges a deal was (started ones), for its page."""
+    moment = datetime.now(UTC)  # (a running challenge is not said to be this deal: that would give it away)
+    return [challenge for challenge in challenge_days.of_deal(db.session(), code, moment)
+            if challenges.public_code(challenge, moment) is not None]
+
+
+def record_challenge(record: Record) -> dict[str, Any] | None:
+    """The challenge whose window a record was received in, and its player's rank there
+    (their best record of the window, which may be another one)."""
+    challenge = challenge_days.of_record(db.session(), record.code, record.received_at)
+    if challenge is None:
+        return None
+    board = boards.board(boards.CHALLENGE, challenge.id)
+    connection = db.session().connection()
+    place = boards.standing(connection, board, record.player)
+    entry = boards.find(connection, board, record.player)
+    return {"challenge": challenge, "place": place, "this_record": entry is not None and entry.record_id == record.id,
+            "final": challenge.ends_at <= datetime.now(UTC)}

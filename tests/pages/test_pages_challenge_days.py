@@ -1,0 +1,213 @@
+"""Challenges a person comes back for, as the server renders them (no JavaScript): each past
+day's page with its final board, par, all winners tied first, the solution once the window has
+closed and "your result" (``?player=``); the calendar; the countdowns; the deal and record pages
+naming their challenge; the player page's paging, personal bests and streak calendar."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from html_tree import parse
+from sqlalchemy import select, update
+
+from api import boards
+from api.challenges import window
+from api.models import Challenge, Record
+from tests.engine.engine_helpers import find_win
+from tests.play import play_greedy
+
+WIN_CODE = "YU1-C-AAAAAAB"      # yesterday's Yukon classic daily challenge: ann and cid tie first, bob loses
+LOST_CODE = "YU1-C-AAAAAAC"     # the day before: nobody won
+TODAY_CODE = "YU1-C-AAAAAAD"    # today's, still running
+
+
+def get(client, url, status=200):
+    response = client.get(url)
+    assert response.status_code == status, (url, response.status_code, response.get_data(as_text=True)[:300])
+    return parse(response.get_data(as_text=True))
+
+
+def rows(table):
+    return [[td.text for td in row.find_all("td")] for row in table.find("tbody").find_all("tr")]
+
+
+@pytest.fixture
+def days(app, submit):
+    """Yesterday's challenge won by ann and cid with the same game (a tie for first), lost by bob;
+    the day before's played only by bob, who did not win; today's played by ann."""
+    line = " ".join(str(action) for action in find_win(WIN_CODE))
+    ann = submit("ann", WIN_CODE, line)
+    bob = submit("bob", WIN_CODE, " ".join(play_greedy(WIN_CODE, 10)))
+    lost = submit("bob", LOST_CODE, " ".join(play_greedy(LOST_CODE, 10)))
+    today = submit("ann", TODAY_CODE, " ".join(play_greedy(TODAY_CODE, 12)))
+    now = datetime.now(UTC)
+    yesterday = window("daily", now)[0] - timedelta(days=1)
+    with app.extensions["api.db"].sessions() as session:
+        stored = session.get(Record, ann["id"])
+        tie = Record(**{column.key: getattr(stored, column.key) for column in Record.__table__.columns
+                        if column.key not in ("id", "player", "player_id", "log_hash")},
+                     player="cid", log_hash="0" * 64)  # an import: the same result by someone else
+        session.add(tie)
+        session.flush()
+        moved = {ann["id"]: yesterday + timedelta(hours=10), tie.id: yesterday + timedelta(hours=11),
+                 bob["id"]: yesterday + timedelta(hours=12), lost["id"]: yesterday - timedelta(hours=12)}
+        for record_id, at in moved.items():
+            session.execute(update(Record).where(Record.id == record_id).values(received_at=at))
+        session.add_all([
+            Challenge(variant="yukon-classic", kind="daily", starts_at=yesterday, ends_at=yesterday + timedelta(days=1),
+                      code=WIN_CODE, candidate=0, attempts_required=False, par=ann["moves"] - 2, par_line=line, prepared_at=yesterday),
+            Challenge(variant="yukon-classic", kind="daily", starts_at=yesterday - timedelta(days=1),
+                      ends_at=yesterday, code=LOST_CODE, candidate=0, attempts_required=False, par=50, par_line="T1>T2",
+                      prepared_at=yesterday),
+            Challenge(variant="yukon-classic", kind="daily", starts_at=yesterday + timedelta(days=1),
+                      ends_at=yesterday + timedelta(days=2), code=TODAY_CODE, candidate=0, attempts_required=False, par=60,
+                      par_line="SECRET-LINE", prepared_at=yesterday),
+            Challenge(variant="yukon-classic", kind="weekly", starts_at=window("weekly", now)[0],
+                      ends_at=window("weekly", now)[1], code="YU1-C-AAAAAAE", candidate=0, attempts_required=False, par=70, par_line="",
+                      prepared_at=yesterday)])
+        session.flush()
+        boards.rebuild_all(session.connection())
+        session.commit()
+        tie_id = tie.id
+    return {"ann": ann, "bob": bob, "tie": tie_id, "yesterday": yesterday.date(), "today": today}
+
+
+def test_a_past_day_has_its_final_board_all_winners_tied_first_par_and_the_solution(client, days):
+    day = days["yesterday"].isoformat()
+    document = get(client, f"/challenges/yukon-classic/daily/{day}")
+    assert document.find("h1").text == f"Daily challenge of {day}"
+    winners = document.find("section", data_winners=True)
+    assert winners.find("h2").text == "Winners"
+    assert [li.find("a").text for li in winners.find_all("li")] == ["ann", "cid"]  # both, not the first row
+    board = document.find("section", data_challenge_board=True)
+    assert board.find("h2").text == "Final board"
+    # Yukon: no score column (every win scores 625); moves and the difference from par instead
+    assert [th.text for th in board.find("thead").find_all("th")] == ["#", "Player", "Moves", "Against par",
+                                                                     "Result"]
+    moves = days["ann"]["moves"]
+    assert rows(board) == [["1", "ann", str(moves), "+2", "★ won"], ["1", "cid", str(moves), "+2", "★ won"],
+                           ["3", "bob", str(days["bob"]["moves"]), "–",
+                            f"not won, {days['bob']['score']} points"]]
+    solution = document.find("section", data_solution=True)
+    assert days["ann"]["canonical"] in solution.find("code").text  # published: the window has closed
+    assert solution.find("a").attrs["href"].startswith(f"/check?code={WIN_CODE}&moves=")
+    assert document.find_all("time", data_countdown=True) == []
+
+
+def test_a_day_nobody_won_names_no_winner(client, days):
+    day = (days["yesterday"] - timedelta(days=1)).isoformat()
+    document = get(client, f"/challenges/yukon-classic/daily/{day}?lang=fi")
+    winners = document.find("section", data_winners=True)
+    assert winners.find_all("li") == [] and winners.find("p").text == "Kukaan ei voittanut tätä haastetta."
+    assert rows(document.find("section", data_challenge_board=True))[0][:2] == ["1", "bob"]
+    past = get(client, "/challenges/yukon-classic").find("table", class_="past-challenges")
+    assert [row[2] for row in rows(past)] == ["ann, cid", "Nobody won"]
+
+
+def test_a_running_challenge_hides_its_solution_and_counts_down(client, days):
+    today = days["yesterday"] + timedelta(days=1)
+    document = get(client, f"/challenges/yukon-classic/daily/{today.isoformat()}?lang=ko")
+    assert "SECRET-LINE" not in document.text
+    assert document.find("section", data_solution=True).find("p").text == "풀이는 도전이 끝나면 공개됩니다."
+    assert document.find("section", data_winners=True).find("h2").text == "선두"  # leading, not winners yet
+    clock = document.find("time", data_countdown=True)
+    assert clock.text.startswith("다음 도전까지 ") and clock.attrs["datetime"].startswith(
+        (today + timedelta(days=1)).isoformat())
+    # the variant page: a date on each panel, weekly time left in days and hours
+    page = get(client, "/challenges/yukon-classic")
+    weekly = page.find("section", data_challenge="weekly")
+    assert weekly.find("p", class_="challenge-date").text.startswith("Weekly challenge from ")
+    end = window("weekly", datetime.now(UTC))[1]
+    left = end - datetime.now(UTC)
+    expected = (f"{left.days} d " if left.days else "") + f"{left.seconds // 3600} h"
+    assert weekly.find("time", data_countdown=True).text.startswith(f"Next challenge in {expected}")
+
+
+def test_your_result_comes_from_the_player_parameter_and_its_form(client, days):
+    url = f"/challenges/yukon-classic/daily/{days['yesterday'].isoformat()}"
+    mine = get(client, f"{url}?player=BOB").find("section", data_your_result=True)  # any spelling of the name
+    assert mine.find("p").text.startswith(f"bob: rank 3 of 3, {days['bob']['moves']} moves.")
+    assert mine.find("a").attrs["href"] == f"/records/{days['bob']['id']}"
+    form = mine.find("form")
+    assert form.attrs["method"] == "get" and form.find("input", name="player").attrs["value"] == "bob"
+    other = get(client, f"{url}?player=zed").find("section", data_your_result=True)
+    assert other.find("p").text == "zed has no record on this challenge."
+
+
+def test_the_calendar_links_each_day_and_week_with_a_page(client, days):
+    yesterday = days["yesterday"]
+    document = get(client, f"/challenges/yukon-classic?month={yesterday.strftime('%Y-%m')}")
+    calendar = document.find("section", data_calendar=True)
+    links = {a.attrs["href"] for a in calendar.find("table").find_all("a")}
+    assert f"/challenges/yukon-classic/daily/{yesterday.isoformat()}" in links
+    assert f"/challenges/yukon-classic/daily/{(yesterday - timedelta(days=1)).isoformat()}" in links
+    assert all("/daily/" in link or "/weekly/" in link for link in links)
+    assert calendar.find("a", rel="prev") is not None
+    for month in ("0001-01", "9999-12", "2026-99", "x"):  # out of range or not a month: still a calendar
+        assert get(client, f"/challenges/yukon-classic?month={month}").find("section", data_calendar=True)
+    # a week's page by any day of it: its Monday's
+    monday = window("weekly", datetime.now(UTC))[0].date()
+    response = client.get(f"/challenges/yukon-classic/weekly/{(monday + timedelta(days=3)).isoformat()}")
+    assert response.status_code == 308 and response.headers["Location"].endswith(f"/weekly/{monday.isoformat()}")
+    for bad in ("/challenges/yukon-classic/monthly/2026-01-01", "/challenges/yukon-classic/daily/2026-13-01",
+                f"/challenges/yukon-classic/daily/{(yesterday + timedelta(days=5)).isoformat()}",
+                "/challenges/poker/daily/2026-01-01"):
+        assert client.get(bad).status_code == 404, bad
+
+
+def test_deal_and_record_pages_say_which_challenge_with_the_rank(client, days):
+    day = days["yesterday"].isoformat()
+    note = get(client, f"/deals/{WIN_CODE}").find("ul", data_deal_challenges=True)
+    assert note.find("a").attrs["href"] == f"/challenges/yukon-classic/daily/{day}"
+    assert note.find("a").text == f"Daily challenge of {day}"
+    record = get(client, f"/records/{days['bob']['id']}").find("p", data_record_challenge=True)
+    assert "rank 3 of 3" in record.text
+    assert record.find("a").attrs["href"] == f"/challenges/yukon-classic/daily/{day}?player=bob"
+    finnish = get(client, f"/records/{days['ann']['id']}?lang=fi").find("p", data_record_challenge=True)
+    assert "sija 1/3" in finnish.text
+
+
+def test_the_player_page_pages_records_with_dates_bests_streaks_and_stats_first(client, submit, days, app):
+    for n in range(21):
+        submit("ann", "FT1-N-AAAAAAB", " ".join(play_greedy("FT1-N-AAAAAAB", n + 1)))
+    document = get(client, "/players/ann")
+    text = document.text
+    assert text.index("Statistics") < text.index("Personal bests") < text.index("To appeal")
+    table = document.find("table", class_="player-records")
+    first = rows(table)
+    assert len(first) == 20 and first[0][2]  # a date on each row
+    older = document.find("a", rel="next")
+    assert older.attrs["href"].startswith("/players/ann?before=")
+    second = get(client, older.attrs["href"])
+    rest = rows(second.find("table", class_="player-records"))
+    assert {row[0] for row in rest}.isdisjoint(row[0] for row in first)
+    with app.extensions["api.db"].sessions() as session:
+        total = len(session.scalars(select(Record.id).where(Record.player == "ann")).all())
+    assert len(first) + len(rest) == total == 23
+    bests = rows(document.find("section", data_bests=True))
+    assert [row[0].split(" ★")[0] for row in bests] == ["Yukon, classic rules", "Forty Thieves"]
+    assert bests[0][4] == "1 of 3"  # ann's won game ranks first (with cid) of ann, bob and cid
+    # the streak calendar: yesterday won
+    cell = [td for td in document.find("section", data_streaks=True).find_all("td")
+            if td.attrs.get("title", "").startswith(days["yesterday"].isoformat())]
+    assert cell and cell[0].attrs["data-state"] == "won"
+    # averages are whole moves
+    stats = rows(document.find("section", class_="player-stats"))
+    assert all("." not in row[5] for row in stats)
+
+
+def test_the_streak_calendar_says_won_played_missed_and_leaves_today_open(client, days):
+    def states(name):
+        cells = get(client, f"/players/{name}").find("section", data_streaks=True).find_all("td")
+        return {cell.attrs["title"].split(":")[0]: cell.attrs["data-state"] for cell in cells}
+
+    yesterday = days["yesterday"]
+    bob = states("bob")
+    assert bob[(yesterday - timedelta(days=1)).isoformat()] == "played"  # the day nobody won
+    assert bob[yesterday.isoformat()] == "played"
+    assert bob[(yesterday + timedelta(days=1)).isoformat()] == "future"  # today: still open, not missed
+    assert bob[(yesterday - timedelta(days=2)).isoformat()] == "none"  # no challenge that day
+    ann = states("ann")
+    assert ann[yesterday.isoformat()] == "won" and ann[(yesterday - timedelta(days=1)).isoformat()] == "missed"
+    assert ann[(yesterday + timedelta(days=1)).isoformat()] == "played"  # today's, played and not won yet
