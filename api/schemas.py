@@ -423,6 +423,7 @@ class SolvabilitySchema(Schema):
 
 class HealthSchema(Schema):
     status = fields.String()
+    engine = fields.String()
     database = fields.String()
     schema = fields.String()
 

@@ -67,7 +67,7 @@ class Card:
         return self
 
     @classmethod
-    def from_text(cls, text: str) -> Card:
+    def from_text(cls, text: object) -> Card:
         """Parse ``TD``, ``10♦``, ``td``; raise :class:`InvalidCardError` otherwise."""
         card = _BY_TEXT.get(ascii_upper(text.strip())) if isinstance(text, str) else None
         if card is None:

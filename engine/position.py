@@ -119,7 +119,7 @@ class Position:
         return f"{self.rules.tag} {columns} {foundations} {stock} {waste} {self.score} {self.moves} {self.takebacks}"
 
     @classmethod
-    def from_text(cls, text: str) -> Position:
+    def from_text(cls, text: object) -> Position:
         """Read a position back; raise :class:`InvalidPositionError` if it is not one."""
         if not isinstance(text, str):
             raise InvalidPositionError("a position is text")

@@ -323,6 +323,7 @@ def test_compiled_actions_refused_with_the_rule_they_break(tag, columns, kw, tex
     assert str(game.position) == start
 
 
+@pytest.mark.pure_only
 def test_the_compiled_actions_stay_bounded_and_keep_the_texts_in_use(monkeypatch):
     """Texts without end (a flood of distinct spellings) never grow the table past its cap:
     when full it starts again, and the texts of the next logs are compiled anew."""
