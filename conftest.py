@@ -15,7 +15,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     import engine
     from engine.build import sources
 
-    return True if engine.BUILD == "compiled" and collection_path in sources() else None
+    return True if engine.BUILD == "compiled" and str(collection_path) in sources() else None
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

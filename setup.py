@@ -31,7 +31,7 @@ class OptionalBuildExt(build_ext):
         try:
             super().run()
         except Exception as error:  # any failure of the C toolchain means pure Python
-            note(f"the compiled engine could not be built ({type(error).__name__}: {error}); "
+            note(f"the compiled engine could not be built ({type(error).__name__}: {str(error)[:160]}); "
                  "installing pure Python, which gives the same results, only slower")
             for output in self.get_outputs():
                 Path(output).unlink(missing_ok=True)

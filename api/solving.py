@@ -449,10 +449,6 @@ class Solver:
             session.commit()
         return _rows(result) == 1
 
-    def failed(self, row_id: int, attempt: int, error: BaseException) -> None:
-        """A deal's search that ended without an answer (see :meth:`_failed`)."""
-        self._failed(Solvability, row_id, attempt, error)
-
     def _failed(self, model: type[Solvability] | type[HintAnswer], row_id: int, attempt: int,
                 error: BaseException) -> None:
         """Free the row for the next request to start the search again, or, after

@@ -14,12 +14,11 @@ import os
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
-from importlib.abc import MetaPathFinder
 from importlib.machinery import EXTENSION_SUFFIXES, SOURCE_SUFFIXES, FileFinder, ModuleSpec, SourceFileLoader
-from pathlib import Path
 from types import ModuleType
 
-HERE = Path(__file__).resolve().parent
+# (os.path rather than pathlib, and no importlib.abc: this runs in every process's start)
+HERE = os.path.dirname(os.path.abspath(__file__))
 #: the modules setup.py leaves as Python in either build (this one, the package, the solver's interface)
 NOT_COMPILED = ("__init__.py", "build.py", "solver/state.py")
 #: compiled modules this much older than their source are stale (an install writes both at once)
@@ -28,19 +27,20 @@ STALE_AFTER_SECONDS = 2.0
 COMPILED, PURE = "compiled", "pure"
 
 
-def _compiled_twin(source: Path) -> Path | None:
+def _compiled_twin(source: str) -> str | None:
     """The compiled module beside ``source``, if there is one."""
     for suffix in EXTENSION_SUFFIXES:
-        twin = source.with_name(source.stem + suffix)
-        if twin.exists():
+        twin = source[:-3] + suffix
+        if os.path.exists(twin):
             return twin
     return None
 
 
-def sources() -> list[Path]:
-    """Every engine module the compiled build compiles."""
-    skip = {HERE / name for name in NOT_COMPILED}
-    return sorted(path for path in HERE.rglob("*.py") if path not in skip)
+def sources() -> list[str]:
+    """Every engine module the compiled build compiles (absolute paths)."""
+    skip = {os.path.join(HERE, *name.split("/")) for name in NOT_COMPILED}
+    found = [os.path.join(folder, name) for folder, _, names in os.walk(HERE) for name in names if name.endswith(".py")]
+    return sorted(path for path in found if path not in skip)
 
 
 def why_pure(environ: Mapping[str, str] = os.environ) -> str | None:
@@ -53,15 +53,16 @@ def why_pure(environ: Mapping[str, str] = os.environ) -> str | None:
         return "no compiled modules are installed (no C compiler at install time, or SOLITAIRE_PURE=1 then)"
     missing = [source for source, twin in twins if twin is None]
     if missing:
-        return f"{missing[0].relative_to(HERE)} has no compiled module: reinstall (pip install -e .)"
+        return f"{os.path.relpath(missing[0], HERE)} has no compiled module: reinstall (pip install -e .)"
     for source, twin in twins:
         assert twin is not None
-        if source.stat().st_mtime > twin.stat().st_mtime + STALE_AFTER_SECONDS:
-            return f"engine/{source.relative_to(HERE)} is newer than its compiled module: reinstall (pip install -e .)"
+        if os.stat(source).st_mtime > os.stat(twin).st_mtime + STALE_AFTER_SECONDS:
+            shown = os.path.relpath(source, os.path.dirname(HERE))
+            return f"{shown} is newer than its compiled module: reinstall (pip install -e .)"
     return None
 
 
-class SourceFirst(MetaPathFinder):
+class SourceFirst:
     """Finds ``engine`` modules as source files only, never as compiled modules."""
 
     def find_spec(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, final
 
 from .actions import Action, parse_action, parse_text
 from .codes import GameCode
@@ -27,6 +27,7 @@ from .rules.base import step_back
 from .rules.registry import rule_set
 
 
+@final
 class Game:
     """A game in progress under one rule set; :meth:`Rules.run` plays its actions."""
 
@@ -120,7 +121,3 @@ class Game:
         if self.won:
             return []
         return self.rules.legal_moves(self.position)
-
-    def play(self, actions: Iterable[Action]) -> list[Action]:
-        """Push several actions; return their canonical forms."""
-        return [self.push(action) for action in actions]

@@ -53,6 +53,7 @@ def test_the_compiled_build_loads_every_compiled_module_compiled():
 
 
 def test_this_process_reports_the_build_it_loaded():
-    assert engine.BUILD == ("compiled" if compiled(engine.rules.base.__file__) else "pure")
+    loaded = "compiled" if compiled(engine.rules.base.__file__) else "pure"
+    assert loaded == engine.BUILD
     assert (engine.BUILD == "pure") == (build.why_pure() is not None)
 

@@ -24,14 +24,14 @@ from engine import (
 )
 from engine.actions import json_key
 from engine.codes import MAX_DEAL
-from engine.rules import Rules
+from engine.rules import RULE_SETS, Rules
 from tests.engine.engine_helpers import build_position, card_counts, refused
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 codes = st.builds(
     lambda game_rules, number: GameCode(*game_rules, number),
-    st.sampled_from([("YU", "C"), ("YU", "R"), ("FT", "N")]),
+    st.sampled_from([(s.game.letters, s.letter) for s in RULE_SETS]),
     st.integers(0, MAX_DEAL),
 )
 
