@@ -25,6 +25,9 @@ NOT_COMPILED = ("__init__.py", "build.py", "solver/state.py")
 STALE_AFTER_SECONDS = 2.0
 
 COMPILED, PURE = "compiled", "pure"
+#: the reasons for pure Python that are a choice, not a stale or broken install (no warning)
+FORCED = "SOLITAIRE_PURE is set"
+NONE_INSTALLED = "no compiled modules are installed (no C compiler at install time, or SOLITAIRE_PURE=1 then)"
 
 
 def _compiled_twin(source: str) -> str | None:
@@ -47,10 +50,10 @@ def why_pure(environ: Mapping[str, str] = os.environ) -> str | None:
     """Why the engine must run as pure Python, or None when the compiled modules may load
     (``environ``: the environment that decides, for asking about another process)."""
     if environ.get("SOLITAIRE_PURE", "") not in ("", "0"):
-        return "SOLITAIRE_PURE is set"
+        return FORCED
     twins = [(source, _compiled_twin(source)) for source in sources()]
     if all(twin is None for _, twin in twins):
-        return "no compiled modules are installed (no C compiler at install time, or SOLITAIRE_PURE=1 then)"
+        return NONE_INSTALLED
     missing = [source for source, twin in twins if twin is None]
     if missing:
         return f"{os.path.relpath(missing[0], HERE)} has no compiled module: reinstall (pip install -e .)"
@@ -82,7 +85,7 @@ def prepare() -> str | None:
     needed (warning when compiled modules are there but stale); the reason, or None."""
     reason = why_pure()
     if reason is not None:
-        if "newer than" in reason or "has no compiled" in reason:
+        if reason not in (FORCED, NONE_INSTALLED):
             warnings.warn(f"the engine runs as pure Python: {reason}", RuntimeWarning, stacklevel=3)
         if not any(isinstance(finder, SourceFirst) for finder in sys.meta_path):
             sys.meta_path.insert(0, SourceFirst())

@@ -112,38 +112,30 @@ FORTY_THIEVES = GameFamily(letters="FT", name="forty-thieves", title="Forty Thie
 _YUKON_LAYOUT = Layout(
     decks=1, columns=(1, 6, 7, 8, 9, 10, 11), face_down=(0, 1, 2, 3, 4, 5, 6), foundation_suits=(0, 1, 2, 3)
 )
-_YUKON_SCORING = Scoring(flip=5)
+
+
+def _yukon(letter: str, rules_name: str, *, relaxed: bool, search: SearchSettings) -> RuleSet:
+    """A Yukon rule set: classic and relaxed differ only in whether a build must alternate colours."""
+    return RuleSet(
+        game=YUKON,
+        letter=letter,
+        rules_name=rules_name,
+        variant=f"yukon-{rules_name}",
+        title=f"Yukon, {rules_name} rules",
+        layout=_YUKON_LAYOUT,
+        stock=None,
+        scoring=Scoring(flip=5),
+        max_group=20,
+        rules_factory=partial(Yukon, alternate_colours=not relaxed),
+        solver_state=partial(YukonState, relaxed=relaxed),
+        search=search,
+    )
+
 
 #: every rule set, in the order the API and the pages list them
 RULE_SETS: tuple[RuleSet, ...] = (
-    RuleSet(
-        game=YUKON,
-        letter="C",
-        rules_name="classic",
-        variant="yukon-classic",
-        title="Yukon, classic rules",
-        layout=_YUKON_LAYOUT,
-        stock=None,
-        scoring=_YUKON_SCORING,
-        max_group=20,
-        rules_factory=partial(Yukon, alternate_colours=True),
-        solver_state=partial(YukonState, relaxed=False),
-        search=CLASSIC_SETTINGS,
-    ),
-    RuleSet(
-        game=YUKON,
-        letter="R",
-        rules_name="relaxed",
-        variant="yukon-relaxed",
-        title="Yukon, relaxed rules",
-        layout=_YUKON_LAYOUT,
-        stock=None,
-        scoring=_YUKON_SCORING,
-        max_group=20,
-        rules_factory=partial(Yukon, alternate_colours=False),
-        solver_state=partial(YukonState, relaxed=True),
-        search=RELAXED_SETTINGS,
-    ),
+    _yukon("C", "classic", relaxed=False, search=CLASSIC_SETTINGS),
+    _yukon("R", "relaxed", relaxed=True, search=RELAXED_SETTINGS),
     RuleSet(
         game=FORTY_THIEVES,
         letter="N",
