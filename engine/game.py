@@ -49,15 +49,16 @@ class Game:
         self.won = position.is_won
 
     @classmethod
-    def from_code(cls, code: GameCode | str) -> Game:
-        """A new game at the start of the deal the code names."""
+    def from_code(cls, code: GameCode | object) -> Game:
+        """A new game at the start of the deal the code names (:class:`InvalidCodeError` for
+        anything else, text or not: the argument may come straight from a client's JSON)."""
         if not isinstance(code, GameCode):
             code = GameCode.from_text(code)
         rules = rule_set(code.game, code.rules).rules
         return cls(rules, rules.deal(code.number), code)
 
     @classmethod
-    def from_position(cls, text: str) -> Game:
+    def from_position(cls, text: object) -> Game:
         """A game that starts at a position's text form, with nothing to undo."""
         position = Position.from_text(text)
         return cls(position.rules, position)

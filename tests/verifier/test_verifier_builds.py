@@ -71,7 +71,10 @@ def corpus(seed: int = 25) -> list[str]:
             lines.append(json.dumps({"code": code, "moves": " ".join(moves)}))
             for _ in range(BROKEN_PER_GAME):
                 lines.append(json.dumps({"code": code, **broken(moves, rng)}))
-    lines += ['{"code": "YU1-C-AAAAAA1", "moves": ""}', "not json", '{"code": "FT1-N-AAAAAAB"}']
+    # lines a client gets wrong: a code or log of the wrong JSON type reaches the engine's typed functions
+    lines += ['{"code": "YU1-C-AAAAAA1", "moves": ""}', "not json", '{"code": "FT1-N-AAAAAAB"}',
+              '{"code": 5, "moves": ""}', '{"code": ["YU1-C-AAAAAAB"], "moves": "T1>F"}', '{"code": null, "moves": []}',
+              '{"code": "YU1-C-AAAAAAB", "moves": 7}', '{"code": "YU1-C-AAAAAAB", "moves": [{"from": 1, "to": "F"}]}']
     return lines
 
 
@@ -99,4 +102,4 @@ def test_both_builds_give_identical_verdicts_on_a_large_generated_corpus(tmp_pat
     rules = Counter(v["error"]["rule"] for v in verdicts if v.get("error"))
     assert sum(v["legal"] for v in verdicts) > 600 and sum(v.get("won", False) for v in verdicts) > 0
     assert sum(rules.values()) > 1500 and len(rules) >= 15, rules
-    assert sum("input_error" in v for v in verdicts) >= 2
+    assert sum("input_error" in v for v in verdicts) >= 6
