@@ -29,7 +29,7 @@ from . import (  # noqa: F401 (boards: its ORM hooks)
     tasks,
 )
 from .config import load_settings
-from .routes import pages
+from .routes import pages, pages_challenges, pages_players  # noqa: F401 (the last two add views to pages.bp)
 
 #: the contract, at the top of the repository
 OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
@@ -109,7 +109,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     problems.init_app(app)
     limits.init_app(app)  # rate limits: before any view runs, after the request id is set
     tasks.init_app(app)  # the worker tier's Celery app, to send tasks with (never waiting for one)
-    solving.init_app(app, tasks.sender(app))
+    solver = solving.init_app(app, tasks.sender(app))
+    solver.line_learned = lambda code: tasks.evidence_learned(app, code)  # (fair play: a new known line)
     routes.init_app(app)
     pages.init_app(app)  # the players' HTML pages, outside /api/v1
     commands.init_app(app)

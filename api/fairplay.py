@@ -55,6 +55,7 @@ from .evidence import (
 )
 from .i18n import N_
 from .models import Challenge, Hint, LineBand, Player, Record, RecordStatus, Solvability, UTCDateTime
+from .schemas import record_json
 from .times import pack_times
 
 log = logging.getLogger(__name__)
@@ -241,7 +242,7 @@ def reevaluate_deal(session: Session, code: str) -> list[int]:
             if _judge_again(record, judge_line(code, unpack(record.line), known)):
                 changed.append(record.id)
                 session.flush()
-                webhooks.emit(session, "record.ranked_changed", webhooks.record_data(record))
+                webhooks.emit(session, "record.ranked_changed", record_json(record))
         for band in bands.get(record.id, []):
             by_band.setdefault(band, []).append(record)
     session.commit()
@@ -343,7 +344,7 @@ def decide(session: Session, record: Record, status: str, actor: str, reason: st
         record.status = status
         record.history.append(RecordStatus(status=status, actor=actor, at=datetime.now(UTC), reason=reason))
         session.flush()
-        webhooks.emit(session, "record.ranked_changed", webhooks.record_data(record))
+        webhooks.emit(session, "record.ranked_changed", record_json(record))
     return record
 
 

@@ -103,16 +103,13 @@ class QueueDepth:
         self.app = app
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from .tasks import QUEUE_ORDER, queue_name
-
         family = GaugeMetricFamily("solitaire_solver_queue_depth", "Tasks waiting in each Celery queue",
                                    labels=["queue"])
         celery_app = self.app.extensions["api.celery"]
         try:
             with celery_app.connection_for_read() as connection:
-                for kind in QUEUE_ORDER:
-                    name = queue_name(self.app.config, kind)
-                    family.add_metric([name], _waiting(connection, name))
+                for queue in celery_app.conf.task_queues:  # (the app's own queues, as api.tasks declares them)
+                    family.add_metric([queue.name], _waiting(connection, queue.name))
         except Exception as error:  # the broker is away: the scrape goes on without the gauge
             log.warning("metrics: the broker's queues could not be read: %s", error)
             return

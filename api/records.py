@@ -23,6 +23,7 @@ from verifier import Verdict, replay
 
 from . import boards, evidence, fairplay, metrics, webhooks
 from .models import LineBand, Player, Record, claims
+from .schemas import record_json
 
 #: the ones of a record's columns that make it the same game (its unique constraint)
 SAME_GAME = ("player", "code", "log_hash")
@@ -190,7 +191,7 @@ def submit(session: Session, player: Player, code: GameCode, body: dict[str, Any
 
         raise AttemptUsed(values["attempt_id"], None) from None
     if new:
-        webhooks.emit(session, "record.created", webhooks.record_data(stored))
+        webhooks.emit(session, "record.created", record_json(stored))
     session.commit()
     if new:
         metrics.record_stored(values["variant"], values["ranked"], values["flags"])

@@ -314,6 +314,14 @@ class RecordSchema(Schema):
         return unpack_times(packed)
 
 
+_RECORD = RecordSchema()
+
+
+def record_json(record: Any) -> dict[str, Any]:
+    """A record as ``GET /api/v1/records/{id}`` shows it (a webhook's ``data``, too)."""
+    return _RECORD.dump(record)
+
+
 class RecordPageSchema(Schema):
     items = fields.List(fields.Nested(RecordSchema))
     page_size = fields.Integer()
@@ -439,6 +447,7 @@ class SolvabilitySchema(Schema):
 
 class HealthSchema(Schema):
     status = fields.String()
+    engine = fields.String()
     database = fields.String()
     schema = fields.String()
 
@@ -527,7 +536,7 @@ class PlayerStatsSchema(Schema):
 # -- webhooks ------------------------------------------------------------------
 
 def _webhook_events() -> tuple[str, ...]:
-    from .webhooks import EVENTS
+    from .webhook_events import EVENTS
 
     return EVENTS
 

@@ -317,6 +317,8 @@ class Solver:
     """The app's solver: the settings, the search kinds, the places of the queue and the jobs."""
 
     def __init__(self, database: Database, config: dict[str, Any], send: Sender) -> None:
+        #: told the code of a deal whose winning line was just stored (fair play judges its records again)
+        self.line_learned: Callable[[str], None] = lambda code: None
         self.database = database
         self.send = send
         self.enabled: bool = config["SOLVER_ENABLED"]
@@ -585,9 +587,7 @@ class Solver:
         self.store(kind, job.target, answer)
         metrics.search_finished(kind.name, answer["status"], answer.get("search"))
         if kind is self.deals and answer["status"] == WINNABLE:  # a new known line: the deal's records judged again
-            from .tasks import evidence_learned
-
-            evidence_learned(current_app._get_current_object(), code)  # type: ignore[attr-defined]
+            self.line_learned(code)
         return str(answer["status"])
 
     def _finish(self, job_id: int) -> None:

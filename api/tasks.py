@@ -63,12 +63,13 @@ from sqlalchemy import delete, update
 from sqlalchemy.exc import IntegrityError
 
 from .config import load_settings, time_limits
+from .webhook_events import DELIVER_TASK
 
 log = logging.getLogger(__name__)
 #: the task names, and which queue each goes to
 SEARCH, HINT, REVERIFY = "api.solve_deal", "api.hint", "api.reverify_range"
 PREPARE, REFILL, REEVALUATE = "api.prepare_challenges", "api.refill_winnable_pool", "api.reevaluate_deal"
-DELIVER, WEBHOOK_SWEEP = "api.deliver_webhook", "api.webhook_sweep"
+DELIVER, WEBHOOK_SWEEP = DELIVER_TASK, "api.webhook_sweep"
 QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk", PREPARE: "bulk", REFILL: "bulk",
           REEVALUATE: "bulk", DELIVER: "bulk", WEBHOOK_SWEEP: "bulk"}
 #: the ticket task of each search kind (``api.solving.SearchKind.name``)

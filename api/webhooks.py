@@ -33,7 +33,6 @@ import socket
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -45,28 +44,11 @@ from sqlalchemy.orm import Session
 from standardwebhooks.webhooks import Webhook
 
 from .models import Challenge, WebhookDelivery, WebhookEndpoint, WebhookMessage
+from .webhook_events import DELIVER_TASK, EVENT_TYPES, EVENTS  # noqa: F401 (the declaration, re-exported)
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class EventType:
-    """One kind of event: its name (the payload's ``type``) and what it means."""
-
-    name: str
-    meaning: str
-
-
-#: every event type, declared once: the API's enum, the CLI's choices and the docs come from here
-EVENT_TYPES: tuple[EventType, ...] = (
-    EventType("record.created", "a record was stored; `data` is the record as `GET /records/{id}` returns it, "
-                                "with `ranked` and `flags`"),
-    EventType("record.ranked_changed", "a record's status or ranking changed (a review decision, an admin's "
-                                       "status change, or evidence re-evaluated); `data` is the record"),
-    EventType("challenge.closed", "a challenge's window closed; `data` is the challenge with its final podium "
-                                  "(every player ranked 1 to 3, ties included)"),
-)
-EVENTS = tuple(kind.name for kind in EVENT_TYPES)
 #: seconds to wait before each attempt (Standard Webhooks' schedule); its length is the attempts made
 SCHEDULE = (0, 5, 300, 1800, 7200, 18000, 36000, 36000)
 #: how long the secret before a rotation still signs (receivers switch over within it)
@@ -306,13 +288,6 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-def record_data(record: Any) -> dict[str, Any]:
-    """A record as ``GET /api/v1/records/{id}`` shows it."""
-    from .schemas import RecordSchema
-
-    return RecordSchema().dump(record)
-
-
 @event.listens_for(Session, "after_commit")
 def _after_commit(session: Session) -> None:
     waiting = session.info.pop("api.webhook_deliveries", None)
@@ -334,10 +309,8 @@ def dispatch(app: Flask, delivery_ids: Iterable[int], delay: float = 0.0) -> Non
             timer.daemon = True
             timer.start()
             continue
-        from .tasks import DELIVER
-
         try:
-            app.extensions["api.celery"].tasks[DELIVER].apply_async(args=(delivery_id,), countdown=delay or None)
+            app.extensions["api.celery"].tasks[DELIVER_TASK].apply_async(args=(delivery_id,), countdown=delay or None)
         except Exception:
             log.exception("webhook delivery %s could not be sent to the worker tier; the sweep will", delivery_id)
 

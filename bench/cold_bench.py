@@ -1,11 +1,13 @@
 """Cold replay: ``verifier batch`` on a fresh corpus of varied deals, timed as a whole
 process from start to exit (interpreter start, imports, every deal and action text new
 to the process; the code's bytecode compiled beforehand, as installed). Prints its
-figures, wall time and CPU time (the process and its workers); no pass/fail. This
-checkout is timed as it runs by default (``--workers auto``: one process per CPU for
-a long input) and in one process (``--workers 1``).
+figures, wall time and CPU time (the process and its workers), as medians and as ratios
+to the naive reference (``bench.naive_reference``, a straightforward replay of the spec)
+timed in the same run; no pass/fail. This checkout is timed as it runs by default
+(``--workers auto``: one process per CPU for a long input) and in one process (``--workers
+1``), each with the engine as installed (compiled, where it was built) and pure Python.
 
-    python -m bench.cold_bench              # 1,500 games (500 per rule set), best of 3 processes
+    python -m bench.cold_bench              # 1,500 games (500 per rule set), median of 5 processes
     python -m bench.cold_bench --quick      # 150 games
 """
 
@@ -13,13 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from statistics import median
 
 from .checkouts import ROOT, checkout_env
 from .corpus import VARIANTS, build_corpus
@@ -36,44 +38,90 @@ def write_corpus(path: Path, games_per_variant: int, seed: int) -> int:
     return actions
 
 
-def time_process(corpus: Path, runs: int, root: Path = ROOT, extra: tuple[str, ...] = ()) -> tuple[float, float]:
-    """Best wall time and best CPU time (user + system, the process and its children) of ``runs``
-    fresh ``python -m verifier batch`` processes on the checkout at ``root``."""
-    env = checkout_env(root)
+#: how a timed process runs: a label, the command after the interpreter, and extra environment
+Way = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]
+BATCH = ("-m", "verifier", "batch")
+PURE = (("SOLITAIRE_PURE", "1"),)
+#: the processes timed, alternating: the verifier by default and in one process, compiled (where
+#: installed) and pure Python, and the naive reference (a straightforward replay of the spec)
+WAYS: tuple[Way, ...] = (
+    ("default", BATCH, ()),
+    ("--workers 1", BATCH + ("--workers", "1"), ()),
+    ("pure, default", BATCH, PURE),
+    ("pure, --workers 1", BATCH + ("--workers", "1"), PURE),
+    ("naive reference", ("-m", "bench.naive_reference"), ()),
+)
+REFERENCE = "naive reference"
+
+
+def time_process(corpus: Path, root: Path, argv: tuple[str, ...], env_extra: tuple[tuple[str, str], ...] = (),
+                 ) -> tuple[float, float, str]:
+    """Wall time, CPU time (user + system, the process and its children) and standard output of one
+    fresh ``python ARGV CORPUS`` process on the checkout at ``root``."""
+    env = checkout_env(root, **dict(env_extra))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # a deployed service runs from compiled bytecode
-    subprocess.run([sys.executable, "-m", "verifier", "batch", os.devnull], cwd=root, env=env, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # (writes the bytecode, untimed)
-    wall = cpu = float("inf")
-    for _ in range(runs):
-        used = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "verifier", "batch", str(corpus), *extra], cwd=root, env=env,
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wall = min(wall, time.perf_counter() - start)
-        now = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = min(cpu, now.ru_utime - used.ru_utime + now.ru_stime - used.ru_stime)
-    return wall, cpu
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, *argv, str(corpus)], cwd=root, env=env, check=False,
+                          capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"{argv} failed: {done.stderr}")
+    return wall, now.ru_utime - used.ru_utime + now.ru_stime - used.ru_stime, done.stdout
+
+
+def agreement(verifier_out: str, reference_out: str) -> tuple[int, int]:
+    """Lines on which the reference and the verifier give the same legal, won, score, moves and
+    first illegal action (index and rule); and all lines."""
+    def key(line: str) -> tuple[object, ...]:
+        v = json.loads(line)
+        error = v.get("error") or {}
+        return v["legal"], v["won"], v["score"], v["moves"], error.get("index"), error.get("rule")
+
+    pairs = list(zip(verifier_out.splitlines(), reference_out.splitlines(), strict=True))
+    return sum(key(a) == key(b) for a, b in pairs), len(pairs)
 
 
 def report(games: int, runs: int, seed: int = 1717, against: Path | None = None) -> None:
-    """Print the cold figures for ``games`` games (a third per rule set), best of ``runs`` processes;
-    with ``against`` (another checkout, say of the previous commit, run as it runs by default),
-    its figures too, runs alternating."""
-    ways = [(ROOT, ()), (ROOT, ("--workers", "1"))] + ([(against, ())] if against else [])
-    best = dict.fromkeys(ways, (float("inf"), float("inf")))
+    """Print the cold figures for ``games`` games (a third per rule set): the median of ``runs``
+    fresh processes of each way, the ways alternating; with ``against`` (another checkout, say
+    of the previous commit, run as it runs by default), its figures too."""
+    ways = [(ROOT, way) for way in WAYS] + ([(against, ("default", BATCH, ()))] if against else [])
+    walls: dict[int, list[float]] = {i: [] for i in range(len(ways))}
+    cpus: dict[int, list[float]] = {i: [] for i in range(len(ways))}
+    outputs: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "cold.jsonl"
         actions = write_corpus(corpus, games // len(VARIANTS), seed)
+        for root, (_, argv, env_extra) in ways:  # (writes each checkout's bytecode, untimed)
+            subprocess.run([sys.executable, *argv[:2], "--help"], cwd=root, env=checkout_env(root, **dict(env_extra)),
+                           check=False, capture_output=True)
         for _ in range(runs):
-            for way in ways:
-                wall, cpu = time_process(corpus, 1, *way)
-                best[way] = (min(best[way][0], wall), min(best[way][1], cpu))
-    print(f"cold batch, whole process (verifier batch, {games} games of varied deals, {actions} actions, "
-          f"best of {runs} processes; CPU: the process and its workers):")
-    for (root, extra), (wall, cpu) in best.items():
-        where = ("this checkout" if root == ROOT else str(root)) + (" " + " ".join(extra) if extra else ", default")
-        print(f"  {actions / wall:>12,.0f} actions/s  ({wall:.3f} s start to exit, CPU {cpu:.3f} s = "
-              f"{actions / cpu:,.0f} actions/s)  [{where}]")
+            for i, (root, (label, argv, env_extra)) in enumerate(ways):
+                wall, cpu, out = time_process(corpus, root, argv, env_extra)
+                walls[i].append(wall)
+                cpus[i].append(cpu)
+                if root == ROOT:
+                    outputs[label] = out
+    print(f"cold batch, whole process ({games} games of varied deals, {actions} actions, median of {runs} "
+          f"processes of each, alternating; CPU: the process and its workers; engine here: {engine_build()}):")
+    reference = next(i for i, (root, way) in enumerate(ways) if root == ROOT and way[0] == REFERENCE)
+    ref_wall, ref_cpu = median(walls[reference]), median(cpus[reference])
+    for i, (root, (label, _, _)) in enumerate(ways):
+        wall, cpu = median(walls[i]), median(cpus[i])
+        where = label if root == ROOT else f"{root}, default"
+        print(f"  {actions / wall:>12,.0f} actions/s  {wall:6.3f} s start to exit, CPU {cpu:6.3f} s   "
+              f"{ref_wall / wall:5.1f} x the reference (CPU {ref_cpu / cpu:5.1f} x)  [{where}]")
+    same, lines = agreement(outputs["default"], outputs[REFERENCE])
+    print(f"  the reference and the verifier agree on {same:,} of {lines:,} lines (legal, won, score, moves, "
+          f"first illegal action)")
+
+
+def engine_build() -> str:
+    done = subprocess.run([sys.executable, "-m", "verifier", "--version"], cwd=ROOT, env=checkout_env(ROOT),
+                          capture_output=True, text=True, check=True)
+    return done.stdout.strip()
 
 
 def main() -> None:
@@ -81,10 +129,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="150 games, for a smoke run")
     parser.add_argument("--games", type=int, default=None, help="games in all (default 1500, quick 150)")
     parser.add_argument("--seed", type=int, default=1717, help="seed of the corpus (not the warm corpus's)")
-    parser.add_argument("--runs", type=int, default=None, help="processes per checkout (default 3, quick 1)")
+    parser.add_argument("--runs", type=int, default=None, help="processes of each way (default 5, quick 1)")
     parser.add_argument("--against", type=Path, default=None, help="another checkout to time in the same run")
     args = parser.parse_args()
-    runs = args.runs or (1 if args.quick else 3)
+    runs = args.runs or (1 if args.quick else 5)
     report(args.games or (150 if args.quick else 1500), runs, args.seed, args.against)
 
 

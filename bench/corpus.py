@@ -7,8 +7,10 @@ import random
 from dataclasses import dataclass
 
 from engine import UNDO, Game, GameCode, Move
+from engine.rules import RULE_SETS
 
-VARIANTS = {"yukon-classic": ("YU", "C"), "yukon-relaxed": ("YU", "R"), "forty-thieves": ("FT", "N")}
+#: every rule set of the registry: its variant id → (game letters, rule letter)
+VARIANTS = {s.variant: (s.game.letters, s.letter) for s in RULE_SETS}
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,7 @@ def main() -> None:
         warm_against(texts_of, actions_of, runs, args.against)
 
     print()
-    cold_bench.report(150 if args.quick else 1500, 1 if args.quick else 3, against=args.against)
+    cold_bench.report(150 if args.quick else 1500, 1 if args.quick else 5, against=args.against)
 
     print("\nbatch (JSON Lines in and out, all rule sets mixed):")
     lines = [json.dumps({"id": i, "code": g.code, "moves": " ".join(g.moves)})

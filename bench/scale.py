@@ -39,6 +39,7 @@ from sqlalchemy import make_url, text
 from api import boards, create_app
 from api.db import fresh_postgres_database, postgres_database_url, scratch_postgres_database
 from engine import GameCode
+from engine.rules import RULE_SETS, by_prefix
 
 from .load_records import build_logs, load, playout
 
@@ -81,7 +82,7 @@ def targets(app: Any) -> dict[str, Any]:
 
 def reads(t: dict[str, Any]) -> list[tuple[str, list[str]]]:
     """Each read, as the requests it makes (the home page asks for three boards)."""
-    variants = ("yukon-classic", "yukon-relaxed", "forty-thieves")
+    variants = [s.variant for s in RULE_SETS]
     return [
         ("home page: 3 standings boards", [f"{API}/standings?variant={v}" for v in variants]),
         ("standings, around= (middle)", [f"{API}/standings?variant=yukon-classic&around={t['standing']}"]),
@@ -102,7 +103,7 @@ def reads(t: dict[str, Any]) -> list[tuple[str, list[str]]]:
 
 
 def variant_of(code: str) -> str:
-    return {"YU1-C": "yukon-classic", "YU1-R": "yukon-relaxed", "FT1-N": "forty-thieves"}[code[:5]]
+    return by_prefix(code[:5]).variant
 
 
 def backend_cpu(app: Any) -> float:

@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine import GameCode  # noqa: E402
+from engine.rules import RULE_SETS  # noqa: E402
 from engine.shuffle import SplitMix64  # noqa: E402
 
 CORPORA = ROOT / "bench" / "corpora"
@@ -40,7 +41,7 @@ SEED = 0x5EED_2024
 MAX_DEAL = 2 ** 35
 FULL = {"yukon-classic": (200, 10.0), "yukon-relaxed": (200, 10.0), "forty-thieves": (100, 30.0)}
 QUICK = {"yukon-classic": (20, 2.0), "yukon-relaxed": (20, 2.0), "forty-thieves": (10, 5.0)}
-PREFIX = {"yukon-classic": ("YU", "C"), "yukon-relaxed": ("YU", "R"), "forty-thieves": ("FT", "N")}
+PREFIX = {s.variant: (s.game.letters, s.letter) for s in RULE_SETS}
 
 
 def deal_numbers(game: str, count: int) -> list[int]:

@@ -51,10 +51,10 @@ class Move:
         object.__setattr__(self, "text", f"{self.source_name}{card}>{self.target_name}")
 
     @classmethod
-    def from_text(cls, text: str) -> Move:
+    def from_text(cls, text: object) -> Move:
         action = parse_action(text)
         if not isinstance(action, Move):
-            raise InvalidActionError(f"{text!r} is not a move", text=text)
+            raise InvalidActionError(f"{text!r} is not a move", text=str(text))
         return action
 
     @property
@@ -144,7 +144,7 @@ def _parse_target(text: str, whole: str) -> tuple[str, int | None]:
     raise InvalidActionError(f"{whole!r}: target {shown!r} is not a column T1… or a foundation F or F1…", text=whole)
 
 
-def parse_action(text: str) -> Action:
+def parse_action(text: object) -> Action:
     """Parse one action in text form; raise :class:`InvalidActionError` on bad syntax."""
     if not isinstance(text, str):
         raise InvalidActionError(f"an action in text form must be a string, not {type(text).__name__}", text=repr(text))

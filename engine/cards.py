@@ -9,7 +9,7 @@ True
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import ClassVar
+from typing import ClassVar, final
 
 from .errors import InvalidCardError
 
@@ -24,6 +24,7 @@ SPADES, HEARTS, DIAMONDS, CLUBS = range(4)
 ACE, KING = 1, 13
 
 
+@final
 class Card:
     """One card: ``rank`` 1 (ace) … 13 (king), ``suit`` 0 … 3 (``S H D C``).
 
@@ -67,7 +68,7 @@ class Card:
         return self
 
     @classmethod
-    def from_text(cls, text: str) -> Card:
+    def from_text(cls, text: object) -> Card:
         """Parse ``TD``, ``10♦``, ``td``; raise :class:`InvalidCardError` otherwise."""
         card = _BY_TEXT.get(ascii_upper(text.strip())) if isinstance(text, str) else None
         if card is None:

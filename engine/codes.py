@@ -61,7 +61,7 @@ class GameCode:
         object.__setattr__(self, "text", f"{self.game}{self.version}-{self.rules}-{''.join(reversed(digits))}")
 
     @classmethod
-    def from_text(cls, text: str) -> GameCode:
+    def from_text(cls, text: object) -> GameCode:
         """Parse a code, case-insensitively, with surrounding white space removed.
 
         Errors name the wrong part and the 1-based position of the wrong

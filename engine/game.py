@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, final
 
 from .actions import Action, parse_action, parse_text
 from .codes import GameCode
@@ -27,6 +27,7 @@ from .rules.base import step_back
 from .rules.registry import rule_set
 
 
+@final
 class Game:
     """A game in progress under one rule set; :meth:`Rules.run` plays its actions."""
 
@@ -48,15 +49,16 @@ class Game:
         self.won = position.is_won
 
     @classmethod
-    def from_code(cls, code: GameCode | str) -> Game:
-        """A new game at the start of the deal the code names."""
+    def from_code(cls, code: GameCode | object) -> Game:
+        """A new game at the start of the deal the code names (:class:`InvalidCodeError` for
+        anything else, text or not: the argument may come straight from a client's JSON)."""
         if not isinstance(code, GameCode):
             code = GameCode.from_text(code)
         rules = rule_set(code.game, code.rules).rules
         return cls(rules, rules.deal(code.number), code)
 
     @classmethod
-    def from_position(cls, text: str) -> Game:
+    def from_position(cls, text: object) -> Game:
         """A game that starts at a position's text form, with nothing to undo."""
         position = Position.from_text(text)
         return cls(position.rules, position)
@@ -120,7 +122,3 @@ class Game:
         if self.won:
             return []
         return self.rules.legal_moves(self.position)
-
-    def play(self, actions: Iterable[Action]) -> list[Action]:
-        """Push several actions; return their canonical forms."""
-        return [self.push(action) for action in actions]

@@ -16,7 +16,7 @@ Text form, eight fields separated by one space::
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, final
 
 from .cards import DECK, RANK_CHARS, Card
 from .errors import InvalidCardError, InvalidPositionError
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .rules.base import Rules
 
 
+@final
 class Position:
     """Where every card lies, plus score, move counter and take-backs in effect.
 
@@ -119,7 +120,7 @@ class Position:
         return f"{self.rules.tag} {columns} {foundations} {stock} {waste} {self.score} {self.moves} {self.takebacks}"
 
     @classmethod
-    def from_text(cls, text: str) -> Position:
+    def from_text(cls, text: object) -> Position:
         """Read a position back; raise :class:`InvalidPositionError` if it is not one."""
         if not isinstance(text, str):
             raise InvalidPositionError("a position is text")

@@ -7,13 +7,13 @@
 
 from __future__ import annotations
 
-from collections.abc import MutableSequence
-from typing import TypeVar
+from typing import Final, TypeVar, final
 
-MASK64 = (1 << 64) - 1
+MASK64: Final = (1 << 64) - 1
 T = TypeVar("T")
 
 
+@final
 class SplitMix64:
     """The 64-bit SplitMix generator; the state starts at the deal number."""
 
@@ -39,7 +39,7 @@ class SplitMix64:
                 return r % n
 
 
-def shuffle(items: MutableSequence[T], rng: SplitMix64) -> None:
+def shuffle(items: list[T], rng: SplitMix64) -> None:
     """Fisher–Yates from the end, in place: swap item ``i`` with one of ``0 … i``."""
     for i in range(len(items) - 1, 0, -1):
         j = rng.below(i + 1)

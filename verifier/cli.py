@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from engine import EngineError, Game, GameCode, InvalidCodeError
+from engine import BUILD_NOTE, RULES_VERSION, EngineError, Game, GameCode, InvalidCodeError, __version__
 
 from .batch import PARALLEL_FROM, run_batch
 from .inputs import EXIT_ILLEGAL, EXIT_OK, EXIT_UNUSABLE, UnusableInput, read_log_file
@@ -90,10 +90,16 @@ def _positive(text: str) -> int:
     return number
 
 
+def version() -> str:
+    """``verifier 1.0.0 (rules version 1, engine compiled with mypyc)``: which build runs."""
+    return f"verifier {__version__} (rules version {RULES_VERSION}, engine {BUILD_NOTE})"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="verifier", description="Deals and move-log verification for Yukon and Forty Thieves game codes."
     )
+    parser.add_argument("--version", action="version", version=version())
     sub = parser.add_subparsers(dest="command", required=True)
     deal = sub.add_parser("deal", help="print the deal of a game code")
     deal.add_argument("code", help="game code, e.g. YU1-C-AAAAAAB")

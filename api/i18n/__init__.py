@@ -30,6 +30,7 @@ from flask import after_this_request, has_request_context, request
 from engine import Card
 from engine.messages import MESSAGES
 from engine.rules import RULE_SETS
+from engine.rules.registry import titles
 from verifier import Verdict
 from verifier.verdict import ActionError
 
@@ -47,8 +48,8 @@ def N_(message: str) -> str:
     return message
 
 
-#: the registry's titles of games and rule sets, written out for the extractor (a test checks it has them all)
-REGISTRY_TITLES = (N_("Yukon"), N_("Forty Thieves"), N_("Yukon, classic rules"), N_("Yukon, relaxed rules"))
+#: the registry's titles of games and rule sets (``api.i18n.extract`` puts them in the catalogs)
+REGISTRY_TITLES = titles()
 #: game names, as the engine's ``Rules.name`` gives them in the ``{game}`` parameter
 GAME_NAMES = tuple(dict.fromkeys(rule_set.game.title for rule_set in RULE_SETS))
 #: the words of a card's name (the same words as :attr:`engine.Card.name` in English)

@@ -2,8 +2,8 @@
 
 The texts are the pages' strings, found by Babel's extractors as ``babel.cfg``
 maps them (``_()`` and ``N_()`` calls in Python, ``_()`` in the Jinja
-templates), and the rule sentences of :data:`engine.messages.MESSAGES`, whose
-English templates are the message ids. New ids enter ``ko`` and ``fi`` empty
+templates), the rule sentences of :data:`engine.messages.MESSAGES`, whose
+English templates are the message ids, and the game registry's titles. New ids enter ``ko`` and ``fi`` empty
 (English is shown until someone translates them); ids that are gone leave.
 
     python -m api.i18n.extract           # write messages.pot and update the catalogs
@@ -26,12 +26,14 @@ from babel.messages.pofile import read_po, write_po
 
 import engine
 from engine.messages import MESSAGES
+from engine.rules.registry import titles
 
 from . import DEFAULT, DOMAIN, HERE, LANGUAGE_NAMES, LANGUAGES, catalog_path
 
 ROOT = HERE.parent.parent
 TEMPLATE = HERE / f"{DOMAIN}.pot"
 MESSAGES_FILE = "engine/messages.py"
+REGISTRY_FILE = "engine/rules/registry.py"
 #: a fixed date (and no line numbers in the files), so that only a changed text changes a catalog
 STAMP = datetime(2025, 1, 1, tzinfo=UTC)
 WIDTH = 100
@@ -54,6 +56,8 @@ def extract() -> Catalog:
         _add(catalog, message, filename, lineno, comments)
     for key, text in MESSAGES.items():
         _add(catalog, text, MESSAGES_FILE, 0, [f"rule message {key}"])
+    for title in titles():
+        _add(catalog, title, REGISTRY_FILE, 0, ["a title from the game registry"])
     return catalog
 
 

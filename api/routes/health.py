@@ -8,6 +8,8 @@ import logging
 from flask import Blueprint, current_app
 from sqlalchemy.exc import SQLAlchemyError
 
+import engine
+
 from ..db import PingTimeout, get_db
 from ..problems import Problem
 from ..schemas import HealthSchema
@@ -18,7 +20,7 @@ log = logging.getLogger(__name__)
 
 @bp.get("/healthz")
 def healthz() -> dict:
-    return HealthSchema().dump({"status": "ok"})
+    return HealthSchema().dump({"status": "ok", "engine": engine.BUILD})
 
 
 @bp.get("/readyz")

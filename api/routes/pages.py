@@ -30,7 +30,10 @@ from markupsafe import Markup
 from engine import Card, Game, GameCode, InvalidActionError, InvalidCodeError, Position
 from engine.actions import Draw, Move, Undo, log_items, parse_action
 from engine.cards import SUIT_CHARS, SUIT_SYMBOLS
+from engine.codes import RULES as RULE_LETTERS
+from engine.codes import VERSION as CODE_VERSION
 from engine.rules import RULE_SETS, UNDO_DEPTH
+from engine.rules.registry import GAMES
 from verifier import replay
 
 from .. import assets, boards, db, metrics, sharecard
@@ -87,9 +90,9 @@ SCRIPT_TEXTS = {
 #: why a game code is not one, by the part of it that is wrong (``InvalidCodeError.part``)
 CODE_PROBLEMS = {
     "format": N_("A game code has three parts joined by hyphens, such as {example}."),
-    "game": N_("A game code starts with YU (Yukon) or FT (Forty Thieves)."),
-    "version": N_("Only version 1 of game codes exists: YU1 or FT1."),
-    "rules": N_("The rule letter after the first hyphen must be C or R for Yukon and N for Forty Thieves."),
+    "game": N_("A game code starts with one of: {games}."),
+    "version": N_("Only version 1 of game codes exists: {codes}."),
+    "rules": N_("The rule letter after the first hyphen depends on the game: {letters}."),
     "deal": N_("The deal part is seven letters A–Z and digits 2–7."),
 }
 CODE_PROBLEM_AT = N_("{problem} (character {position})")
@@ -207,7 +210,11 @@ def code_problem(exc: InvalidCodeError) -> str:
     """Why a code is not one, in the page's language (English: the engine's own, more exact sentence)."""
     if g.lang == "en":
         return exc.message
-    problem = _(CODE_PROBLEMS.get(exc.part, CODE_PROBLEMS["format"]), example=EXAMPLE_CODE)
+    problem = _(CODE_PROBLEMS.get(exc.part, CODE_PROBLEMS["format"]), example=EXAMPLE_CODE,
+                games=", ".join(f"{letters} ({_(game.title)})" for letters, game in GAMES.items()),
+                codes=", ".join(f"{letters}{CODE_VERSION}" for letters in GAMES),
+                letters="; ".join(f"{_(game.title)}: {', '.join(RULE_LETTERS[letters])}"
+                                  for letters, game in GAMES.items()))
     return _(CODE_PROBLEM_AT, problem=problem, position=exc.position) if exc.position else problem
 
 
@@ -760,6 +767,3 @@ def check_log(code_text: str, moves: str) -> dict[str, Any]:
     return {"verdict": verdict, "failure": action_error(verdict.error) if verdict.error else None,
             "v": viewer_state(code, verdict.canonical, requested_step(total, total), None)}
 
-
-# the challenge and player pages register on this blueprint (they import from this module)
-from . import pages_challenges, pages_players  # noqa: E402, F401

@@ -5,18 +5,11 @@ from __future__ import annotations
 
 from .base import UNDO_DEPTH, Op, OpKind, Rules, UndoRecord, UndoStack
 from .forty_thieves import FortyThieves
-from .registry import RULE_SETS, RuleSet, by_prefix, by_variant, rule_set
+from .registry import RULE_SETS, GameFamily, RuleSet, by_prefix, by_variant
 from .yukon import Yukon
 
-#: one shared instance per rule set, by (game, rule letter)
-REGISTRY: dict[tuple[str, str], Rules] = {(s.game.letters, s.letter): s.rules for s in RULE_SETS}
 #: the rules of each variant id
 BY_VARIANT: dict[str, Rules] = {s.variant: s.rules for s in RULE_SETS}
-
-
-def rules_for(game: str, letter: str) -> Rules:
-    """The rules of code letters ``YU`` + ``C``; ``KeyError`` if unknown."""
-    return rule_set(game, letter).rules
 
 
 def rules_for_tag(tag: str) -> Rules:
@@ -26,10 +19,10 @@ def rules_for_tag(tag: str) -> Rules:
 
 __all__ = [
     "BY_VARIANT",
-    "REGISTRY",
     "RULE_SETS",
     "UNDO_DEPTH",
     "FortyThieves",
+    "GameFamily",
     "Op",
     "OpKind",
     "RuleSet",
@@ -38,6 +31,5 @@ __all__ = [
     "UndoStack",
     "Yukon",
     "by_variant",
-    "rules_for",
     "rules_for_tag",
 ]

@@ -186,10 +186,6 @@ class Rules:
 
     # -- the deal --------------------------------------------------------
 
-    def shuffled_deck(self, number: int) -> list[Card]:
-        """The deck(s) in unshuffled order, shuffled with SplitMix64 seeded by ``number``."""
-        return list(_shuffled(self.decks, number))
-
     def deal(self, number: int) -> Position:
         """The starting position of deal ``number``: the layout's columns in deck order, then the stock."""
         deck = _shuffled(self.decks, number)

@@ -10,6 +10,8 @@ position text forms, the API's enums and the pages derive from
 'YU1-R'
 >>> [g.name for g in GAMES.values()]
 ['yukon', 'forty-thieves']
+>>> titles()
+('Yukon', 'Yukon, classic rules', 'Yukon, relaxed rules', 'Forty Thieves')
 """
 
 from __future__ import annotations
@@ -65,19 +67,20 @@ class Scoring:
 
 
 @dataclass(frozen=True, slots=True)
-class Game:
-    """A game: its two code letters and names."""
+class GameFamily:
+    """The declaration of a game (its rule sets share it): its two code letters and names.
+    (Not :class:`engine.Game`, a game in play.)"""
 
     letters: str  # "YU"
     name: str  # "yukon": the ``game`` field of verdicts and records
     title: str  # "Yukon": in rule messages and pages
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RuleSet:
     """One rule set of a game, everything about it that is not rule logic."""
 
-    game: Game
+    game: GameFamily
     letter: str  # the code's rule letter: "C"
     rules_name: str  # "classic": the ``rules`` field of verdicts
     variant: str  # "yukon-classic": leaderboards and records
@@ -103,60 +106,54 @@ class RuleSet:
         return f"{self.game.letters}1-{self.letter}"
 
 
-YUKON = Game("YU", "yukon", "Yukon")
-FORTY_THIEVES = Game("FT", "forty-thieves", "Forty Thieves")
+YUKON = GameFamily(letters="YU", name="yukon", title="Yukon")
+FORTY_THIEVES = GameFamily(letters="FT", name="forty-thieves", title="Forty Thieves")
 
-_YUKON_LAYOUT = Layout(1, (1, 6, 7, 8, 9, 10, 11), (0, 1, 2, 3, 4, 5, 6), (0, 1, 2, 3))
-_YUKON_SCORING = Scoring(flip=5)
+_YUKON_LAYOUT = Layout(
+    decks=1, columns=(1, 6, 7, 8, 9, 10, 11), face_down=(0, 1, 2, 3, 4, 5, 6), foundation_suits=(0, 1, 2, 3)
+)
+
+
+def _yukon(letter: str, rules_name: str, *, relaxed: bool, search: SearchSettings) -> RuleSet:
+    """A Yukon rule set: classic and relaxed differ only in whether a build must alternate colours."""
+    return RuleSet(
+        game=YUKON,
+        letter=letter,
+        rules_name=rules_name,
+        variant=f"yukon-{rules_name}",
+        title=f"Yukon, {rules_name} rules",
+        layout=_YUKON_LAYOUT,
+        stock=None,
+        scoring=Scoring(flip=5),
+        max_group=20,
+        rules_factory=partial(Yukon, alternate_colours=not relaxed),
+        solver_state=partial(YukonState, relaxed=relaxed),
+        search=search,
+    )
+
 
 #: every rule set, in the order the API and the pages list them
 RULE_SETS: tuple[RuleSet, ...] = (
+    _yukon("C", "classic", relaxed=False, search=CLASSIC_SETTINGS),
+    _yukon("R", "relaxed", relaxed=True, search=RELAXED_SETTINGS),
     RuleSet(
-        YUKON,
-        "C",
-        "classic",
-        "yukon-classic",
-        "Yukon, classic rules",
-        _YUKON_LAYOUT,
-        None,
-        _YUKON_SCORING,
-        20,
-        partial(Yukon, alternate_colours=True),
-        partial(YukonState, relaxed=False),
-        CLASSIC_SETTINGS,
-    ),
-    RuleSet(
-        YUKON,
-        "R",
-        "relaxed",
-        "yukon-relaxed",
-        "Yukon, relaxed rules",
-        _YUKON_LAYOUT,
-        None,
-        _YUKON_SCORING,
-        20,
-        partial(Yukon, alternate_colours=False),
-        partial(YukonState, relaxed=True),
-        RELAXED_SETTINGS,
-    ),
-    RuleSet(
-        FORTY_THIEVES,
-        "N",
-        "normal",
-        "forty-thieves",
-        "Forty Thieves",
-        Layout(2, (4,) * 10, (0,) * 10, (0, 1, 2, 3, 0, 1, 2, 3)),
-        StockPolicy(passes=1, per_draw=1),
-        Scoring(waste_to_column=5, takeback=-15),
-        1,
-        FortyThieves,
-        FortyState,
-        FORTY_SETTINGS,
+        game=FORTY_THIEVES,
+        letter="N",
+        rules_name="normal",
+        variant="forty-thieves",
+        title="Forty Thieves",
+        layout=Layout(decks=2, columns=(4,) * 10, face_down=(0,) * 10, foundation_suits=(0, 1, 2, 3, 0, 1, 2, 3)),
+        stock=StockPolicy(passes=1, per_draw=1),
+        scoring=Scoring(waste_to_column=5, takeback=-15),
+        max_group=1,
+        rules_factory=FortyThieves,
+        solver_state=FortyState,
+        search=FORTY_SETTINGS,
     ),
 )
 
 #: every game, by its code letters
-GAMES: dict[str, Game] = {s.game.letters: s.game for s in RULE_SETS}
+GAMES: dict[str, GameFamily] = {s.game.letters: s.game for s in RULE_SETS}
 _BY_LETTERS = {(s.game.letters, s.letter): s for s in RULE_SETS}
 _BY_VARIANT = {s.variant: s for s in RULE_SETS}
 _BY_PREFIX = {s.code_prefix: s for s in RULE_SETS}
@@ -183,3 +180,8 @@ def by_prefix(prefix: str) -> RuleSet:
 def rule_letters(game: str) -> dict[str, str]:
     """The rule letters a game accepts and their names: ``{"C": "classic", "R": "relaxed"}``."""
     return {s.letter: s.rules_name for s in RULE_SETS if s.game.letters == game}
+
+
+def titles() -> tuple[str, ...]:
+    """Every title the pages show, each game's before its rule sets' (each once), for translation."""
+    return tuple(dict.fromkeys(title for s in RULE_SETS for title in (s.game.title, s.title)))

@@ -13,7 +13,6 @@ import yaml
 from api import evidence
 from api.fairplay import FLAGS, REVIEW_FLAGS
 from engine import Game, GameCode
-from engine.actions import parse_text
 from tests.play import play_greedy
 from verifier.solving import solve_code
 
@@ -119,7 +118,8 @@ def swapped(code, line):
         first, second = line[index], line[index + 1]
         trial = Game.from_code(code)
         try:
-            trial.play([parse_text(a) for a in line[:index] + [second, first]])
+            for action in line[:index] + [second, first]:
+                trial.push_text(action)
         except Exception:
             game.push_text(first)
             continue

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+import engine
+
 API = "/api/v1"
 
 
-def test_healthz(client):
+def test_healthz_says_which_build_of_the_engine_runs(client):
     response = client.get(f"{API}/healthz")
     assert response.status_code == 200
-    assert response.get_json() == {"status": "ok"}
+    assert response.get_json() == {"status": "ok", "engine": engine.BUILD}
 
 
 def test_readyz_reports_the_schema_revision(client, app):

@@ -27,6 +27,7 @@ class _Scripted(SplitMix64):
         return self.outputs.pop(0)
 
 
+@pytest.mark.pure_only
 def test_bounded_draw_rejects_outputs_under_the_threshold():
     # n = 3: threshold = (2^64 - 3) mod 3 = 1, so 0 is redrawn and 5 gives 5 mod 3 = 2.
     assert ((1 << 64) - 3) % 3 == 1
@@ -35,6 +36,7 @@ def test_bounded_draw_rejects_outputs_under_the_threshold():
     assert rng.outputs == []
 
 
+@pytest.mark.pure_only
 def test_bounded_draw_keeps_the_threshold_itself():
     rng = _Scripted([1, 99])
     assert rng.below(3) == 1
@@ -46,6 +48,7 @@ def test_bounded_draw_needs_a_positive_bound():
         SplitMix64(0).below(0)
 
 
+@pytest.mark.pure_only
 def test_fisher_yates_runs_from_the_end():
     # i = 3, 2, 1 draw below 4, 3, 2: outputs 1, 3, 1 give j = 1, 0, 1
     items = ["a", "b", "c", "d"]

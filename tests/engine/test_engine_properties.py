@@ -24,14 +24,14 @@ from engine import (
 )
 from engine.actions import json_key
 from engine.codes import MAX_DEAL
-from engine.rules import Rules
+from engine.rules import RULE_SETS, Rules
 from tests.engine.engine_helpers import build_position, card_counts, refused
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 codes = st.builds(
     lambda game_rules, number: GameCode(*game_rules, number),
-    st.sampled_from([("YU", "C"), ("YU", "R"), ("FT", "N")]),
+    st.sampled_from([(s.game.letters, s.letter) for s in RULE_SETS]),
     st.integers(0, MAX_DEAL),
 )
 
@@ -323,6 +323,7 @@ def test_compiled_actions_refused_with_the_rule_they_break(tag, columns, kw, tex
     assert str(game.position) == start
 
 
+@pytest.mark.pure_only
 def test_the_compiled_actions_stay_bounded_and_keep_the_texts_in_use(monkeypatch):
     """Texts without end (a flood of distinct spellings) never grow the table past its cap:
     when full it starts again, and the texts of the next logs are compiled anew."""

@@ -521,7 +521,7 @@ def test_the_checker_gives_its_verdict_without_any_script(client):
     ({"code": "", "moves": "S"}, "code", "Enter a game code such as YU1-C-AAAAAAB.",
      "Kirjoita pelikoodi, esimerkiksi YU1-C-AAAAAAB."),
     ({"code": "YU1-Q-AAAAAAB", "moves": "S"}, "code", "YU1-Q-AAAAAAB is not a game code: rule letter Q is not valid",
-     "YU1-Q-AAAAAAB ei ole pelikoodi: Ensimmäisen yhdysviivan jälkeisen sääntökirjaimen on oltava Yukonissa C tai R"),
+     "YU1-Q-AAAAAAB ei ole pelikoodi: Ensimmäisen yhdysviivan jälkeinen sääntökirjain riippuu pelistä: Yukon: C, R"),
     ({"code": "YU1-C-AAAAAAB", "moves": "  "}, "moves", "Paste a move log.", "Liitä siirtoloki."),
 ])
 def test_the_checker_explains_a_missing_or_bad_field_in_the_pages_language(client, query, field, english, finnish):
@@ -542,7 +542,7 @@ def test_a_syntax_error_is_explained_in_korean_not_in_the_engines_english(client
     assert "expected" not in box.text
 
 
-@pytest.mark.parametrize("lang, code, part", [("ko", "XX1-C-AAAAAAB", "YU(Yukon)"), ("fi", "YU1-C-AAAA", "Jako-osa")])
+@pytest.mark.parametrize("lang, code, part", [("ko", "XX1-C-AAAAAAB", "YU (Yukon)"), ("fi", "YU1-C-AAAA", "Jako-osa")])
 def test_a_bad_code_is_explained_in_the_pages_language(client, lang, code, part):
     document, _ = page(client, "/deals", 422, query_string={"code": code, "lang": lang})
     assert part in document.find("p", id="code-error").text

@@ -28,3 +28,15 @@ def test_every_registry_title_is_translated():
             entries = {message.id: message.string for message in read_po(po, locale=lang) if message.id}
         missing = sorted(title for title in registry_titles() if not entries.get(title))
         assert missing == [], f"{lang}: no translation of {missing}"
+
+
+def test_a_bad_code_is_explained_with_the_registry_s_letters_and_titles(client):
+    """The pages' explanations of a bad code list the registry's games, versions and rule letters."""
+    cases = {
+        "XX1-C-AAAAAAB": "Pelikoodi alkaa jollakin näistä: YU (Yukon), FT (Neljäkymmentä rosvoa).",
+        "YU2-C-AAAAAAB": "Pelikoodeista on olemassa vain versio 1: YU1, FT1.",
+        "YU1-N-AAAAAAB": "riippuu pelistä: Yukon: C, R; Neljäkymmentä rosvoa: N.",
+    }
+    for code, words in cases.items():
+        page = client.get("/deals", query_string={"code": code, "lang": "fi"})
+        assert page.status_code == 422 and words in page.get_data(as_text=True), code

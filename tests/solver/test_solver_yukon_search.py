@@ -124,6 +124,7 @@ def stuck_by_passes(state) -> bool:
     return any(glued)
 
 
+@pytest.mark.pure_only
 # lost or undecided deals (many stuck positions on the way), then deals with none
 @pytest.mark.parametrize("code", ["YU1-C-2KU2AKA", "YU1-C-SNRDRTO", "YU1-C-KDURELR", "YU1-C-K3ATZIG", "YU1-R-KDURELR"])
 def test_the_worklist_finds_the_same_stuck_positions_as_repeated_passes(code):
@@ -233,6 +234,7 @@ BURIED = "YU1-C kcqsksqcJHQH/KH/-/-/-/-/- JTKJ - - 0 0 0"
 NOT_BURIED = "YU1-C kcqsksJHQH/KH/QC/-/-/-/- JTKJ - - 0 0 0"
 
 
+@pytest.mark.pure_only
 @pytest.mark.parametrize("text", [FACE_DOWN_STUCK, BURIED], ids=["face-down-never-leaves", "buried"])
 def test_a_hand_built_dead_end_is_seen_at_once_and_a_search_without_the_test_agrees(text):
     position = Position.from_text(text)
