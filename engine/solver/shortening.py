@@ -134,7 +134,7 @@ def _shortcuts(position: Position, line: list[str], budget: _Budget) -> list[str
     index = 0
     while index < len(line):
         state = states[index]
-        jump = later[state.encode()], ()  # a cycle: the same position again
+        jump: tuple[int, tuple[SolverMove, ...]] = later[state.encode()], ()  # a cycle: the same position again
         if budget.left > 0:
             jump = _reach(state, later, index, jump, (), SHORTCUT_DEPTH, budget)
         target, moves = jump
