@@ -109,7 +109,8 @@ def search(session: Session, code: GameCode, budget: Budget) -> Solvability:
         Solvability.engine_version == engine.__version__, Solvability.rules_version == engine.RULES_VERSION)).first()
     if row is not None and row.status != PENDING:
         return row
-    answer = solve_code(code, budget_seconds=budget.seconds, max_nodes=budget.nodes).to_json()
+    # screening needs the verdict only: the chosen challenge's line is shortened by prepare()
+    answer = solve_code(code, budget_seconds=budget.seconds, max_nodes=budget.nodes, shorten_steps=0).to_json()
     status = answer["status"] if answer["status"] != WINNABLE or answer["verified"] else UNKNOWN
     values: dict[str, Any] = {
         "status": status, "reason": answer["reason"], "verified": status == WINNABLE,
