@@ -100,6 +100,7 @@ def solve_one(job: tuple[str, float | None, int | None]) -> dict:
         "nodes": answer.search["nodes"], "positions": answer.search["positions"],
         "table_bytes": answer.search["table_bytes"], "peak_rss_mib": round(peak_kib / 1024, 1),
         "length": len(answer.actions) if answer.status == "winnable" else None, "verified": answer.verified,
+        "found_length": getattr(answer, "found_length", None) if answer.status == "winnable" else None,
         "reason": answer.reason,
     }
 
@@ -122,6 +123,7 @@ def summary(variant: str, rows: list[dict]) -> dict:
     unknown = n - won - lost
     times = [r["seconds"] for r in rows]
     lengths = [r["length"] for r in rows if r["length"] is not None]
+    found = [r["found_length"] for r in rows if r.get("found_length") is not None]  # before shortening
     low, _ = wilson(won, n)  # every timeout counted as a loss
     _, high = wilson(won + unknown, n)  # every timeout counted as a win
     return {
@@ -135,6 +137,8 @@ def summary(variant: str, rows: list[dict]) -> dict:
         "peak_rss_mib_median": statistics.median([r["peak_rss_mib"] for r in rows]) if rows else 0.0,
         "table_mib_max": round(max((r["table_bytes"] for r in rows), default=0) / 2 ** 20, 1),
         "length_median": statistics.median(lengths) if lengths else None,
+        "found_length_median": statistics.median(found) if found else None,
+        "length_total": sum(lengths), "found_length_total": sum(found) if len(found) == len(lengths) else None,
         "length_min": min(lengths, default=None), "length_max": max(lengths, default=None),
         "winnability_low": low, "winnability_high": high,
         "winnability_point": won / n if n else 0.0,
@@ -293,6 +297,10 @@ def report(summaries: list[dict]) -> int:
     """Print the figures; 1 if a winning line failed verification."""
     print(table(summaries))
     for s in summaries:
+        if s.get("found_length_total"):
+            print(f"{s['variant']}: shortening: {s['found_length_total']:,} actions as found, {s['length_total']:,} "
+                  f"given out ({100 * (1 - s['length_total'] / s['found_length_total']):.1f}% fewer); median "
+                  f"{s['found_length_median']} -> {s['length_median']}")
         if s["unverified_wins"]:
             print(f"ERROR: {s['variant']}: {s['unverified_wins']} winning lines failed verification")
             return 1

@@ -64,6 +64,8 @@ class SolveAnswer:
     search: dict[str, Any] = field(default_factory=dict)
     coverage: dict[str, Any] = field(default_factory=dict)
     budget: dict[str, Any] = field(default_factory=dict)
+    #: the length of the line the search found, before shortening (winnable only)
+    found_length: int = 0
 
     @property
     def log(self) -> tuple[str, ...]:
@@ -152,7 +154,8 @@ def solve_code(
             )
             status, actions = UNKNOWN, ()
             reason = f"solver error: the line found did not replay as a legal, won game ({detail})"
-    return SolveAnswer(code, status, reason, prefix, tuple(actions), verified, search, coverage, budget)
+    found = result.found_length if status == WINNABLE else 0
+    return SolveAnswer(code, status, reason, prefix, tuple(actions), verified, search, coverage, budget, found)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ that still wins from the same position, in two kinds of step that repeat while
 either gains and the work budget lasts:
 
 * **shortcuts**: along the line, from each position, every sequence of up to
-  ``SHORTCUT_DEPTH`` solver moves is tried; when one reaches a *later* position
+  ``SHORTCUT_DEPTHS`` solver moves is tried; when one reaches a *later* position
   of the line (the same position exactly: columns in order, foundations,
   stock and waste) in fewer actions than the line takes, the detour is cut
   out. Depth 0 is a cycle: a position met twice;
@@ -35,8 +35,9 @@ if TYPE_CHECKING:
 
 #: default work budget of :func:`shorten`: engine actions replayed plus solver positions searched
 SHORTEN_STEPS = 300_000
-#: the longest sequence of solver moves tried as a shortcut from each position of the line
-SHORTCUT_DEPTH = 2
+#: the longest sequences of solver moves tried as shortcuts from each position of the line, in
+#: turn: the next depth once the one before gains nothing (depth 3 costs about 6 times depth 2)
+SHORTCUT_DEPTHS = (2, 3)
 
 
 class _Budget:
@@ -60,14 +61,15 @@ def shorten(position: Position, line: Sequence[str], *, max_steps: int = SHORTEN
     if _replay(position, best) is None:
         raise ValueError("the line to shorten does not replay as a won game from the position")
     budget = _Budget(max_steps)
-    while budget.left > 0:
-        before = len(best)
-        trial = _shortcuts(position, best, budget)
-        if len(trial) < len(best) and _replay(position, trial) is not None:
-            best = trial
-        best = _drops(position, best, budget)
-        if len(best) == before:
-            break
+    for depth in SHORTCUT_DEPTHS:
+        while budget.left > 0:
+            before = len(best)
+            trial = _shortcuts(position, best, depth, budget)
+            if len(trial) < len(best) and _replay(position, trial) is not None:
+                best = trial
+            best = _drops(position, best, budget)
+            if len(best) == before:
+                break
     return tuple(best)
 
 
@@ -123,9 +125,9 @@ def _drops(position: Position, line: list[str], budget: _Budget) -> list[str]:
     return line
 
 
-def _shortcuts(position: Position, line: list[str], budget: _Budget) -> list[str]:
-    """``line`` with every detour a sequence of at most ``SHORTCUT_DEPTH`` solver moves
-    avoids cut out, greedily from the start."""
+def _shortcuts(position: Position, line: list[str], depth: int, budget: _Budget) -> list[str]:
+    """``line`` with every detour a sequence of at most ``depth`` solver moves avoids cut
+    out, greedily from the start."""
     seen = _replay(position, line)
     assert seen is not None
     states = [position.rules.spec.solver_state(p) for p in seen]
@@ -136,7 +138,7 @@ def _shortcuts(position: Position, line: list[str], budget: _Budget) -> list[str
         state = states[index]
         jump: tuple[int, tuple[SolverMove, ...]] = later[state.encode()], ()  # a cycle: the same position again
         if budget.left > 0:
-            jump = _reach(state, later, index, jump, (), SHORTCUT_DEPTH, budget)
+            jump = _reach(state, later, index, jump, (), depth, budget)
         target, moves = jump
         if target - index > len(moves):
             out += [state.action_text(m) for m in moves]
