@@ -53,7 +53,7 @@ QUICK = {"yukon-classic": (20, 2.0), "yukon-relaxed": (20, 2.0), "forty-thieves"
 #: CPU second that ``--rate`` measured (docs/winnability.md, "Figures in nodes")
 NODE_BUDGETS = {"yukon-classic": 300_000, "yukon-relaxed": 300_000, "forty-thieves": 3_000_000}
 #: deals per rule set that ``--rate`` solves, and the node budget of each
-RATE_DEALS, RATE_NODES = 5, 40_000
+RATE_DEALS, RATE_NODES = 8, 40_000
 PREFIX = {"yukon-classic": ("YU", "C"), "yukon-relaxed": ("YU", "R"), "forty-thieves": ("FT", "N")}
 
 
@@ -173,21 +173,31 @@ def budget_text(s: dict) -> str:
 
 def rate(deals: int, nodes: int) -> int:
     """Print the solver's nodes per CPU second on the first ``deals`` of each corpus (one
-    process, warm: the deals in turn, each with ``nodes`` positions and no time limit)."""
+    process, warm: the deals in turn, each with ``nodes`` positions and no time limit; the
+    search alone), then what shortening the lines found costs and gains."""
     from engine import Game
-    from engine.solver import solve
+    from engine.solver import WINNABLE, shorten, solve
 
     print(f"| rule set | deals | nodes | CPU s | wall s | nodes / CPU s | node budget for "
-          f"{FULL['yukon-classic'][1]:g} s / {FULL['forty-thieves'][1]:g} s |")
-    print("|---|---|---|---|---|---|---|")
+          f"{FULL['yukon-classic'][1]:g} s / {FULL['forty-thieves'][1]:g} s | lines shortened | shortening CPU s "
+          f"a line | actions before -> after |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for variant, (_, seconds) in FULL.items():
-        total = 0
+        total, lines, before, after = 0, [], 0, 0
         cpu, wall = time.process_time(), time.perf_counter()
         for code in load_corpus(variant, deals):
-            total += solve(Game.from_code(code).position, budget_seconds=None, max_nodes=nodes).nodes
+            result = solve(Game.from_code(code).position, budget_seconds=None, max_nodes=nodes, shorten_steps=0)
+            total += result.nodes
+            if result.status == WINNABLE:
+                lines.append((code, result.actions))
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        spent = time.process_time()
+        for code, line in lines:
+            before += len(line)
+            after += len(shorten(Game.from_code(code).position, line))
+        spent = (time.process_time() - spent) / max(len(lines), 1)
         print(f"| {variant} | {deals} | {total:,} | {cpu:.1f} | {wall:.1f} | {total / cpu:,.0f} | "
-              f"{int(total / cpu * seconds):,} |")
+              f"{int(total / cpu * seconds):,} | {len(lines)} | {spent:.2f} | {before} -> {after} |")
     print("load average (1, 5, 15 min):", " ".join(f"{x:.1f}" for x in os.getloadavg()), f"on {os.cpu_count()} CPUs")
     return 0
 
