@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 #: default work budget of :func:`shorten`: engine actions replayed plus solver positions searched
 SHORTEN_STEPS = 300_000
 #: the longest sequences of solver moves tried as shortcuts from each position of the line, in
-#: turn: the next depth once the one before gains nothing (depth 3 costs about 6 times depth 2)
+#: turn: the next depth once the one before gains nothing more, and only on a line the first
+#: depth shortened (depth 3 costs about 6 times depth 2)
 SHORTCUT_DEPTHS = (2, 3)
 
 
@@ -70,6 +71,8 @@ def shorten(position: Position, line: Sequence[str], *, max_steps: int = SHORTEN
             best = _drops(position, best, budget)
             if len(best) == before:
                 break
+        if len(best) == len(line):
+            break  # a line no short detour shortens is tight: deeper ones rarely pay (docs/winnability.md)
     return tuple(best)
 
 

@@ -80,7 +80,7 @@ def test_a_move_and_its_way_back_are_dropped():
 
 @pytest.mark.parametrize("code", ["YU1-R-AAAAAAB", "FT1-N-AAAAAAB"])
 def test_solve_gives_a_shorter_verified_line_than_it_found(code):
-    """Measured: these lines shrink (100 -> 89 and 254 -> 249 actions at this budget)."""
+    """Measured: these lines shrink (100 -> 88 and 254 -> 249 actions at this budget)."""
     result = solve(Game.from_code(code).position, budget_seconds=None, max_nodes=30000)
     assert result.status == WINNABLE
     assert len(result.actions) < result.found_length
