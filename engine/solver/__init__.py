@@ -216,8 +216,6 @@ def solve(
         if shorten_steps > 0:
             actions = shorten(position, actions, max_steps=shorten_steps)
         status, reason = WINNABLE, f"a winning line of {len(actions)} actions"
-        if len(actions) < found:
-            reason += f" (shortened from {found})"
     elif out.end == EXHAUSTED:
         status = UNWINNABLE
         reason = (
