@@ -185,7 +185,8 @@ def solve(
     depth-first alone. Only a complete search answers ``unwinnable``; with a node
     cap and no time cap the answer is deterministic (docs/winnability.md).
     A winning line is then shortened by :func:`shorten` within ``shorten_steps``
-    steps of work (0: the line as found).
+    steps of work (0: the line as found) and what is left of the time budget, but
+    at least a tenth of it.
     """
     if budget_seconds is not None and not budget_seconds > 0:
         raise ValueError(f"budget_seconds must be positive, not {budget_seconds!r}")
@@ -214,7 +215,13 @@ def solve(
         actions = tuple(state.action_text(m) for m in out.moves)
         found = len(actions)
         if shorten_steps > 0:
-            actions = shorten(position, actions, max_steps=shorten_steps)
+            # what is left of the time budget, and at least a tenth of it
+            until = (
+                None
+                if budget_seconds is None
+                else max(started + budget_seconds, time.monotonic() + budget_seconds / 10)
+            )
+            actions = shorten(position, actions, max_steps=shorten_steps, deadline=until)
         status, reason = WINNABLE, f"a winning line of {len(actions)} actions"
     elif out.end == EXHAUSTED:
         status = UNWINNABLE

@@ -23,6 +23,7 @@ the machine's speed.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -42,26 +43,33 @@ SHORTCUT_DEPTHS = (2, 3)
 
 
 class _Budget:
-    """Steps of work left (an action replayed, or a position searched)."""
+    """Steps of work left (an action replayed, or a position searched), and an optional
+    deadline on ``time.monotonic()``, looked at every 256 steps."""
 
-    __slots__ = ("left",)
+    __slots__ = ("left", "deadline")
 
-    def __init__(self, steps: int) -> None:
+    def __init__(self, steps: int, deadline: float | None = None) -> None:
         self.left = steps
+        self.deadline = deadline
 
     def spend(self, steps: int) -> bool:
-        """Take ``steps``; whether there were enough left."""
+        """Take ``steps``; whether there were enough left (and time)."""
         self.left -= steps
+        if self.deadline is not None and not self.left & 255 and time.monotonic() > self.deadline:
+            self.left = -1
         return self.left >= 0
 
 
-def shorten(position: Position, line: Sequence[str], *, max_steps: int = SHORTEN_STEPS) -> tuple[str, ...]:
+def shorten(
+    position: Position, line: Sequence[str], *, max_steps: int = SHORTEN_STEPS, deadline: float | None = None
+) -> tuple[str, ...]:
     """A winning line from ``position`` no longer than ``line`` (which must win from it:
-    :class:`ValueError` otherwise), found within ``max_steps`` steps of work."""
+    :class:`ValueError` otherwise), found within ``max_steps`` steps of work and, if given,
+    by ``deadline`` (``time.monotonic()``; then the result may depend on the machine)."""
     best = list(line)
     if _replay(position, best) is None:
         raise ValueError("the line to shorten does not replay as a won game from the position")
-    budget = _Budget(max_steps)
+    budget = _Budget(max_steps, deadline)
     for depth in SHORTCUT_DEPTHS:
         while budget.left > 0:
             before = len(best)

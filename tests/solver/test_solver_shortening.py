@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from engine import Game
@@ -93,6 +95,15 @@ def test_the_step_budget_bounds_the_work_and_the_line_still_wins():
     longer = detour(code, found_line(code))
     assert shorten(position, longer, max_steps=1) == tuple(longer)  # one step: nothing tried to the end
     assert won(code, shorten(position, longer, max_steps=500))
+
+
+def test_a_deadline_stops_the_work_and_the_line_still_wins():
+    code = "YU1-R-AAAAAAB"
+    position = Game.from_code(code).position
+    longer = detour(code, found_line(code))
+    late = shorten(position, longer, deadline=time.monotonic() - 1)
+    assert len(late) <= len(longer) and won(code, late)
+    assert len(shorten(position, longer, deadline=time.monotonic() + 600)) < len(longer)
 
 
 def test_a_line_that_does_not_win_is_refused():
