@@ -51,7 +51,7 @@ FULL = {"yukon-classic": (200, 10.0), "yukon-relaxed": (200, 10.0), "forty-thiev
 QUICK = {"yukon-classic": (20, 2.0), "yukon-relaxed": (20, 2.0), "forty-thieves": (10, 5.0)}
 #: the node budgets that stand for the time budgets of ``FULL``: the time budget times the nodes per
 #: CPU second that ``--rate`` measured (docs/winnability.md, "Figures in nodes")
-NODE_BUDGETS = {"yukon-classic": 300_000, "yukon-relaxed": 300_000, "forty-thieves": 3_000_000}
+NODE_BUDGETS = {"yukon-classic": 500_000, "yukon-relaxed": 500_000, "forty-thieves": 3_000_000}
 #: deals per rule set that ``--rate`` solves, and the node budget of each
 RATE_DEALS, RATE_NODES = 8, 40_000
 PREFIX = {"yukon-classic": ("YU", "C"), "yukon-relaxed": ("YU", "R"), "forty-thieves": ("FT", "N")}
