@@ -17,9 +17,10 @@ candidate proved unwinnable, or undecided within the budget, is passed over. If
 none of the first ``CHALLENGE_CANDIDATES`` is proved, the window has no
 challenge (the endpoints answer 503) and the operator is told.
 
-**Par.** The solver's winning line, shortened: pairs of adjacent actions, then
-single actions, are dropped while the rest still replays as a won game (pairs of
-moves that cancel go first); the par is the move counter of that line.
+**Par.** The solver's winning line, shortened by the solver's own pass
+(:func:`engine.solver.shorten`: detours that a few moves avoid are cut out, then
+pairs of adjacent actions and single actions are dropped while the rest still
+replays as a won game); the par is the move counter of that line.
 
 **Attempts.** A running challenge's deal code is not public: a player gets it by
 starting an attempt (:func:`start_attempt`, one per player and challenge), which
@@ -54,6 +55,7 @@ from sqlalchemy.orm import Session
 
 import engine
 from engine import BY_VARIANT, GameCode
+from engine.solver import shorten as solver_shorten
 from verifier import replay
 
 from . import boards
@@ -89,23 +91,10 @@ def candidates(variant: str, kind: str, first_day: date, count: int) -> list[Gam
 
 
 def shorten(code: GameCode | str, line: list[str]) -> list[str]:
-    """A winning ``line`` with pairs of adjacent actions, then single actions, dropped while what
-    is left still replays as a won game (a few passes; each drop is checked by the verifier)."""
-    line = list(line)
-    for _ in range(3):
-        dropped = False
-        for width in (2, 1):
-            index = 0
-            while index + width <= len(line):
-                trial = line[:index] + line[index + width:]
-                verdict = replay(code, trial)
-                if verdict.legal and verdict.won:
-                    line, dropped = trial, True
-                else:
-                    index += 1
-        if not dropped:
-            break
-    return line
+    """A winning ``line`` of ``code``'s deal made as short as the solver's pass makes it
+    (:func:`engine.solver.shorten`: detours cut out, actions that cancel dropped; the
+    result replays as a won game)."""
+    return list(solver_shorten(engine.Game.from_code(code).position, line))
 
 
 # -- the solvability table ------------------------------------------------------
@@ -124,7 +113,9 @@ def search(session: Session, code: GameCode, budget: Budget) -> Solvability:
     found = proved_winnable(session, code)
     if found is not None:
         return found
-    return DealSearch(budget).run_here(session, Query(code))
+    screening = DealSearch(budget)
+    screening.shorten_steps = 0  # the verdict only: prepare() shortens the chosen challenge's line
+    return screening.run_here(session, Query(code))
 
 
 # -- challenges -----------------------------------------------------------------

@@ -235,6 +235,8 @@ class DealSearch(SearchKind):
     """Can the deal be won (``GET /deals/{code}/solvability``; challenges and the winnable pool)."""
 
     name, model = "deal", Solvability
+    #: steps of the pass that shortens a found line (``engine.solver.shorten``); 0: the verdict only
+    shorten_steps: int | None = None
 
     def expired(self, row: Solvability) -> bool:
         return row.status == UNKNOWN and row.solved_at is not None and now() - row.solved_at > self.kept
@@ -250,7 +252,8 @@ class DealSearch(SearchKind):
         return {"solved_at": None, "statistics": None, "coverage": None}
 
     def search(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
-        answer = solve_code(code, budget_seconds=budget.seconds, max_nodes=budget.nodes).to_json()
+        steps = {} if self.shorten_steps is None else {"shorten_steps": self.shorten_steps}
+        answer = solve_code(code, budget_seconds=budget.seconds, max_nodes=budget.nodes, **steps).to_json()
         if answer["status"] == WINNABLE and not answer["verified"]:  # never store a line that did not replay
             answer = {**answer, "status": UNKNOWN, "reason": f"a line was found but did not replay as a win: "
                                                              f"{answer['reason']}"}

@@ -4,6 +4,15 @@
     python bench/solver.py --quick         # 20 + 20 + 10 deals, 2 s / 2 s / 5 s
     python bench/solver.py --yukon 50 --forty 0 --workers 2 --jsonl out.jsonl
     python bench/solver.py --combine yukon.jsonl forty.jsonl --jsonl all.jsonl   # runs of some rule sets, together
+    python bench/solver.py --nodes                # node budgets instead of seconds (from the rates below)
+    python bench/solver.py --rate                 # the solver's nodes a CPU second, one process, a few deals each
+    python bench/solver.py --screen 100           # challenge / winnable-pool screening at CHALLENGE_NODES
+
+Node budgets (``--nodes``, or ``--yukon-nodes`` / ``--forty-nodes``) make the
+figures independent of the machine's load: a deal is decided within N
+positions or not, on any machine. ``NODE_BUDGETS`` are the time budgets
+(10 s, 30 s) times the nodes a second ``--rate`` measured (docs/winnability.md
+says when and how); on a quiet machine the time-based run is the check.
 
 The corpora are ``bench/corpora/*.txt`` (one game code a line). They were made
 by :func:`corpus` (SplitMix64 from a fixed seed, deal numbers below 2^35) and
@@ -41,6 +50,11 @@ SEED = 0x5EED_2024
 MAX_DEAL = 2 ** 35
 FULL = {"yukon-classic": (200, 10.0), "yukon-relaxed": (200, 10.0), "forty-thieves": (100, 30.0)}
 QUICK = {"yukon-classic": (20, 2.0), "yukon-relaxed": (20, 2.0), "forty-thieves": (10, 5.0)}
+#: the node budgets that stand for the time budgets of ``FULL``: the time budget times the nodes per
+#: CPU second that ``--rate`` measured (docs/winnability.md, "Figures in nodes")
+NODE_BUDGETS = {"yukon-classic": 500_000, "yukon-relaxed": 500_000, "forty-thieves": 3_000_000}
+#: deals per rule set that ``--rate`` solves, and the node budget of each
+RATE_DEALS, RATE_NODES = 8, 40_000
 PREFIX = {s.variant: (s.game.letters, s.letter) for s in RULE_SETS}
 
 
@@ -73,19 +87,21 @@ def load_corpus(variant: str, count: int) -> list[str]:
     return codes[:count]
 
 
-def solve_one(job: tuple[str, float]) -> dict:
+def solve_one(job: tuple[str, float | None, int | None]) -> dict:
     from verifier.solving import solve_code
 
-    code, seconds = job
-    started = time.perf_counter()
-    answer = solve_code(code, budget_seconds=seconds)
+    code, seconds, nodes = job
+    started, cpu = time.perf_counter(), time.process_time()
+    answer = solve_code(code, budget_seconds=seconds, max_nodes=nodes)
     wall = time.perf_counter() - started
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {
-        "code": code, "status": answer.status, "seconds": round(wall, 3), "budget": seconds,
+        "code": code, "status": answer.status, "seconds": round(wall, 3), "budget": seconds, "budget_nodes": nodes,
+        "cpu_seconds": round(time.process_time() - cpu, 3),
         "nodes": answer.search["nodes"], "positions": answer.search["positions"],
         "table_bytes": answer.search["table_bytes"], "peak_rss_mib": round(peak_kib / 1024, 1),
         "length": len(answer.actions) if answer.status == "winnable" else None, "verified": answer.verified,
+        "found_length": getattr(answer, "found_length", None) if answer.status == "winnable" else None,
         "reason": answer.reason,
     }
 
@@ -108,10 +124,12 @@ def summary(variant: str, rows: list[dict]) -> dict:
     unknown = n - won - lost
     times = [r["seconds"] for r in rows]
     lengths = [r["length"] for r in rows if r["length"] is not None]
+    found = [r["found_length"] for r in rows if r.get("found_length") is not None]  # before shortening
     low, _ = wilson(won, n)  # every timeout counted as a loss
     _, high = wilson(won + unknown, n)  # every timeout counted as a win
     return {
         "variant": variant, "deals": n, "budget_seconds": rows[0]["budget"] if rows else None,
+        "budget_nodes": rows[0].get("budget_nodes") if rows else None,
         "winnable": won, "unwinnable": lost, "unknown": unknown,
         "decided_share": (won + lost) / n if n else 0.0,
         "median_seconds": statistics.median(times) if times else 0.0, "max_seconds": max(times, default=0.0),
@@ -120,6 +138,8 @@ def summary(variant: str, rows: list[dict]) -> dict:
         "peak_rss_mib_median": statistics.median([r["peak_rss_mib"] for r in rows]) if rows else 0.0,
         "table_mib_max": round(max((r["table_bytes"] for r in rows), default=0) / 2 ** 20, 1),
         "length_median": statistics.median(lengths) if lengths else None,
+        "found_length_median": statistics.median(found) if found else None,
+        "length_total": sum(lengths), "found_length_total": sum(found) if len(found) == len(lengths) else None,
         "length_min": min(lengths, default=None), "length_max": max(lengths, default=None),
         "winnability_low": low, "winnability_high": high,
         "winnability_point": won / n if n else 0.0,
@@ -133,13 +153,83 @@ def table(summaries: list[dict]) -> str:
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for s in summaries:
         lines.append(
-            f"| {s['variant']} | {s['deals']} | {s['budget_seconds']:g} s | {100 * s['decided_share']:.1f}% | "
+            f"| {s['variant']} | {s['deals']} | {budget_text(s)} | {100 * s['decided_share']:.1f}% | "
             f"{s['winnable']} | {s['unwinnable']} | {s['unknown']} | {s['median_seconds']:.2f} | "
             f"{s['max_seconds']:.2f} | {s['peak_rss_mib_max']:.0f} | "
             f"{s['length_median']} ({s['length_min']}-{s['length_max']}) | "
             f"{100 * s['winnability_point']:.1f}% [{100 * s['winnability_low']:.1f}%, "
             f"{100 * s['winnability_high']:.1f}%] |")
     return "\n".join(lines)
+
+
+def budget_text(s: dict) -> str:
+    """A summary's budget: seconds, nodes, or both."""
+    parts = []
+    if s["budget_seconds"] is not None:
+        parts.append(f"{s['budget_seconds']:g} s")
+    if s.get("budget_nodes") is not None:
+        parts.append(f"{s['budget_nodes']:,} nodes")
+    return " + ".join(parts) or "none"
+
+
+def rate(deals: int, nodes: int) -> int:
+    """Print the solver's nodes per CPU second on the first ``deals`` of each corpus (one
+    process, warm: the deals in turn, each with ``nodes`` positions and no time limit; the
+    search alone), then what shortening the lines found costs and gains."""
+    from engine import Game
+    from engine.solver import WINNABLE, shorten, solve
+
+    print(f"| rule set | deals | nodes | CPU s | wall s | nodes / CPU s | node budget for "
+          f"{FULL['yukon-classic'][1]:g} s / {FULL['forty-thieves'][1]:g} s | lines shortened | shortening CPU s "
+          f"a line | actions before -> after |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for variant, (_, seconds) in FULL.items():
+        total, lines, before, after = 0, [], 0, 0
+        cpu, wall = time.process_time(), time.perf_counter()
+        for code in load_corpus(variant, deals):
+            result = solve(Game.from_code(code).position, budget_seconds=None, max_nodes=nodes, shorten_steps=0)
+            total += result.nodes
+            if result.status == WINNABLE:
+                lines.append((code, result.actions))
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        spent = time.process_time()
+        for code, line in lines:
+            before += len(line)
+            after += len(shorten(Game.from_code(code).position, line))
+        spent = (time.process_time() - spent) / max(len(lines), 1)
+        print(f"| {variant} | {deals} | {total:,} | {cpu:.1f} | {wall:.1f} | {total / cpu:,.0f} | "
+              f"{int(total / cpu * seconds):,} | {len(lines)} | {spent:.2f} | {before} -> {after} |")
+    print("load average (1, 5, 15 min):", " ".join(f"{x:.1f}" for x in os.getloadavg()), f"on {os.cpu_count()} CPUs")
+    return 0
+
+
+def screen(deals: int, nodes: int | None) -> int:
+    """Print how fast challenge and winnable-pool candidates are screened: each deal solved
+    as ``api.challenges.search`` does (``solve_code`` at ``CHALLENGE_NODES``, no shortening,
+    no time limit beyond the safety net), one process, the deals in turn."""
+    from verifier.solving import solve_code
+
+    if nodes is None:
+        from api.config import SETTINGS
+
+        nodes = int(next(s.default for s in SETTINGS if s.name == "CHALLENGE_NODES"))
+    print("| rule set | deals | node budget | winnable | unwinnable | unknown | nodes / deal (mean) | "
+          "CPU s / deal | deals / CPU s | wall deals / s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for variant in FULL:
+        counts = {"winnable": 0, "unwinnable": 0, "unknown": 0}
+        total = 0
+        cpu, wall = time.process_time(), time.perf_counter()
+        for code in load_corpus(variant, deals):
+            answer = solve_code(code, budget_seconds=600.0, max_nodes=nodes, shorten_steps=0)
+            counts[answer.status] += 1
+            total += answer.search["nodes"]
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        print(f"| {variant} | {deals} | {nodes:,} | {counts['winnable']} | {counts['unwinnable']} | "
+              f"{counts['unknown']} | {total / deals:,.0f} | {cpu / deals:.3f} | {deals / cpu:.1f} | "
+              f"{deals / wall:.1f} |")
+    print("load average (1, 5, 15 min):", " ".join(f"{x:.1f}" for x in os.getloadavg()), f"on {os.cpu_count()} CPUs")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,6 +239,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--forty", type=int, help="Forty Thieves deals")
     parser.add_argument("--yukon-seconds", type=float, help="budget per Yukon deal")
     parser.add_argument("--forty-seconds", type=float, help="budget per Forty Thieves deal")
+    parser.add_argument("--nodes", action="store_true",
+                        help="node budgets (NODE_BUDGETS) instead of seconds: figures that do not depend on the load")
+    parser.add_argument("--yukon-nodes", type=int, help="node budget per Yukon deal (no time limit)")
+    parser.add_argument("--forty-nodes", type=int, help="node budget per Forty Thieves deal (no time limit)")
+    parser.add_argument("--rate", action="store_true", help="print the solver's nodes per CPU second and stop")
+    parser.add_argument("--screen", type=int, metavar="DEALS",
+                        help="print the screening rate of challenge candidates on DEALS deals per rule set and stop")
+    parser.add_argument("--screen-nodes", type=int, help="node budget of --screen (default: CHALLENGE_NODES)")
     parser.add_argument("--only", choices=sorted(FULL), action="append", help="run only these rule sets")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--jsonl", help="also write one JSON line per deal to this file")
@@ -160,30 +258,35 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.combine:
         return combine(args.combine, args.jsonl)
+    if args.rate:
+        return rate(RATE_DEALS, RATE_NODES)
+    if args.screen:
+        return screen(args.screen, args.screen_nodes)
     if args.check_corpora:
         ok = all(load_corpus(v, FULL[v][0]) == corpus(v, FULL[v][0]) for v in FULL)
         print("corpora match their seed" if ok else "corpora DIFFER from their seed")
         return 0 if ok else 1
-    plan = dict(QUICK if args.quick else FULL)
-    for variant in list(plan):
-        count, seconds = plan[variant]
-        if variant.startswith("yukon"):
-            count = args.yukon if args.yukon is not None else count
-            seconds = args.yukon_seconds or seconds
+    plan: dict[str, tuple[int, float | None, int | None]] = {}
+    for variant, (count, seconds) in (QUICK if args.quick else FULL).items():
+        yukon = variant.startswith("yukon")
+        count = (args.yukon if yukon else args.forty) if (args.yukon if yukon else args.forty) is not None else count
+        nodes = args.yukon_nodes if yukon else args.forty_nodes
+        if args.nodes and nodes is None:
+            nodes = NODE_BUDGETS[variant]
+        if nodes is not None:
+            plan[variant] = (count, None, nodes)
         else:
-            count = args.forty if args.forty is not None else count
-            seconds = args.forty_seconds or seconds
-        plan[variant] = (count, seconds)
+            plan[variant] = (count, (args.yukon_seconds if yukon else args.forty_seconds) or seconds, None)
     if args.only:
         plan = {v: plan[v] for v in args.only}
     out = open(args.jsonl, "w", encoding="utf-8") if args.jsonl else None
     summaries = []
     started = time.time()
     ctx = multiprocessing.get_context("fork")
-    for variant, (count, seconds) in plan.items():
+    for variant, (count, seconds, nodes) in plan.items():
         if count <= 0:
             continue
-        jobs = [(code, seconds) for code in load_corpus(variant, count)]
+        jobs = [(code, seconds, nodes) for code in load_corpus(variant, count)]
         rows: list[dict] = []
         with ctx.Pool(args.workers, maxtasksperchild=1) as pool:
             for row in pool.imap(solve_one, jobs):
@@ -205,6 +308,10 @@ def report(summaries: list[dict]) -> int:
     """Print the figures; 1 if a winning line failed verification."""
     print(table(summaries))
     for s in summaries:
+        if s.get("found_length_total"):
+            print(f"{s['variant']}: shortening: {s['found_length_total']:,} actions as found, {s['length_total']:,} "
+                  f"given out ({100 * (1 - s['length_total'] / s['found_length_total']):.1f}% fewer); median "
+                  f"{s['found_length_median']} -> {s['length_median']}")
         if s["unverified_wins"]:
             print(f"ERROR: {s['variant']}: {s['unverified_wins']} winning lines failed verification")
             return 1

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from engine import Game, GameCode
-from engine.solver import DEFAULT_SECONDS, UNKNOWN, UNWINNABLE, WINNABLE, solve
+from engine.solver import DEFAULT_SECONDS, SHORTEN_STEPS, UNKNOWN, UNWINNABLE, WINNABLE, solve
 
 from .inputs import EXIT_ILLEGAL, EXIT_OK, EXIT_UNDECIDED, EXIT_UNUSABLE, read_log_file
 from .replay import replay
@@ -64,6 +64,8 @@ class SolveAnswer:
     search: dict[str, Any] = field(default_factory=dict)
     coverage: dict[str, Any] = field(default_factory=dict)
     budget: dict[str, Any] = field(default_factory=dict)
+    #: the length of the line the search found, before shortening (winnable only)
+    found_length: int = 0
 
     @property
     def log(self) -> tuple[str, ...]:
@@ -112,14 +114,23 @@ def solve_code(
     budget_seconds: float | None = DEFAULT_SECONDS,
     max_nodes: int | None = None,
     max_table: int | None = None,
+    shorten_steps: int = SHORTEN_STEPS,
 ) -> SolveAnswer:
     """Solve the deal of ``code`` from the position after ``log`` (text or JSON list; None: the start).
+    A winning line is shortened within ``shorten_steps`` steps (:func:`engine.solver.shorten`;
+    0: as found, e.g. when only the verdict matters, as in screening).
 
     Raises :class:`engine.InvalidCodeError`, :class:`engine.InvalidActionError`
     (a log that is neither text nor a list) or :class:`IllegalLogError`.
     """
     code, game, prefix = _start(code, log)
-    result = solve(game.position, budget_seconds=budget_seconds, max_nodes=max_nodes, max_table=max_table)
+    result = solve(
+        game.position,
+        budget_seconds=budget_seconds,
+        max_nodes=max_nodes,
+        max_table=max_table,
+        shorten_steps=shorten_steps,
+    )
     coverage = dict(result.coverage)
     if game.can_undo:
         coverage["left_out"] = list(coverage.get("left_out", [])) + [UNDO_LEFT_OUT]
@@ -143,7 +154,8 @@ def solve_code(
             )
             status, actions = UNKNOWN, ()
             reason = f"solver error: the line found did not replay as a legal, won game ({detail})"
-    return SolveAnswer(code, status, reason, prefix, tuple(actions), verified, search, coverage, budget)
+    found = result.found_length if status == WINNABLE else 0
+    return SolveAnswer(code, status, reason, prefix, tuple(actions), verified, search, coverage, budget, found)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from typing import Any
 
 from ..position import Position
 from .search import EXHAUSTED, NODES, TABLE, TIME, WON, Outcome, beam, best_first, depth_first, stage_beam
+from .shortening import SHORTEN_STEPS, shorten
 from .state import SearchSettings, SolverState, StagedState
 
 WINNABLE, UNWINNABLE, UNKNOWN = "winnable", "unwinnable", "unknown"
@@ -72,6 +73,8 @@ class SolveResult:
     seconds: float = 0.0
     table_bytes: int = 0
     coverage: dict[str, Any] = field(default_factory=dict)
+    #: the length of the line the search found, before :func:`shorten` (winnable only)
+    found_length: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -85,6 +88,7 @@ class SolveResult:
             "seconds": round(self.seconds, 3),
             "table_bytes": self.table_bytes,
             "coverage": self.coverage,
+            "found_length": self.found_length if self.status == WINNABLE else None,
         }
 
 
@@ -170,6 +174,7 @@ def solve(
     max_nodes: int | None = None,
     max_table: int | None = None,
     method: str = "best",
+    shorten_steps: int = SHORTEN_STEPS,
 ) -> SolveResult:
     """Decide whether ``position`` can be won, within the budgets.
 
@@ -179,6 +184,9 @@ def solve(
     then its complete search with the rest of the budgets; ``"depth"`` runs
     depth-first alone. Only a complete search answers ``unwinnable``; with a node
     cap and no time cap the answer is deterministic (docs/winnability.md).
+    A winning line is then shortened by :func:`shorten` within ``shorten_steps``
+    steps of work (0: the line as found) and what is left of the time budget, but
+    at least a tenth of it.
     """
     if budget_seconds is not None and not budget_seconds > 0:
         raise ValueError(f"budget_seconds must be positive, not {budget_seconds!r}")
@@ -201,10 +209,19 @@ def solve(
         else:
             out = best_first(state, max_nodes=nodes - spent, deadline=deadline, max_table=table, settings=settings)
         out.nodes += spent
-    out.seconds = time.monotonic() - started
     actions: tuple[str, ...] = ()
+    found = 0
     if out.end == WON:
         actions = tuple(state.action_text(m) for m in out.moves)
+        found = len(actions)
+        if shorten_steps > 0:
+            # what is left of the time budget, and at least a tenth of it
+            until = (
+                None
+                if budget_seconds is None
+                else max(started + budget_seconds, time.monotonic() + budget_seconds / 10)
+            )
+            actions = shorten(position, actions, max_steps=shorten_steps, deadline=until)
         status, reason = WINNABLE, f"a winning line of {len(actions)} actions"
     elif out.end == EXHAUSTED:
         status = UNWINNABLE
@@ -223,8 +240,9 @@ def solve(
             + f" after {out.nodes} positions, undecided",
         )
     table_bytes = table_entry_bytes(out.key_bytes, out.positions)
+    out.seconds = time.monotonic() - started  # the shortening included
     return SolveResult(
-        status, actions, reason, out.nodes, out.positions, out.max_depth, out.seconds, table_bytes, coverage
+        status, actions, reason, out.nodes, out.positions, out.max_depth, out.seconds, table_bytes, coverage, found
     )
 
 
@@ -232,6 +250,7 @@ __all__ = [
     "DEFAULT_NODES",
     "DEFAULT_SECONDS",
     "DEFAULT_TABLE",
+    "SHORTEN_STEPS",
     "UNKNOWN",
     "UNWINNABLE",
     "WINNABLE",
@@ -240,6 +259,7 @@ __all__ = [
     "SolverState",
     "coverage_for",
     "settings_for",
+    "shorten",
     "solve",
     "state_for",
 ]

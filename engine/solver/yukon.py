@@ -27,7 +27,7 @@ STYLES = ((4, 2, 1), (4, 2, 0), (4, 8, 0), (4, 0, 0))
 #: the beam portfolio for classic deals: (weights, part of the beam share)
 PORTFOLIO = ((STYLES[0], 4), (STYLES[1], 1), (STYLES[3], 1), (STYLES[2], 1))
 #: the beam searches' share of the budgets for classic deals (docs/winnability.md)
-CLASSIC_BEAM_SHARE = 0.5
+CLASSIC_BEAM_SHARE = 0.4
 #: widths of the beam searches before the complete search (they find most wins of classic
 #: deals far sooner; docs/winnability.md)
 BEAM_WIDTHS = (10, 30, 100, 300, 1000)

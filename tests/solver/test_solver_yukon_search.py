@@ -169,7 +169,7 @@ def test_the_portfolio_wins_a_deal_the_first_style_alone_does_not(code):
     assert out.end == "won" and out.nodes <= int(40_000 * CLASSIC_BEAM_SHARE)
     assert settings.weights is None  # the complete search keeps the state's own estimate (the first style)
     assert replay(code, [state.action_text(m) for m in out.moves]).won
-    result = solve(Game.from_code(code).position, budget_seconds=None, max_nodes=40_000)
+    result = solve(Game.from_code(code).position, budget_seconds=None, max_nodes=40_000, shorten_steps=0)
     assert result.status == WINNABLE and result.actions == tuple(state.action_text(m) for m in out.moves)
 
 
