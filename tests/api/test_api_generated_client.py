@@ -59,7 +59,8 @@ def test_a_generated_client_plays_deals_verify_players_and_records(generated, gu
     player = register.sync(client=anyone, body=models.PlayerRequest(name="Jääskeläinen"))
     assert isinstance(player, models.NewPlayer) and player.token.startswith("svp_")
     as_player = generated.AuthenticatedClient(base_url=base, token=player.token, raise_on_unexpected_status=True)
-    record = submit.sync(client=as_player, body=models.RecordRequest(code=CODE, moves=moves))
+    times = [1500 * (i + 1) for i in range(len(moves))]  # (a game without times would rank nowhere: untimed)
+    record = submit.sync(client=as_player, body=models.RecordRequest(code=CODE, moves=moves, times=times))
     assert isinstance(record, models.Record), record
     assert record.player == "Jääskeläinen" and record.actions == 8 and record.ranked
     again = get_record.sync(record.id, client=anyone)

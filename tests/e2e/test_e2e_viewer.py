@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from tests.e2e.conftest import timed_times
-from tests.e2e.test_e2e_layout import ILLEGAL_CHECK, LANGS, WIDTHS, expect, viewer_ready, with_lang  # noqa: F401 (a fixture)
+from tests.e2e.test_e2e_layout import ILLEGAL_CHECK, LANGS, WIDTHS, viewer_ready, with_lang
 
 from api.routes.pages import LOG_PAGE, clock_text
 
