@@ -145,7 +145,7 @@ def test_the_record_pages_layout(open_page, live_server, expect, lang, width):
         assert log["y"] >= panel["y"] + panel["height"] - 1
         assert board["y"] + board["height"] <= height, board
     if width == 390:
-        assert result["y"] + result["height"] <= height / 3  # the result on the first screen, at its top
+        assert result["y"] + result["height"] <= height / 2  # the result in the first screen's upper half
         assert board["y"] + board["height"] <= panel["y"]  # the board, then the controls
     assert axe_violations(page) == []
 
