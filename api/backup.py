@@ -59,6 +59,8 @@ EXCLUDED: dict[str, str] = {
     "solver_jobs": "the places of searches in flight: they belong to the deployment's broker and workers",
     "hint_answers": "a cache of hint searches, kept `SOLVER_HINT_KEEP_SECONDS`: asked again, searched again",
     "hint_requests": "the players' handles on the cached hint searches (`hint_answers`), kept as long as they are",
+    "deal_versions": "a counter that detects concurrent submissions of a deal: only its changes matter, so it starts "
+                     "anew",
 }
 
 

@@ -37,6 +37,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from types import SimpleNamespace
 from typing import Any
 
@@ -54,6 +55,7 @@ from sqlalchemy import (
     func,
     inspect,
     literal,
+    null,
     or_,
     select,
     tuple_,
@@ -65,7 +67,9 @@ from .models import (
     BoardEntry,
     Challenge,
     ChallengeAttempt,
+    DealVersion,
     LineBand,
+    Player,
     PlayerStats,
     Record,
     Standing,
@@ -255,28 +259,61 @@ def _totals_upsert(insert_of: Any, records: Any, *where: ColumnElement[bool]) ->
         "takebacks": PlayerStats.takebacks + stats.excluded.takebacks})
 
 
+@cache
+def version_upsert(insert: Any) -> Any:
+    """Bump a deal's version (``:code``) if it is still ``:seen`` (``None``: whatever it is),
+    returning the new one; nothing when another record of the deal came first."""
+    versions = DealVersion.__table__
+    seen = bindparam("seen", type_=BigInteger)
+    return (insert(versions).values(code=bindparam("code", type_=versions.c.code.type), version=1)
+            .on_conflict_do_update(index_elements=["code"], set_={"version": versions.c.version + 1},
+                                   where=or_(seen.is_(None), versions.c.version == seen))
+            .returning(versions.c.version))
+
+
 def store_with_upkeep() -> Any:
-    """PostgreSQL: one statement that stores a record (the columns as bind parameters; nothing
-    if the same game is stored) with its line's index keys, and keeps its boards and the player's totals, in one round
-    trip. It returns the new id and the ids of the challenges whose entry changed (then
-    :func:`challenge_entries_changed` follows). Built once."""
+    """PostgreSQL: one statement that stores a record and keeps everything that follows from
+    it, in one round trip (in autocommit, also its commit):
+
+    - the deal's version is bumped if it is still ``:seen`` (:func:`version_upsert`), else
+      nothing is stored (a record of the deal came first: the caller judges again);
+    - the player is ``:player_id``, or a new tokenless player ``:new_name`` made here, with
+      the version bumped (if the name was taken meanwhile, nothing is stored);
+    - the record (the columns as bind parameters; nothing if the same game is stored), its
+      line's index keys (``:bands``), its boards and the player's totals.
+
+    One row: the new id (``None``: not stored), the ids of the challenges whose entry changed
+    (then :func:`challenge_entries_changed` follows), whether the version was bumped, and the
+    player's id. Built once."""
     if "store" in _UPKEEP:
         return _UPKEEP["store"]
-    table = Record.__table__
+    table, players = Record.__table__, Player.__table__
     columns = [column.name for column in table.columns if not column.primary_key]
-    stored = (postgresql.insert(table).values({name: bindparam(name, type_=table.c[name].type) for name in columns})  # type: ignore[arg-type]
+    params = {name: bindparam(name, type_=table.c[name].type) for name in columns}
+    version = version_upsert(postgresql.insert).cte("version")
+    new_player = (postgresql.insert(players).from_select(  # type: ignore[arg-type]
+        ("name", "skeleton_hash", "token_hash", "created_at"),
+        select(bindparam("new_name", type_=players.c.name.type), bindparam("new_skeleton", type_=String),
+               cast(null(), players.c.token_hash.type), params["received_at"])
+        .where(bindparam("new_name", type_=players.c.name.type).is_not(None), select(version.c.version).exists()))
+        .on_conflict_do_nothing().returning(players.c.id).cte("new_player"))
+    me = union_all(select(new_player.c.id.label("id")),
+                   select(params["player_id"].label("id")).where(params["player_id"].is_not(None))).cte("me")
+    values = select(*(me.c.id if name == "player_id" else params[name] for name in columns)).where(
+        select(version.c.version).exists())
+    stored = (postgresql.insert(table).from_select(columns, values)  # type: ignore[arg-type]
               .on_conflict_do_nothing(index_elements=["player", "code", "log_hash"])
               .returning(*table.c).cte("stored"))
     entries = _entries_upsert(postgresql.insert, board_rows(source=stored).subquery()).returning(
         BoardEntry.challenge_id).cte("entries")
     totals = _totals_upsert(postgresql.insert, stored).returning(PlayerStats.player).cte("totals")
-    # the index keys of the record's effective line (``:bands``, api.evidence.band_keys) ride along too
     bands = postgresql.insert(LineBand).from_select(
         ("band", "record_id"), select(func.unnest(bindparam("bands", type_=postgresql.ARRAY(BigInteger))),
                                       stored.c.id)).cte("bands")
     changed = select(func.array_agg(entries.c.challenge_id)).where(
         entries.c.challenge_id.is_not(None)).scalar_subquery()
-    statement = select(stored.c.id, changed).add_cte(entries, totals, bands)
+    statement = select(select(stored.c.id).scalar_subquery(), changed, select(version.c.version).exists(),
+                       select(me.c.id).limit(1).scalar_subquery()).add_cte(entries, totals, bands)
     _UPKEEP["store"] = statement
     return statement
 

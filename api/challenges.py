@@ -60,6 +60,7 @@ from verifier import replay
 
 from . import boards
 from .models import Challenge, ChallengeAttempt, Player, Record, Solvability
+from .players import Submitter
 from .solving import WINNABLE, Budget, DealSearch, Query, now
 
 log = logging.getLogger(__name__)
@@ -277,7 +278,7 @@ def find_attempt(session: Session, challenge: Challenge, player: Player) -> Chal
                                                           ChallengeAttempt.player_id == player.id)).first()
 
 
-def attempt_values(session: Session, attempt_id: int, player: Player, code: str, log_hash: str,
+def attempt_values(session: Session, attempt_id: int, player: Player | Submitter, code: str, log_hash: str,
                    received_at: datetime) -> dict[str, Any]:
     """The columns a record of attempt ``attempt_id`` gets (``attempt_id``, ``server_elapsed_ms``),
     after checking that the attempt is ``player``'s, at a challenge on ``code``'s deal, and has

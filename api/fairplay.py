@@ -25,7 +25,9 @@ from sqlalchemy import (
     LargeBinary,
     String,
     Text,
+    any_,
     bindparam,
+    case,
     cast,
     column,
     func,
@@ -36,6 +38,7 @@ from sqlalchemy import (
     union_all,
 )
 from sqlalchemy import table as sql_table
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
 from engine import EngineError, Game
@@ -47,14 +50,24 @@ from .evidence import (
     Known,
     band_keys,
     effective_line,
-    hash64,
     judge_line,
     pack,
     position_hash,
     unpack,
 )
 from .i18n import N_
-from .models import Challenge, Hint, LineBand, Player, Record, RecordStatus, Solvability, UTCDateTime
+from .models import (
+    Challenge,
+    DealVersion,
+    Hint,
+    LineBand,
+    Player,
+    Record,
+    RecordStatus,
+    Solvability,
+    UTCDateTime,
+)
+from .players import Claim, Submitter, name_params, named
 from .schemas import record_json
 from .times import pack_times
 
@@ -120,18 +133,14 @@ def columns(findings: Sequence[Finding], times: list[int] | None) -> dict[str, A
 
 # -- what the database knows of a deal --------------------------------------------
 
-def lock_deal(session: Session, code: str) -> None:
-    """Hold the deal until the transaction ends, so that of near-equal records sent at once
-    the first committed is the original: PostgreSQL's advisory transaction lock keyed by
-    the deal; SQLite's write lock (a write that changes nothing; writers queue behind it)."""
-    if session.get_bind().dialect.name == "postgresql":
-        session.execute(select(func.pg_advisory_xact_lock(literal(_lock_key(code), BigInteger))))
-    else:
+def lock_deal(session: Session) -> None:
+    """SQLite: take the write lock before the deal is read (a write that changes nothing), so
+    that submissions queue up and each judges by what the one before stored. PostgreSQL
+    takes no lock: a record is stored only if its deal's version is still the one read with
+    the evidence (:func:`api.boards.store_with_upkeep`), and a submission that lost that race
+    reads and judges again."""
+    if session.get_bind().dialect.name != "postgresql":
         session.execute(text("UPDATE line_bands SET band = band WHERE 0 = 1"))
-
-
-def _lock_key(code: str) -> int:
-    return hash64(f"deal {code}")
 
 
 #: most earlier records (candidates of the band index) a submission compares its line with
@@ -140,10 +149,20 @@ CANDIDATES = 200
 HINT_ROWS = 5000
 
 
-def _known_statement(with_candidates: bool) -> Any:
-    """One round trip: the index's candidates among earlier records of the deal (other
-    players'), its solver lines (solvability answers, challenge par lines), the hints whose
-    positions the new line reaches, and the player's first hint on the deal."""
+def _in(column: Any, name: str, postgres: bool) -> Any:
+    """``column`` is one of the list ``:name``: on PostgreSQL ``= ANY(array)``, so that the
+    statement's text stays the same whatever the list's length (psycopg prepares it once)."""
+    if postgres:
+        return column == any_(bindparam(name, type_=postgresql.ARRAY(BigInteger)))
+    return column.in_(bindparam(name, expanding=True))
+
+
+def _known_statement(with_candidates: bool, by_name: bool, postgres: bool) -> Any:
+    """One round trip: the deal's version (:class:`~api.models.DealVersion`), the index's
+    candidates among earlier records of the deal (other players'), its solver lines
+    (solvability answers, challenge par lines), the hints whose positions the new line
+    reaches, and the player's first hint on the deal. ``by_name``: the player is the one a
+    name reads as (:func:`api.players.named`), and comes back as a row of its own."""
     def row(kind: str, record: Any = None, player: Any = None, line: Any = None, copy_of: Any = None,
             solution: Any = None, at: Any = None, reached: Any = None) -> list[Any]:
         return [literal(kind, String).label("kind"),
@@ -156,19 +175,26 @@ def _known_statement(with_candidates: bool) -> Any:
                 (reached if reached is not None else cast(null(), BigInteger)).label("reached")]
 
     code: Any = bindparam("code")
-    player: Any = bindparam("player_id")
+    # (a player not stored yet has no id: 0 is none's)
+    player: Any = (func.coalesce(named(Player.id).scalar_subquery(), 0) if by_name
+                   else bindparam("player_id", type_=BigInteger))
     parts = [
+        select(*row("version", record=DealVersion.version)).where(DealVersion.code == code),
         select(*row("own", at=func.min(Hint.at))).where(Hint.player_id == player, Hint.code == code,
                                                         Hint.at <= bindparam("now")),
         select(*row("solver", solution=Solvability.solution)).where(Solvability.code == code,
                                                                     Solvability.solution.is_not(None)),
         select(*row("solver", solution=Challenge.par_line)).where(Challenge.code == code),
         select(*row("hint", player=Hint.player_id, reached=Hint.reached)).where(
-            Hint.code == code, Hint.reached.in_(bindparam("positions", expanding=True))).distinct()
+            Hint.code == code, _in(Hint.reached, "positions", postgres)).distinct()
         .limit(HINT_ROWS).subquery().select(),
     ]
+    if by_name:  # the player: id, name, and whether registered (as copy_of 1)
+        registered = case((Player.token_hash.is_(None), 0), else_=1)
+        parts.append(named(*row("player", record=Player.id, solution=Player.name, copy_of=registered))
+                     .subquery().select())
     if with_candidates:
-        near = select(LineBand.record_id).where(LineBand.band.in_(bindparam("bands", expanding=True)))
+        near = select(LineBand.record_id).where(_in(LineBand.band, "bands", postgres))
         parts.append(select(*row("record", record=Record.id, player=Record.player_id, line=Record.line,
                                  copy_of=Record.copy_of))
                      .where(Record.id.in_(near), Record.code == code, Record.line.is_not(None),
@@ -177,16 +203,39 @@ def _known_statement(with_candidates: bool) -> Any:
     return union_all(*parts)
 
 
-_KNOWN = {True: _known_statement(True), False: _known_statement(False)}
+_KNOWN = {(candidates, by_name, postgres): _known_statement(candidates, by_name, postgres)
+          for candidates in (True, False) for by_name in (True, False) for postgres in (True, False)}
 
 
-def known_for(session: Session, code: str, player_id: int | None, positions: frozenset[int], bands: list[int],
-              now: datetime) -> Known:
-    """What the database knows of the deal ``code`` when it judges a new line of ``player_id``."""
-    rows = session.execute(_KNOWN[bool(bands)], {
-        "code": code, "player_id": player_id, "now": now, "positions": sorted(positions) or [0],
+@dataclass(frozen=True)
+class DealRead:
+    """What a submission judges by, read in one statement: what is known of the deal, its
+    version (stored with the record only if unchanged), and the player the claimed name
+    reads as (``None``: nobody yet, or the claim is a token's player)."""
+
+    known: Known
+    version: int
+    named: Submitter | None
+
+
+def read_deal(session: Session, code: str, claim: Claim, positions: frozenset[int], bands: list[int],
+              now: datetime) -> DealRead:
+    """What the database knows of the deal ``code`` when it judges a new line of the claimed player."""
+    by_name = claim.known is None
+    who = name_params(claim.name) if by_name else {"player_id": claim.known.id if claim.known else None}
+    postgres = session.get_bind().dialect.name == "postgresql"
+    rows = session.execute(_KNOWN[bool(bands), by_name, postgres], {
+        "code": code, "now": now, "positions": sorted(positions) or [0], **who,
         **({"bands": bands} if bands else {})}).all()
-    return known_from(rows, code)
+    version, player = 0, None
+    row: Any
+    for row in rows:
+        kind, record_id, _, _, registered, name, _, _ = row
+        if kind == "version":
+            version = int(record_id)
+        elif kind == "player":
+            player = Submitter(int(record_id), name, bool(registered))
+    return DealRead(known_from(rows, code), version, player)
 
 
 def known_from(rows: Iterable[Any], code: str) -> Known:

@@ -274,6 +274,18 @@ class LineBand(Base):
     record_id: Mapped[int] = mapped_column(Id, ForeignKey("records.id", ondelete="CASCADE"), primary_key=True)
 
 
+class DealVersion(Base):
+    """How many times a deal's stored evidence changed by a new record: a submission reads it
+    with what it judges by and stores its record only if it is unchanged, bumping it in the
+    same statement (``api.records``); a submission that lost that race judges again. Only
+    equality matters, so a missing row reads as 0 and a restore need not keep the table."""
+
+    __tablename__ = "deal_versions"
+
+    code: Mapped[str] = mapped_column(String(16), primary_key=True)
+    version: Mapped[int] = mapped_column(BigInteger)
+
+
 class Hint(Base):
     """A hint the service gave: to which player, on which deal, when, at which position,
     which action it handed out and the position that action reaches (a known line of the deal)."""

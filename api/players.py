@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import unicodedata
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
@@ -36,7 +37,7 @@ from .auth import (
     keys_required,
     unauthorized,
 )
-from .models import ApiKey, Player, dialect_insert
+from .models import ApiKey, Player
 from .names import invisible, mixed_scripts, skeleton
 from .problems import Problem, invalid_field
 
@@ -101,13 +102,23 @@ def find_player(session: Session, name: str) -> Player | None:
     """The player named exactly ``name`` (in NFC), else the one whose name reads as it (same
     skeleton). Exact names come first for players kept from before registration existed
     whose names read as an older player's (they have no skeleton)."""
-    return session.scalar(_FIND_PLAYER, {"nfc": unicodedata.normalize("NFC", name), "skeleton": skeleton_hash(name)})
+    return session.scalar(_FIND_PLAYER, name_params(name))
+
+
+def name_params(name: str) -> dict[str, str]:
+    """The bind parameters of :func:`named`: the name in NFC and its skeleton's hash."""
+    return {"nfc": unicodedata.normalize("NFC", name), "skeleton": skeleton_hash(name)}
+
+
+def named(*columns: Any) -> Any:
+    """``columns`` of the player a name reads as (:func:`find_player`; parameters :func:`name_params`)."""
+    return (select(*columns)
+            .where(or_(Player.name == bindparam("nfc"), Player.skeleton_hash == bindparam("skeleton")))
+            .order_by((Player.name == bindparam("nfc")).desc()).limit(1))
 
 
 #: :func:`find_player`'s statement, built once
-_FIND_PLAYER = (select(Player)
-                .where(or_(Player.name == bindparam("nfc"), Player.skeleton_hash == bindparam("skeleton")))
-                .order_by((Player.name == bindparam("nfc")).desc()).limit(1))
+_FIND_PLAYER = named(Player)
 
 
 def register(session: Session, name: str) -> tuple[Player, str]:
@@ -143,29 +154,6 @@ def issue_token(session: Session, name: str, replace: bool = False) -> tuple[Pla
 
 
 @cache
-def _new_player(dialect: str) -> Any:
-    """``INSERT … ON CONFLICT DO NOTHING RETURNING id`` of a player, for this dialect (built once)."""
-    insert = dialect_insert(dialect)(Player.__table__)
-    return insert.on_conflict_do_nothing().returning(Player.__table__.c.id)
-
-
-def unregistered(session: Session, text: str, player: Player | None) -> Player:
-    """The player a trusted key (or the debug server without keys) submits for under the checked
-    name ``text``: ``player``, the one :func:`find_player` found for it, else a tokenless player
-    of that name, created on first use. The caller makes sure that no registered player reads
-    as ``text``."""
-    if player is None:
-        # concurrent first submissions under one name: the first insert wins, the others find it
-        values = {"name": text, "skeleton_hash": skeleton_hash(text), "token_hash": None,
-                  "created_at": datetime.now(UTC)}
-        new_id = session.execute(_new_player(session.get_bind().dialect.name), values).scalar()
-        if new_id is not None:
-            return Player(id=new_id, **values)  # not added to the session: the row is written already
-        player = find_player(session, text)
-        assert player is not None
-    return player
-
-
 def is_player_token(token: str | None) -> bool:
     return token is not None and token.startswith(TOKEN_PREFIX)
 
@@ -207,8 +195,28 @@ def credentials(session: Session) -> Player | ApiKey | None:
     return authenticate(session, required=keys_required())
 
 
-def submitter(session: Session, sender: Player | ApiKey | None, name: str | None) -> tuple[Player, str | None]:
-    """The player a record is stored for, and the key that vouched for them (if one did).
+@dataclass(frozen=True)
+class Submitter:
+    """The player a record is stored for: ``id`` is ``None`` for a new tokenless player,
+    made with the record (``api.records``)."""
+
+    id: int | None
+    name: str
+    registered: bool = False
+
+
+@dataclass(frozen=True)
+class Claim:
+    """Whom a submission is for, before the database is read: the token's player
+    (``known``), or a checked ``name`` and the key that may vouch for it (``vouch``)."""
+
+    known: Submitter | None = None
+    name: str = ""
+    vouch: str | None = None
+
+
+def claimant(session: Session, sender: Player | ApiKey | None, name: str | None) -> Claim:
+    """Whom a record is claimed for; :func:`settle` decides, with the player the name reads as.
 
     - A player token submits for its player; a ``player`` naming anyone else is 403 ``wrong-player``.
     - An API key allowed to vouch (``keys create --vouch``) submits for registered players by name.
@@ -220,20 +228,27 @@ def submitter(session: Session, sender: Player | ApiKey | None, name: str | None
             if named is None or named.id != sender.id:
                 raise Problem(403, f"this player token is {sender.name!r}'s: it cannot submit a record for {name!r}",
                               "wrong-player")
-        return sender, None
+        return Claim(known=Submitter(sender.id, sender.name, True))
     if name is None:
         raise invalid_field("player", "Missing data for required field.")
     try:
         text = check_name(name)
     except BadName as error:
         raise invalid_field("player", str(error)) from None
-    named = find_player(session, text)
+    return Claim(name=text, vouch=sender.name if sender is not None and sender.vouch else None)
+
+
+def settle(claim: Claim, named: Submitter | None) -> tuple[Submitter, str | None]:
+    """The player a record is stored for, and the key that vouched for them (if one did), from
+    the ``claim`` and the player its name reads as (``named``, read with the deal's evidence)."""
+    if claim.known is not None:
+        return claim.known, None
     if named is not None and named.registered:
-        if sender is not None and sender.vouch:
-            return named, sender.name
-        raise Problem(403, f"{text!r} reads as {named.name!r}, a registered player: only their player token, or an "
-                           f"API key allowed to vouch for players, may submit their records", "wrong-player")
-    return unregistered(session, text, named), None
+        if claim.vouch is not None:
+            return named, claim.vouch
+        raise Problem(403, f"{claim.name!r} reads as {named.name!r}, a registered player: only their player token, or "
+                           f"an API key allowed to vouch for players, may submit their records", "wrong-player")
+    return named or Submitter(None, claim.name), None
 
 
 def reads_as(older: str, older_id: int) -> str:

@@ -23,6 +23,7 @@ from verifier import Verdict, replay
 
 from . import boards, evidence, fairplay, metrics, webhooks
 from .models import LineBand, Player, Record, claims
+from .players import Claim, settle, skeleton_hash
 from .schemas import record_json
 
 #: the ones of a record's columns that make it the same game (its unique constraint)
@@ -59,27 +60,53 @@ def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None 
 #: SQLite: the insert, skipping a stored game and returning the new id (the upkeep follows it)
 _INSERT_SQLITE = (sqlite.insert(Record.__table__).on_conflict_do_nothing(  # type: ignore[arg-type]
     index_elements=list(SAME_GAME)).returning(Record.__table__.c.id))
+#: SQLite: a new tokenless player (the name's ``INSERT … ON CONFLICT DO NOTHING RETURNING id``)
+_NEW_PLAYER_SQLITE = sqlite.insert(Player.__table__).on_conflict_do_nothing().returning(  # type: ignore[arg-type]
+    Player.__table__.c.id)
 
 
-def insert_record(connection: Connection, values: dict[str, Any], bands: list[int] | None = None) -> int | None:
+class Stale(Exception):
+    """A record was not stored because its deal changed since it was judged (another record
+    of it came first), or its new player's name was taken meanwhile: judge it again."""
+
+
+def insert_record(connection: Connection, values: dict[str, Any], bands: list[int] | None = None,
+                  seen: int | None = None) -> int | None:
     """Insert a record with the column ``values`` and keep its boards and the player's totals,
     through SQLAlchemy Core for either dialect; the new id, or ``None`` if the same game is stored.
 
-    On PostgreSQL the record and its upkeep are one statement (one round trip, atomic in
-    autocommit); a record that improves a challenge entry then updates the player's standing
-    in a second one (standings are rebuilt from the entries, so a standing missed in a crash
-    between the two is put right by the player's next challenge record, or ``flask --app api
-    boards rebuild``). Elsewhere the insert and the upkeep are statements of the caller's
-    transaction. ``bands``: the index keys of the record's effective line (``line_bands``),
-    stored with it (on PostgreSQL in the same statement)."""
+    ``seen``: the deal's version the record was judged at; :class:`Stale` if it changed since
+    (``None``: store whatever it is). A ``player_id`` of ``None`` makes a new tokenless player
+    of the record's name (its id is set in ``values``). ``bands``: the index keys of the
+    record's effective line (``line_bands``), stored with it.
+
+    On PostgreSQL all of it is one statement (:func:`api.boards.store_with_upkeep`: one round
+    trip, atomic, and its own commit in autocommit); a record that improves a challenge entry
+    then updates the player's standing in a second one (standings are rebuilt from the
+    entries, so a standing missed in a crash between the two is put right by the player's next
+    challenge record, or ``flask --app api boards rebuild``). Elsewhere these are statements of
+    the caller's transaction, which holds SQLite's write lock (:func:`api.fairplay.lock_deal`)."""
     bands = sorted(set(bands or ()))
+    new_player = {"new_name": values["player"] if values["player_id"] is None else None,
+                  "new_skeleton": skeleton_hash(values["player"]) if values["player_id"] is None else None}
     if connection.dialect.name == "postgresql":
-        row = connection.execute(boards.store_with_upkeep(), {**values, "bands": bands}).first()
-        if row is None:
-            return None
-        if row[1]:
-            boards.challenge_entries_changed(connection, values["player"], row[1])
-        return int(row[0])
+        row: Any = connection.execute(
+            boards.store_with_upkeep(), {**values, **new_player, "bands": bands, "seen": seen}).one()
+        new_id, changed, fresh, player_id = row
+        if not fresh or player_id is None:
+            raise Stale(values["code"])
+        values["player_id"] = player_id
+        if new_id is not None and changed:
+            boards.challenge_entries_changed(connection, values["player"], changed)
+        return None if new_id is None else int(new_id)
+    if connection.execute(boards.version_upsert(sqlite.insert), {"code": values["code"], "seen": seen}).first() is None:
+        raise Stale(values["code"])
+    if new_player["new_name"] is not None:
+        values["player_id"] = connection.execute(_NEW_PLAYER_SQLITE, {
+            "name": values["player"], "skeleton_hash": new_player["new_skeleton"], "token_hash": None,
+            "created_at": values["received_at"]}).scalar()
+        if values["player_id"] is None:
+            raise Stale(values["code"])
     new_id = connection.execute(_INSERT_SQLITE, values).scalar()
     if new_id is not None:
         boards.record_stored(connection, new_id)
@@ -88,14 +115,14 @@ def insert_record(connection: Connection, values: dict[str, Any], bands: list[in
     return new_id
 
 
-def store_record(session: Session, values: dict[str, Any],
-                 bands: list[int] | None = None) -> tuple[dict[str, Any] | Record, bool]:
+def store_record(session: Session, values: dict[str, Any], bands: list[int] | None = None,
+                 seen: int | None = None) -> tuple[dict[str, Any] | Record, bool]:
     """Store a record with the column ``values`` (:func:`insert_record`) unless the same
     player's same canonical log of the deal is stored already. Return the record to answer
     with, and whether it is new: a new one as a dict (``values`` with its id and an empty
     history), a stored one as its :class:`Record`. A new record skips the ORM: building a
     mapped object and flushing it costs several times the CPU of the statement."""
-    new_id = insert_record(session.connection(), values, bands)
+    new_id = insert_record(session.connection(), values, bands, seen)
     if new_id is not None:
         claimed = claims(values["claimed_score"], values["claimed_moves"], values["claimed_won"])
         return {**values, "id": new_id, "history": [], "claimed": claimed}, True
@@ -120,6 +147,10 @@ class BadTimes(Refused):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(message)
         self.field = field
+
+
+class Busy(Refused):
+    """The deal's records kept changing while the submission was judged (:data:`JUDGEMENTS` times)."""
 
 
 class RejectedLog(Refused):
@@ -152,11 +183,20 @@ def check_times(times: list[int] | None, actions: int) -> None:
                                              f"({times[index - 1]} ms): times count from the game's start")
 
 
-def submit(session: Session, player: Player, code: GameCode, body: dict[str, Any], submitted_by: str | None,
-           vouched_by: str | None, times_required: bool) -> Submitted:
-    """Replay a submitted game, judge it on its effective line and its times, and store it once,
-    all in one transaction that holds the deal (:func:`api.fairplay.lock_deal`): of near-equal
-    games sent at once, the first committed is the original. Raises :class:`Refused`."""
+#: most times a submission is judged again because other records of its deal came first meanwhile
+JUDGEMENTS = 20
+
+
+def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any], submitted_by: str | None,
+           times_required: bool) -> Submitted:
+    """Replay a submitted game, judge it on its effective line and its times, and store it once.
+
+    On PostgreSQL that is two round trips: one statement reads what the game is judged by
+    (the deal's evidence and version, and the player the claimed name reads as:
+    :func:`api.fairplay.read_deal`), one stores it with everything that follows, if the deal's
+    version is unchanged (:func:`insert_record`); in autocommit (:func:`begin`) that is its
+    commit. Of near-equal games sent at once, the first stored is the original: the others
+    find the deal changed and are judged again. Raises :class:`Refused`."""
     if not body["moves"]:
         raise EmptyLog("the log has no action: there is no game to store")
     times = body.get("times")
@@ -166,33 +206,50 @@ def submit(session: Session, player: Player, code: GameCode, body: dict[str, Any
     if not verdict.verified:
         raise RejectedLog(verdict)
     values = new_record(verdict, body, submitted_by)
-    if body.get("attempt") is not None:  # a challenge attempt's game (AttemptError, AttemptUsed)
-        from .challenges import attempt_values
-
-        values.update(attempt_values(session, body["attempt"], player, values["code"], values["log_hash"],
-                                     values["received_at"]))
     actions = values["canonical"].split()
     line = evidence.effective_line(values["code"], actions)
     positions, bands = frozenset(line), evidence.band_keys(values["code"], line)
-    values.update(player=player.name, player_id=player.id, vouched_by=vouched_by, line=evidence.pack(positions))
-    fairplay.lock_deal(session, values["code"])
-    known = fairplay.known_for(session, values["code"], player.id, positions, bands, values["received_at"])
-    findings = (evidence.judge_line(values["code"], positions, known)
-                + evidence.judge_times(times, body.get("elapsed_ms"), len(actions), times_required)
-                + evidence.judge_server_time(values["server_elapsed_ms"], body.get("elapsed_ms"), times))
-    values.update(fairplay.columns(findings, times))
-    try:
-        stored, new = store_record(session, values, bands)
-    except IntegrityError:  # a concurrent record of the same attempt came first (its unique index)
-        if values["attempt_id"] is None:
-            raise
-        session.rollback()
-        from .challenges import AttemptUsed
+    values["line"] = evidence.pack(positions)
+    time_findings = (evidence.judge_times(times, body.get("elapsed_ms"), len(actions), times_required))
+    for _ in range(JUDGEMENTS):
+        fairplay.lock_deal(session)
+        read = fairplay.read_deal(session, values["code"], claim, positions, bands, values["received_at"])
+        player, vouched_by = settle(claim, read.named)
+        values.update(player=player.name, player_id=player.id, vouched_by=vouched_by)
+        if body.get("attempt") is not None:  # a challenge attempt's game (AttemptError, AttemptUsed)
+            from .challenges import attempt_values
 
-        raise AttemptUsed(values["attempt_id"], None) from None
+            values.update(attempt_values(session, body["attempt"], player, values["code"], values["log_hash"],
+                                         values["received_at"]))
+        findings = (evidence.judge_line(values["code"], positions, read.known) + time_findings
+                    + evidence.judge_server_time(values["server_elapsed_ms"], body.get("elapsed_ms"), times))
+        values.update(fairplay.columns(findings, times))
+        try:
+            stored, new = store_record(session, values, bands, read.version)
+            break
+        except Stale:
+            continue
+        except IntegrityError:  # a concurrent record of the same attempt came first (its unique index)
+            if values["attempt_id"] is None:
+                raise
+            session.rollback()
+            from .challenges import AttemptUsed
+
+            raise AttemptUsed(values["attempt_id"], None) from None
+    else:
+        raise Busy(values["code"])
     if new:
         webhooks.emit(session, "record.created", record_json(stored))
     session.commit()
     if new:
         metrics.record_stored(values["variant"], values["ranked"], values["flags"])
-    return Submitted(stored, new, new and values["ranked"] and not known.solver_lines)
+    return Submitted(stored, new, new and values["ranked"] and not read.known.solver_lines)
+
+
+def begin(session: Session) -> None:
+    """Start a submission's session: on PostgreSQL in autocommit, so that the statement that
+    stores a record is its own commit (one round trip), unless a webhook endpoint wants
+    ``record.created`` (its event is written in the record's transaction)."""
+    if session.get_bind().dialect.name == "postgresql" and "record.created" not in webhooks.subscribed(session):
+        session.commit()  # (ends the transaction of a subscriptions read, if one was made)
+        session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})

@@ -39,6 +39,20 @@ class StrictInteger(fields.Integer):
         return value
 
 
+class WholeNumbers(fields.List):
+    """A list of whole numbers from 0 to :data:`MAX_SAFE_INT` (a game's per-action times):
+    a valid list is checked in one pass; any other gets the per-item answers of
+    ``List(StrictInteger(validate=Range(…)))``, which cost a call chain an item."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(StrictInteger(validate=validate.Range(min=0, max=MAX_SAFE_INT)), **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[Any]:
+        if isinstance(value, list) and all(type(item) is int and 0 <= item <= MAX_SAFE_INT for item in value):
+            return value
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
 class StrictBoolean(fields.Boolean):
     """JSON ``true`` or ``false``; ``1`` and ``"true"`` are not."""
 
@@ -150,12 +164,12 @@ class VerifyRequestSchema(Schema):
 
 
 class RecordRequestSchema(VerifyRequestSchema):
-    #: required unless a player token sends the record (``api.players.submitter``)
+    #: required unless a player token sends the record (``api.players.claimant``)
     player = Name(_setting("MAX_PLAYER_LENGTH"))
     elapsed_ms = StrictInteger(allow_none=True, validate=validate.Range(min=0, max=MAX_SAFE_INT))
     client = Name(100, allow_none=True)
     #: per-action times, ms from the game's start (``api.fairplay.check_times``)
-    times = fields.List(StrictInteger(validate=validate.Range(min=0, max=MAX_SAFE_INT)), allow_none=True)
+    times = WholeNumbers(allow_none=True)
     #: the challenge attempt this game is (``api.challenges.attempt_values``)
     attempt = StrictInteger(allow_none=True, validate=validate.Range(min=1, max=2 ** 63 - 1))
 

@@ -14,9 +14,9 @@ from ..auth import authenticate
 from ..challenges import AttemptError, AttemptUsed
 from ..fairplay import decide
 from ..models import ApiKey, Record
-from ..players import credentials, submitter
+from ..players import claimant, credentials
 from ..problems import Problem, invalid_field, rejected_log
-from ..records import BadTimes, EmptyLog, RejectedLog, submit
+from ..records import BadTimes, Busy, EmptyLog, RejectedLog, begin, submit
 from ..schemas import RecordPageSchema, RecordQuerySchema, RecordRequestSchema, RecordSchema, StatusRequestSchema
 from ..tasks import evidence_learned
 from . import json_body, load, parse_code, query
@@ -34,13 +34,17 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
     """Store a game once, with its evidence (``api.records.submit``); the same player's same
     game again is answered 200 with the stored record."""
     session = db.session()
+    begin(session)
     sender = credentials(session)  # a player token or an API key, before anything is read or replayed
     body = load(RECORD_REQUEST, json_body())
     code = parse_code(body["code"])
-    player, vouched_by = submitter(session, sender, body.get("player"))
+    claim = claimant(session, sender, body.get("player"))
     try:
-        done = submit(session, player, code, body, sender.name if isinstance(sender, ApiKey) else None, vouched_by,
+        done = submit(session, claim, code, body, sender.name if isinstance(sender, ApiKey) else None,
                       current_app.config["FAIRPLAY_TIMES_REQUIRED"])
+    except Busy as error:
+        raise Problem(503, f"the records of {error} kept changing while this game was judged: send it again",
+                      headers={"Retry-After": "1"}) from None
     except EmptyLog as error:
         raise Problem(422, str(error), "empty-log") from None
     except BadTimes as error:

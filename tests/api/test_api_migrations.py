@@ -335,11 +335,15 @@ def test_0007_keeps_every_record_and_the_copy_check_finds_the_first_of_a_log(emp
 
 
 @BOTH
-def test_the_webhooks_migration_keeps_every_record_and_only_adds_tables(empty_database_url):
-    """0012 adds the webhook tables: a record stored before it is unchanged, up and down again."""
+@pytest.mark.parametrize(("module", "added"), [
+    ("0012_webhooks", {"webhook_endpoints", "webhook_messages", "webhook_deliveries"}),
+    ("0013_deal_versions", {"deal_versions"})])
+def test_the_migrations_that_add_tables_keep_every_record(empty_database_url, module, added):
+    """0012 adds the webhook tables, 0013 the deals' versions: a record stored before is unchanged,
+    up and down again, and only those tables come and go."""
     import importlib
 
-    migration = importlib.import_module("migrations.versions.0012_webhooks")
+    migration = importlib.import_module(f"migrations.versions.{module}")
     database = Database(empty_database_url)
     try:
         with database.engine.begin() as connection:
@@ -355,8 +359,7 @@ def test_the_webhooks_migration_keeps_every_record_and_only_adds_tables(empty_da
             command.upgrade(alembic_config(connection), migration.revision)
         with database.engine.connect() as connection:
             assert _old_rows(connection) == before
-            assert set(inspect(connection).get_table_names()) - tables == {
-                "webhook_endpoints", "webhook_messages", "webhook_deliveries"}
+            assert set(inspect(connection).get_table_names()) - tables == added
         with database.engine.begin() as connection:
             command.downgrade(alembic_config(connection), migration.down_revision)
         with database.engine.connect() as connection:

@@ -242,3 +242,35 @@ def test_names_may_hold_any_printable_text(client):
         assert response.status_code == 201, player
         assert response.get_json()["player"] == player
     assert len(client.get(f"{API}/records", query_string={"player": "Zoë Ångström"}).get_json()["items"]) == 1
+
+
+def test_a_record_judged_at_an_old_version_of_its_deal_is_not_stored(app, count_records):
+    """The write stores a record only while its deal's version is the one its evidence was read
+    at (``seen``), bumping it; a stale one raises :class:`api.records.Stale` and stores nothing
+    (no record, no new player): the submission is then judged again."""
+    from sqlalchemy import func, select
+
+    from api.models import DealVersion, Player
+    from api.records import Stale, insert_record, new_record
+
+    def values(player):
+        verdict = replay(CODE, "T7>F S")
+        return {**new_record(verdict, {"player": player}), "line": None}
+
+    with app.extensions["api.db"].sessions() as session:
+        def version():
+            return session.scalar(select(DealVersion.version).where(DealVersion.code == CODE))
+
+        connection = session.connection()
+        assert version() is None  # a deal never stored to reads as version 0
+        first = insert_record(connection, values("ann"), seen=0)
+        assert first is not None and version() == 1
+        with pytest.raises(Stale):
+            insert_record(connection, values("bob"), seen=0)
+        assert version() == 1
+        assert session.scalar(select(func.count()).select_from(Player).where(Player.name == "bob")) == 0
+        stored = values("bob")
+        assert insert_record(connection, stored, seen=1) is not None and version() == 2
+        assert stored["player_id"] == session.scalar(select(Player.id).where(Player.name == "bob"))
+        session.commit()
+    assert count_records() == 2
