@@ -135,6 +135,8 @@ def _beams(
         return None
     fraction = settings.beam_share or BEAM_SHARE
     share = int(max_nodes * fraction)
+    if settings.beam_cap is not None:
+        share = min(share, settings.beam_cap)
     deadline = None if budget_seconds is None else time.monotonic() + budget_seconds * fraction
     runs: list[_Run] = [
         _Run(partial(beam, state, settings=replace(settings, weights=style)), part) for style, part in settings.styles
