@@ -264,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="print the screening rate of challenge candidates on DEALS deals per rule set and stop")
     parser.add_argument("--screen-nodes", type=int, help="node budget of --screen (default: CHALLENGE_NODES)")
     parser.add_argument("--only", choices=sorted(FULL), action="append", help="run only these rule sets")
+    parser.add_argument("--start", type=int, default=0,
+                        help="skip the first START deals of each corpus (to split a run; --combine joins the parts)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--jsonl", help="also write one JSON line per deal to this file")
     parser.add_argument("--check-corpora", action="store_true", help="check the stored corpora and stop")
@@ -302,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     for variant, (count, seconds, nodes) in plan.items():
         if count <= 0:
             continue
-        jobs = [(code, seconds, nodes, args.cpu_clock) for code in load_corpus(variant, count)]
+        jobs = [(code, seconds, nodes, args.cpu_clock) for code in load_corpus(variant, count)[args.start:]]
         rows: list[dict] = []
         with ctx.Pool(args.workers, maxtasksperchild=1) as pool:
             for row in pool.imap(solve_one, jobs):
@@ -335,19 +337,19 @@ def report(summaries: list[dict]) -> int:
 
 
 def combine(paths: list[str], jsonl: str | None) -> int:
-    """The figures of earlier runs' per-deal lines taken together (each rule set from the
-    last file that has it), written to ``jsonl`` with what each run said of itself."""
-    rows: dict[str, list[dict]] = {}
+    """The figures of earlier runs' per-deal lines taken together (a deal from the last file
+    that has it, so parts of one run split with ``--start`` join up), written to ``jsonl``
+    with what each run said of itself."""
+    by_code: dict[str, dict[str, dict]] = {}
     runs = []
     for path in paths:
-        found: dict[str, list[dict]] = {}
         for line in Path(path).read_text(encoding="utf-8").splitlines():
             entry = json.loads(line)
             if "variant" in entry:
-                found.setdefault(entry.pop("variant"), []).append(entry)
+                by_code.setdefault(entry.pop("variant"), {})[entry["code"]] = entry
             elif "summaries" in entry:
                 runs.append({"file": Path(path).name, **{k: v for k, v in entry.items() if k != "summaries"}})
-        rows.update(found)
+    rows = {variant: list(found.values()) for variant, found in by_code.items()}
     summaries = [summary(variant, rows[variant]) for variant in FULL if variant in rows]
     if jsonl:
         with open(jsonl, "w", encoding="utf-8") as out:

@@ -159,7 +159,7 @@ def test_classic_deals_get_a_portfolio_of_styles_and_relaxed_deals_one():
 
 
 # classic deals of bench/corpora the default style's beams left undecided within the beam share of 10 s
-@pytest.mark.parametrize("code", ["YU1-C-VWNIL64", "YU1-C-X2N7ZL6"])
+@pytest.mark.parametrize("code", ["YU1-C-RGHEDEC", "YU1-C-X2N7ZL6", "YU1-C-P7CSB4T"])
 def test_the_portfolio_wins_a_deal_the_first_style_alone_does_not(code):
     state = state_for(Game.from_code(code).position)
     settings = settings_for(Game.from_code(code).position)
