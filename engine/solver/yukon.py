@@ -30,7 +30,7 @@ PORTFOLIO = ((STYLES[0], 4), (STYLES[1], 1), (STYLES[3], 1), (STYLES[2], 1))
 #: the beam searches' share of the budgets for classic deals, and at most this many positions:
 #: the rest goes to the complete search, which decides lost deals (docs/winnability.md)
 CLASSIC_BEAM_SHARE = 0.4
-CLASSIC_BEAM_CAP = 250_000
+CLASSIC_BEAM_CAP = 150_000
 #: widths of the beam searches before the complete search (they find most wins of classic
 #: deals far sooner; starting at 5, not 10, the easy deals cost a third less: docs/winnability.md)
 BEAM_WIDTHS = (5, 15, 50, 150, 500, 1000)
