@@ -7,6 +7,7 @@
     python bench/solver.py --nodes                # node budgets instead of seconds (from the rates below)
     python bench/solver.py --rate                 # the solver's nodes a CPU second, one process, a few deals each
     python bench/solver.py --screen 100           # challenge / winnable-pool screening at CHALLENGE_NODES
+    python bench/solver.py --cpu-clock --workers 1  # time budgets in the worker's CPU seconds (a shared machine)
 
 Node budgets (``--nodes``, or ``--yukon-nodes`` / ``--forty-nodes``) make the
 figures independent of the machine's load: a deal is decided within N
@@ -52,7 +53,7 @@ FULL = {"yukon-classic": (200, 10.0), "yukon-relaxed": (200, 10.0), "forty-thiev
 QUICK = {"yukon-classic": (20, 2.0), "yukon-relaxed": (20, 2.0), "forty-thieves": (10, 5.0)}
 #: the node budgets that stand for the time budgets of ``FULL``: the time budget times the nodes per
 #: CPU second that ``--rate`` measured (docs/winnability.md, "Figures in nodes")
-NODE_BUDGETS = {"yukon-classic": 500_000, "yukon-relaxed": 500_000, "forty-thieves": 3_000_000}
+NODE_BUDGETS = {"yukon-classic": 1_000_000, "yukon-relaxed": 1_500_000, "forty-thieves": 3_600_000}
 #: deals per rule set that ``--rate`` solves, and the node budget of each
 RATE_DEALS, RATE_NODES = 8, 40_000
 PREFIX = {s.variant: (s.game.letters, s.letter) for s in RULE_SETS}
@@ -87,10 +88,17 @@ def load_corpus(variant: str, count: int) -> list[str]:
     return codes[:count]
 
 
-def solve_one(job: tuple[str, float | None, int | None]) -> dict:
+def solve_one(job: tuple[str, float | None, int | None, bool]) -> dict:
+    import verifier.solving
     from verifier.solving import solve_code
 
-    code, seconds, nodes = job
+    code, seconds, nodes, cpu_clock = job
+    if cpu_clock:  # this worker's own process (a fresh one per deal): the budget counts its CPU seconds
+        from functools import partial
+
+        from engine.solver import solve
+
+        verifier.solving.solve = partial(solve, clock=time.process_time)
     started, cpu = time.perf_counter(), time.process_time()
     answer = solve_code(code, budget_seconds=seconds, max_nodes=nodes)
     wall = time.perf_counter() - started
@@ -102,7 +110,7 @@ def solve_one(job: tuple[str, float | None, int | None]) -> dict:
         "table_bytes": answer.search["table_bytes"], "peak_rss_mib": round(peak_kib / 1024, 1),
         "length": len(answer.actions) if answer.status == "winnable" else None, "verified": answer.verified,
         "found_length": getattr(answer, "found_length", None) if answer.status == "winnable" else None,
-        "reason": answer.reason,
+        "reason": answer.reason, "clock": "cpu" if cpu_clock else "wall",
     }
 
 
@@ -122,7 +130,7 @@ def summary(variant: str, rows: list[dict]) -> dict:
     won = sum(r["status"] == "winnable" for r in rows)
     lost = sum(r["status"] == "unwinnable" for r in rows)
     unknown = n - won - lost
-    times = [r["seconds"] for r in rows]
+    times = [seconds_of(r) for r in rows]
     lengths = [r["length"] for r in rows if r["length"] is not None]
     found = [r["found_length"] for r in rows if r.get("found_length") is not None]  # before shortening
     low, _ = wilson(won, n)  # every timeout counted as a loss
@@ -133,7 +141,8 @@ def summary(variant: str, rows: list[dict]) -> dict:
         "winnable": won, "unwinnable": lost, "unknown": unknown,
         "decided_share": (won + lost) / n if n else 0.0,
         "median_seconds": statistics.median(times) if times else 0.0, "max_seconds": max(times, default=0.0),
-        "median_decided_seconds": statistics.median([r["seconds"] for r in rows if r["status"] != "unknown"] or [0]),
+        "median_decided_seconds": statistics.median([seconds_of(r) for r in rows if r["status"] != "unknown"] or [0]),
+        "cpu_clock": bool(rows) and rows[0].get("clock") == "cpu",
         "peak_rss_mib_max": max((r["peak_rss_mib"] for r in rows), default=0.0),
         "peak_rss_mib_median": statistics.median([r["peak_rss_mib"] for r in rows]) if rows else 0.0,
         "table_mib_max": round(max((r["table_bytes"] for r in rows), default=0) / 2 ** 20, 1),
@@ -145,6 +154,11 @@ def summary(variant: str, rows: list[dict]) -> dict:
         "winnability_point": won / n if n else 0.0,
         "unverified_wins": sum(r["status"] == "winnable" and not r["verified"] for r in rows),
     }
+
+
+def seconds_of(row: dict) -> float:
+    """A deal's time as its budget counted it: CPU seconds with ``--cpu-clock``, else wall seconds."""
+    return row["cpu_seconds"] if row.get("clock") == "cpu" else row["seconds"]
 
 
 def table(summaries: list[dict]) -> str:
@@ -166,7 +180,7 @@ def budget_text(s: dict) -> str:
     """A summary's budget: seconds, nodes, or both."""
     parts = []
     if s["budget_seconds"] is not None:
-        parts.append(f"{s['budget_seconds']:g} s")
+        parts.append(f"{s['budget_seconds']:g} s" + (" CPU" if s.get("cpu_clock") else ""))
     if s.get("budget_nodes") is not None:
         parts.append(f"{s['budget_nodes']:,} nodes")
     return " + ".join(parts) or "none"
@@ -243,11 +257,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="node budgets (NODE_BUDGETS) instead of seconds: figures that do not depend on the load")
     parser.add_argument("--yukon-nodes", type=int, help="node budget per Yukon deal (no time limit)")
     parser.add_argument("--forty-nodes", type=int, help="node budget per Forty Thieves deal (no time limit)")
+    parser.add_argument("--cpu-clock", action="store_true",
+                        help="time budgets count the worker's CPU seconds, not wall seconds (a shared machine)")
     parser.add_argument("--rate", action="store_true", help="print the solver's nodes per CPU second and stop")
     parser.add_argument("--screen", type=int, metavar="DEALS",
                         help="print the screening rate of challenge candidates on DEALS deals per rule set and stop")
     parser.add_argument("--screen-nodes", type=int, help="node budget of --screen (default: CHALLENGE_NODES)")
     parser.add_argument("--only", choices=sorted(FULL), action="append", help="run only these rule sets")
+    parser.add_argument("--start", type=int, default=0,
+                        help="skip the first START deals of each corpus (to split a run; --combine joins the parts)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--jsonl", help="also write one JSON line per deal to this file")
     parser.add_argument("--check-corpora", action="store_true", help="check the stored corpora and stop")
@@ -286,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     for variant, (count, seconds, nodes) in plan.items():
         if count <= 0:
             continue
-        jobs = [(code, seconds, nodes) for code in load_corpus(variant, count)]
+        jobs = [(code, seconds, nodes, args.cpu_clock) for code in load_corpus(variant, count)[args.start:]]
         rows: list[dict] = []
         with ctx.Pool(args.workers, maxtasksperchild=1) as pool:
             for row in pool.imap(solve_one, jobs):
@@ -319,19 +337,19 @@ def report(summaries: list[dict]) -> int:
 
 
 def combine(paths: list[str], jsonl: str | None) -> int:
-    """The figures of earlier runs' per-deal lines taken together (each rule set from the
-    last file that has it), written to ``jsonl`` with what each run said of itself."""
-    rows: dict[str, list[dict]] = {}
+    """The figures of earlier runs' per-deal lines taken together (a deal from the last file
+    that has it, so parts of one run split with ``--start`` join up), written to ``jsonl``
+    with what each run said of itself."""
+    by_code: dict[str, dict[str, dict]] = {}
     runs = []
     for path in paths:
-        found: dict[str, list[dict]] = {}
         for line in Path(path).read_text(encoding="utf-8").splitlines():
             entry = json.loads(line)
             if "variant" in entry:
-                found.setdefault(entry.pop("variant"), []).append(entry)
+                by_code.setdefault(entry.pop("variant"), {})[entry["code"]] = entry
             elif "summaries" in entry:
                 runs.append({"file": Path(path).name, **{k: v for k, v in entry.items() if k != "summaries"}})
-        rows.update(found)
+    rows = {variant: list(found.values()) for variant, found in by_code.items()}
     summaries = [summary(variant, rows[variant]) for variant in FULL if variant in rows]
     if jsonl:
         with open(jsonl, "w", encoding="utf-8") as out:

@@ -121,7 +121,12 @@ def table_entry_bytes(key_bytes: int, positions: int) -> int:
 
 
 def _beams(
-    state: SolverState, settings: SearchSettings, max_nodes: int, budget_seconds: float | None, max_table: int
+    state: SolverState,
+    settings: SearchSettings,
+    max_nodes: int,
+    budget_seconds: float | None,
+    max_table: int,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Outcome | None:
     """Beam searches of growing width (``settings.beam_widths``) within the beam share of
     the budgets: they find many wins far sooner than a complete search, but prove
@@ -135,12 +140,15 @@ def _beams(
         return None
     fraction = settings.beam_share or BEAM_SHARE
     share = int(max_nodes * fraction)
-    deadline = None if budget_seconds is None else time.monotonic() + budget_seconds * fraction
+    if settings.beam_cap is not None:
+        share = min(share, settings.beam_cap)
+    deadline = None if budget_seconds is None else clock() + budget_seconds * fraction
     runs: list[_Run] = [
-        _Run(partial(beam, state, settings=replace(settings, weights=style)), part) for style, part in settings.styles
+        _Run(partial(beam, state, settings=replace(settings, weights=style), clock=clock), part)
+        for style, part in settings.styles
     ]
     if isinstance(state, StagedState):
-        runs.append(_Run(partial(stage_beam, state, settings=settings), 1))
+        runs.append(_Run(partial(stage_beam, state, settings=settings, clock=clock), 1))
     spent = 0
     out = None
     while runs:
@@ -175,10 +183,12 @@ def solve(
     max_table: int | None = None,
     method: str = "best",
     shorten_steps: int = SHORTEN_STEPS,
+    clock: Callable[[], float] = time.monotonic,
 ) -> SolveResult:
     """Decide whether ``position`` can be won, within the budgets.
 
-    ``budget_seconds`` is wall time (``None``: no limit); ``max_nodes`` caps the
+    ``budget_seconds`` is time on ``clock`` (wall time; a benchmark on a shared machine may
+    pass ``time.process_time``; ``None``: no limit); ``max_nodes`` caps the
     positions examined and ``max_table`` the positions remembered. ``method``
     ``"best"`` first runs the rule set's beam searches (:class:`SearchSettings`),
     then its complete search with the rest of the budgets; ``"depth"`` runs
@@ -197,17 +207,17 @@ def solve(
     if position.is_won:
         return SolveResult(WINNABLE, (), "the position is already won", coverage=coverage)
     state, settings = state_for(position), settings_for(position)
-    started = time.monotonic()
-    nodes = max_nodes or DEFAULT_NODES
-    table = max_table or DEFAULT_TABLE
-    out = _beams(state, settings, nodes, budget_seconds, table) if method == "best" else None
+    started, nodes, table = clock(), max_nodes or DEFAULT_NODES, max_table or DEFAULT_TABLE
+    out = _beams(state, settings, nodes, budget_seconds, table, clock) if method == "best" else None
     if out is None or out.end != WON:
         spent = 0 if out is None else out.nodes
         deadline = None if budget_seconds is None else started + budget_seconds
         if method == "depth" or settings.complete_search == "depth":
-            out = depth_first(state, max_nodes=nodes - spent, deadline=deadline, max_table=table)
+            out = depth_first(state, max_nodes=nodes - spent, deadline=deadline, max_table=table, clock=clock)
         else:
-            out = best_first(state, max_nodes=nodes - spent, deadline=deadline, max_table=table, settings=settings)
+            out = best_first(
+                state, max_nodes=nodes - spent, deadline=deadline, max_table=table, settings=settings, clock=clock
+            )
         out.nodes += spent
     actions: tuple[str, ...] = ()
     found = 0
@@ -219,9 +229,9 @@ def solve(
             until = (
                 None
                 if budget_seconds is None
-                else max(started + budget_seconds, time.monotonic() + budget_seconds / 10)
+                else max(started + budget_seconds, clock() + budget_seconds / 10)
             )
-            actions = shorten(position, actions, max_steps=shorten_steps, deadline=until)
+            actions = shorten(position, actions, max_steps=shorten_steps, deadline=until, clock=clock)
         status, reason = WINNABLE, f"a winning line of {len(actions)} actions"
     elif out.end == EXHAUSTED:
         status = UNWINNABLE
@@ -240,7 +250,7 @@ def solve(
             + f" after {out.nodes} positions, undecided",
         )
     table_bytes = table_entry_bytes(out.key_bytes, out.positions)
-    out.seconds = time.monotonic() - started  # the shortening included
+    out.seconds = clock() - started  # the shortening included
     return SolveResult(
         status, actions, reason, out.nodes, out.positions, out.max_depth, out.seconds, table_bytes, coverage, found
     )

@@ -24,7 +24,7 @@ the machine's speed.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import EngineError
@@ -44,32 +44,40 @@ SHORTCUT_DEPTHS = (2, 3)
 
 class _Budget:
     """Steps of work left (an action replayed, or a position searched), and an optional
-    deadline on ``time.monotonic()``, looked at every 256 steps."""
+    deadline on ``clock()`` (``time.monotonic`` unless told), looked at every 256 steps."""
 
-    __slots__ = ("left", "deadline")
+    __slots__ = ("left", "deadline", "clock")
 
-    def __init__(self, steps: int, deadline: float | None = None) -> None:
+    def __init__(
+        self, steps: int, deadline: float | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.left = steps
         self.deadline = deadline
+        self.clock = clock
 
     def spend(self, steps: int) -> bool:
         """Take ``steps``; whether there were enough left (and time)."""
         self.left -= steps
-        if self.deadline is not None and not self.left & 255 and time.monotonic() > self.deadline:
+        if self.deadline is not None and not self.left & 255 and self.clock() > self.deadline:
             self.left = -1
         return self.left >= 0
 
 
 def shorten(
-    position: Position, line: Sequence[str], *, max_steps: int = SHORTEN_STEPS, deadline: float | None = None
+    position: Position,
+    line: Sequence[str],
+    *,
+    max_steps: int = SHORTEN_STEPS,
+    deadline: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> tuple[str, ...]:
     """A winning line from ``position`` no longer than ``line`` (which must win from it:
     :class:`ValueError` otherwise), found within ``max_steps`` steps of work and, if given,
-    by ``deadline`` (``time.monotonic()``; then the result may depend on the machine)."""
+    by ``deadline`` (on ``clock()``; then the result may depend on the machine)."""
     best = list(line)
     if _replay(position, best) is None:
         raise ValueError("the line to shorten does not replay as a won game from the position")
-    budget = _Budget(max_steps, deadline)
+    budget = _Budget(max_steps, deadline, clock)
     for depth in SHORTCUT_DEPTHS:
         while budget.left > 0:
             before = len(best)

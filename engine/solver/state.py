@@ -83,6 +83,8 @@ class SearchSettings:
     beam_widths: tuple[int, ...] = ()
     #: the share of the budgets the beams get (None: ``engine.solver.BEAM_SHARE``)
     beam_share: float | None = None
+    #: at most this many positions for the beams, whatever the share (None: no cap)
+    beam_cap: int | None = None
     #: the complete search after the beams: ``"best"`` (best-first) or ``"depth"``
     complete_search: str = "best"
     #: best-first ties: the newest position first (a dive toward a win) instead of the oldest

@@ -14,6 +14,7 @@ files; the search lives in :mod:`engine.solver.search`.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Final
 
 from ..cards import RANK_CHARS, SUIT_CHARS
 from ..position import Position
@@ -26,11 +27,13 @@ GROUP, UP, BACK = 0, 1, 2
 STYLES = ((4, 2, 1), (4, 2, 0), (4, 8, 0), (4, 0, 0))
 #: the beam portfolio for classic deals: (weights, part of the beam share)
 PORTFOLIO = ((STYLES[0], 4), (STYLES[1], 1), (STYLES[3], 1), (STYLES[2], 1))
-#: the beam searches' share of the budgets for classic deals (docs/winnability.md)
+#: the beam searches' share of the budgets for classic deals, and at most this many positions:
+#: the rest goes to the complete search, which decides lost deals (docs/winnability.md)
 CLASSIC_BEAM_SHARE = 0.4
+CLASSIC_BEAM_CAP = 150_000
 #: widths of the beam searches before the complete search (they find most wins of classic
-#: deals far sooner; docs/winnability.md)
-BEAM_WIDTHS = (10, 30, 100, 300, 1000)
+#: deals far sooner; starting at 5, not 10, the easy deals cost a third less: docs/winnability.md)
+BEAM_WIDTHS = (5, 15, 50, 150, 500, 1000)
 #: what an ``unwinnable`` answer covers (engine.solver.coverage_for)
 COVERED_MOVES = (
     "column to column: every group of up to 20 face-up cards whose bottom card fits",
@@ -50,6 +53,7 @@ CLASSIC_SETTINGS = SearchSettings(
     styles=PORTFOLIO,
     beam_widths=BEAM_WIDTHS,
     beam_share=CLASSIC_BEAM_SHARE,
+    beam_cap=CLASSIC_BEAM_CAP,
     complete_search="depth",
     covered_moves=COVERED_MOVES,
     reductions=REDUCTIONS,
@@ -176,6 +180,7 @@ class YukonState:
         position is lost. A greatest fixed point over held and glued cards, let out
         through a worklist; docs/winnability.md ("Computing the stuck-card test") says how."""
         cols, down, loc, targets, onto = self.cols, self.down, self.loc, self.targets, self.onto
+        rank_of, suit_of = _RANK, _SUIT
         held, free, at, above, work = _column_facts(cols)
         glued = held + [False]
         stuck = len(work)  # cards still glued: at none the position is not lost, whatever is left to do
@@ -195,8 +200,8 @@ class YukonState:
             if p < d and glued[col[p + 1]]:
                 leaves = False  # it never turns up
             else:  # face up, or face down and may turn up: a way out once up
-                r = _RANK[c]
-                leaves = lowest[_SUIT[c]] >= r and not glued[above[c]]  # it can go up
+                r = rank_of[c]
+                leaves = lowest[suit_of[c]] >= r and not glued[above[c]]  # it can go up
                 if not leaves:
                     if r == 12:  # a king: an empty column
                         leaves = may_empty
@@ -223,7 +228,7 @@ class YukonState:
                         work += onto[b]
                     unburied = (c, b)
                 for v in unburied:  # if v may go up now, so may the higher cards of its suit
-                    s, r = _SUIT[v], _RANK[v]
+                    s, r = suit_of[v], rank_of[v]
                     if lowest[s] == r and not glued[v] and not glued[above[v]]:
                         q = r + 1
                         while q < 13 and not glued[13 * s + q] and not glued[above[13 * s + q]]:
@@ -462,6 +467,6 @@ def _by_score(m: SolverMove) -> int:
 #: for each suit (S H D C): the suits of the other colour, and the other suit of its own colour
 _OPPOSITE = ((1, 2), (0, 3), (0, 3), (1, 2))
 #: a card's suit and rank - 1 (``divmod(card, 13)``), looked up in the dead-end test's inner loop
-_SUIT = tuple(c // 13 for c in range(52))
-_RANK = tuple(c % 13 for c in range(52))
+_SUIT: Final = tuple(c // 13 for c in range(52))
+_RANK: Final = tuple(c % 13 for c in range(52))
 _SAME_COLOUR_OTHER = (3, 2, 1, 0)

@@ -115,6 +115,22 @@ def test_budget_exhaustion_is_unknown_with_a_reason():
     assert result.positions <= 30
 
 
+@pytest.mark.parametrize("code", ["YU1-C-KDURELR", "FT1-N-K37R6LJ"])
+def test_the_time_budget_is_read_on_the_clock_given(code):
+    """A benchmark on a shared machine counts CPU seconds; here a clock that ticks per reading."""
+    ticks = [0]
+
+    def clock() -> float:
+        ticks[0] += 1
+        return ticks[0] / 1000  # a millisecond a reading
+
+    result = solve(Game.from_code(code).position, budget_seconds=0.2, max_nodes=10**6, clock=clock)
+    assert result.status == UNKNOWN and "time budget of 0.2 s" in result.reason
+    # the searches read it every 256 nodes (and once a beam), so about 200 readings make the budget
+    assert 200 <= ticks[0] < 260 and result.nodes < 260 * 256
+    assert result.seconds == pytest.approx(ticks[0] / 1000 - 0.001, abs=0.002)
+
+
 def test_budget_arguments_are_checked():
     pos = Game.from_code("YU1-C-AAAAAAB").position
     with pytest.raises(ValueError, match="budget_seconds"):

@@ -20,7 +20,7 @@ from engine.solver import (
     state_for,
 )
 from engine.solver.search import best_first, depth_first
-from engine.solver.yukon import CLASSIC_BEAM_SHARE, PORTFOLIO, STYLES
+from engine.solver.yukon import CLASSIC_BEAM_CAP, CLASSIC_BEAM_SHARE, PORTFOLIO, STYLES
 from verifier import replay
 
 
@@ -159,7 +159,7 @@ def test_classic_deals_get_a_portfolio_of_styles_and_relaxed_deals_one():
 
 
 # classic deals of bench/corpora the default style's beams left undecided within the beam share of 10 s
-@pytest.mark.parametrize("code", ["YU1-C-VWNIL64", "YU1-C-X2N7ZL6"])
+@pytest.mark.parametrize("code", ["YU1-C-RGHEDEC", "YU1-C-X2N7ZL6", "YU1-C-P7CSB4T"])
 def test_the_portfolio_wins_a_deal_the_first_style_alone_does_not(code):
     state = state_for(Game.from_code(code).position)
     settings = settings_for(Game.from_code(code).position)
@@ -183,6 +183,10 @@ def test_classic_deals_get_half_the_budget_for_beams_then_depth_first_and_relaxe
         state_for(Game.from_code("YU1-C-KDURELR").position), classic, 20_000, None, 10**6
     )  # no style wins this deal: the beams spend their whole share
     assert out.end != "won" and int(20_000 * CLASSIC_BEAM_SHARE) - 1000 < out.nodes <= int(20_000 * CLASSIC_BEAM_SHARE)
+    capped = _beams(state_for(Game.from_code("YU1-C-KDURELR").position), replace(classic, beam_cap=5_000), 20_000,
+                    None, 10**6)  # a cap below the share: the beams stop there, the rest is the complete search's
+    assert capped.end != "won" and 4_000 < capped.nodes <= 5_000
+    assert classic.beam_cap == CLASSIC_BEAM_CAP and relaxed.beam_cap is None
 
 
 def test_a_classic_deal_the_beams_leave_is_proved_lost_by_the_depth_first_search():
