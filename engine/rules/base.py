@@ -17,14 +17,13 @@ from collections import deque
 from collections.abc import Iterable
 from enum import IntEnum
 from functools import lru_cache
-from itertools import repeat
-from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, NoReturn
 
 from ..actions import DRAW, UNDO, Action, Draw, Move, Undo, action_from_json, parse_text
 from ..cards import DECK, SUIT_SYMBOLS, Card
 from ..messages import illegal
 from ..position import Position
-from ..shuffle import SplitMix64, shuffle
+from ..shuffle import shuffle_seeded
 
 if TYPE_CHECKING:
     from ..game import Game
@@ -58,7 +57,7 @@ _KINDS = tuple(OpKind)[:8]
 
 #: ``target`` of an op whose target is refused once its source checks pass
 #: (onto its own column, onto a column the game lacks, foundation to foundation)
-BAD_TARGET = 1 << 20
+BAD_TARGET: Final = 1 << 20
 
 
 class Op(NamedTuple):
@@ -97,7 +96,7 @@ _UNDO_OP = Op(OpKind.UNDO, 0, 0, None, "U", (), (), UNDO)
 def _shuffled(decks: int, number: int) -> tuple[Card, ...]:
     """Shuffling is the costly part of a deal, and popular deals are replayed again and again."""
     deck = list(DECK) * decks
-    shuffle(deck, SplitMix64(number))
+    shuffle_seeded(deck, number)
     return tuple(deck)
 
 
@@ -166,6 +165,10 @@ class Rules:
         }
         #: the cards an empty column takes
         self.fills_empty = frozenset(card for card in DECK if self.takes_empty(card))
+        #: the same two tables for the interpreter, by card index: ``onto.index * 52 + card.index``
+        #: (whether ``card`` may go onto ``onto``) and ``card.index`` (onto an empty column)
+        self._fit_table = [card in self.fits[onto] for onto in DECK for card in DECK]
+        self._empty_table = [card in self.fills_empty for card in DECK]
         #: the foundation slots of each suit, left to right
         self.slots_of_suit = tuple(
             tuple(slot for slot, s in enumerate(self.foundation_suits) if s == suit) for suit in range(4)
@@ -326,41 +329,42 @@ class Rules:
     def run(self, game: Game, items: Iterable[Any], canonical: list[str], text_log: bool = False) -> None:
         """Check and apply log items in ``game``, as :meth:`Game.push_items` says."""
         base, rest = len(canonical), iter(items)
-        lookups = map(self._ops.get, items) if text_log else repeat(None)
         try:
             if not game.won:
-                self._apply(game, zip(rest, lookups), canonical, base)
+                self._apply(game, rest, canonical, base)
             for item in rest:  # the game is won: the next item is refused, once it parses
                 self._game_over(item)
         finally:
             game.count(len(canonical) - base)
 
-    def _apply(self, game: Game, pairs: Iterable[tuple[Any, OpTuple | None]], canonical: list[str], base: int) -> None:
-        """:meth:`run`'s loop over (item, its op if looked up): until the items run out or the game is won."""
-        ops_get, compile_text, object_op, push = self._ops.get, self.compile_text, self._object_op, game.stack.append
-        pos, stack, append = game.position, game.stack, canonical.append
+    def _apply(self, game: Game, items: Iterable[Any], canonical: list[str], base: int) -> None:
+        """:meth:`run`'s loop over the items: until they run out or the game is won."""
+        ops, push = self._ops, game.stack.append
+        pos, stack = game.position, game.stack
         columns, down, foundations, waste, stock = pos.columns, pos.down, pos.foundations, pos.waste, pos.stock
-        fits, fills_empty, max_group, any_group = self.fits, self.fills_empty, self.max_group, self.any_group
+        fit, fill, max_group, any_group = self._fit_table, self._empty_table, self.max_group, self.any_group
         flip_gain, up_gain, waste_gain, takeback_gain = self._gains
         COLUMN, COLUMN_UP, WASTE, WASTE_UP, TAKEBACK, DRAW_, UNDO_, UNNAMED = _KINDS
-        for item, op in pairs:
-            if op is None:
-                op = (ops_get(item) or compile_text(item)) if type(item) is str else object_op(item)
+        for item in items:
+            if type(item) is str:
+                op = ops.get(item) or self.compile_text(item)
+            else:
+                op = self._object_op(item)
             while True:
                 kind, si, target, card, text, slots, texts, _ = op
                 if kind is COLUMN:
                     src = columns[si]
+                    assert card is not None  # (named: a move naming no card is UNNAMED)
                     if (n := len(src)) and src[-1] is card:
                         start = n - 1
                     else:  # where groups move, the named card and every card on it, if it is face up
-                        try:
-                            start = src.index(card, down[si])  # type: ignore[arg-type]  # (named: never None here)
-                        except ValueError:
-                            start = self._start(pos, src, op)
-                        if n - start > max_group or target == BAD_TARGET or not any_group:
+                        start, lowest = n - 2, down[si]
+                        while start >= lowest and src[start] is not card:
+                            start -= 1
+                        if start < lowest or n - start > max_group or target == BAD_TARGET or not any_group:
                             start = self._start(pos, src, op)
                     dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
-                    if not (card in fits[dst[-1]] if dst else card in fills_empty):
+                    if not (fit[dst[-1].index * 52 + card.index] if dst else fill[card.index]):
                         self._refuse_column(card, dst, op)
                     if start == n - 1:
                         dst.append(src.pop())
@@ -373,7 +377,7 @@ class Rules:
                         pos.score += flip_gain
                     else:
                         push((src, dst, n - start, -1, pos.score, pos.takebacks))
-                    append(text)
+                    canonical.append(text)
                 elif kind is COLUMN_UP or kind is WASTE_UP:
                     src = columns[si] if kind is COLUMN_UP else waste
                     if not ((n := len(src)) and src[-1] is card):
@@ -387,29 +391,30 @@ class Rules:
                     else:
                         push((src, foundations[slot], 1, -1, pos.score, pos.takebacks))
                         pos.score += up_gain
-                    append(texts[slot])
+                    canonical.append(texts[slot])
                     if card.rank == 13 and pos.is_won:  # type: ignore[union-attr]  # the last card up is a king
                         game.won = True
                         return
                 elif kind is DRAW_:
                     push((stock, waste, 1, -1, pos.score, pos.takebacks) if stock else self._refuse_draw())
                     waste.append(stock.pop())
-                    append("S")
+                    canonical.append("S")
                 elif kind is WASTE or kind is TAKEBACK:  # the top card of the waste or a foundation onto a column
                     src = waste if kind is WASTE else foundations[si]
                     if not (src and src[-1] is card):
                         self._start(pos, src, op)
+                    assert card is not None  # (the top card of src)
                     dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
-                    if not (card in fits[dst[-1]] if dst else card in fills_empty):
+                    if not (fit[dst[-1].index * 52 + card.index] if dst else fill[card.index]):
                         self._refuse_column(card, dst, op)
                     dst.append(src.pop())
                     push((src, dst, 1, -1, pos.score, pos.takebacks))
                     score = pos.score + (waste_gain if kind is WASTE else takeback_gain)
                     pos.score = score if score > 0 else 0
                     pos.takebacks += kind is TAKEBACK
-                    append(text)
+                    canonical.append(text)
                 elif kind is UNDO_:
-                    append(step_back(pos, stack, game.in_effect + len(canonical) - base))
+                    canonical.append(step_back(pos, stack, game.in_effect + len(canonical) - base))
                     game.stepped_back()
                 else:  # a move naming no card: named for this position, then round again; else REFUSED
                     op = self._name_card(pos, op) if kind is UNNAMED else self._refuse_source(op)
