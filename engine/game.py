@@ -1,8 +1,8 @@
 """``Game``: a position plus its undo stack.
 
 Actions are pushed one at a time; each push keeps a small undo record (which
-lists moved how many cards, whether a card was turned up, the score and
-take-backs before), never a copy of the position.
+lists moved how many cards, whether a card was turned up, the points and
+take-backs the action added), never a copy of the position.
 
 >>> game = Game.from_code("FT1-N-AAAAAAB")
 >>> str(game.push(parse_action("S")))

@@ -17,9 +17,8 @@ position text forms, the API's enums and the pages derive from
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from ..position import Position
 from ..solver.forty import SETTINGS as FORTY_SETTINGS
@@ -34,71 +33,100 @@ if TYPE_CHECKING:
     from ..solver.state import SolverState
 
 
-@dataclass(frozen=True, slots=True)
+# (Plain classes of read-only fields rather than dataclasses: a dataclass costs every
+# process about a millisecond to define, and these are read once per process.)
+
+
 class Layout:
     """The deal: cards per column and face-down cards at their bottom, dealt in
     deck order column by column; the rest of the deck(s) is the stock."""
 
-    decks: int
-    columns: tuple[int, ...]
-    face_down: tuple[int, ...]
-    #: the suit each foundation slot takes, left to right
-    foundation_suits: tuple[int, ...]
+    __slots__ = ("decks", "columns", "face_down", "foundation_suits")
+
+    def __init__(
+        self, *, decks: int, columns: tuple[int, ...], face_down: tuple[int, ...], foundation_suits: tuple[int, ...]
+    ) -> None:
+        self.decks: Final = decks
+        self.columns: Final = columns
+        self.face_down: Final = face_down
+        #: the suit each foundation slot takes, left to right
+        self.foundation_suits: Final = foundation_suits
 
 
-@dataclass(frozen=True, slots=True)
 class StockPolicy:
     """How the stock is gone through: ``passes`` times, ``per_draw`` cards a draw.
     The interpreter implements one pass of one card (the only policy in play)."""
 
-    passes: int = 1
-    per_draw: int = 1
+    __slots__ = ("passes", "per_draw")
+
+    def __init__(self, *, passes: int = 1, per_draw: int = 1) -> None:
+        self.passes: Final = passes
+        self.per_draw: Final = per_draw
 
 
-@dataclass(frozen=True, slots=True)
 class Scoring:
     """Points for a card onto a foundation, a face-down card turned up, a waste card
     onto a column and a take-back; the score never falls below 0."""
 
-    foundation: int = 10
-    flip: int = 0
-    waste_to_column: int = 0
-    takeback: int = 0
+    __slots__ = ("foundation", "flip", "waste_to_column", "takeback")
+
+    def __init__(self, *, foundation: int = 10, flip: int = 0, waste_to_column: int = 0, takeback: int = 0) -> None:
+        self.foundation: Final = foundation
+        self.flip: Final = flip
+        self.waste_to_column: Final = waste_to_column
+        self.takeback: Final = takeback
 
 
-@dataclass(frozen=True, slots=True)
 class GameFamily:
     """The declaration of a game (its rule sets share it): its two code letters and names.
     (Not :class:`engine.Game`, a game in play.)"""
 
-    letters: str  # "YU"
-    name: str  # "yukon": the ``game`` field of verdicts and records
-    title: str  # "Yukon": in rule messages and pages
+    __slots__ = ("letters", "name", "title")
+
+    def __init__(self, *, letters: str, name: str, title: str) -> None:
+        self.letters: Final = letters  # "YU"
+        self.name: Final = name  # "yukon": the ``game`` field of verdicts and records
+        self.title: Final = title  # "Yukon": in rule messages and pages
 
 
-@dataclass(frozen=True, kw_only=True)
 class RuleSet:
     """One rule set of a game, everything about it that is not rule logic."""
 
-    game: GameFamily
-    letter: str  # the code's rule letter: "C"
-    rules_name: str  # "classic": the ``rules`` field of verdicts
-    variant: str  # "yukon-classic": leaderboards and records
-    title: str  # "Yukon, classic rules": pages
-    layout: Layout
-    stock: StockPolicy | None  # None: no stock and no waste
-    scoring: Scoring
-    #: the most cards one move takes (1: a column's top card only)
-    max_group: int
-    #: makes the rule logic (a :class:`Rules` subclass) for this set
-    rules_factory: Callable[[RuleSet], Rules]
-    #: the solver's own mutable copy of a position, and how the solver searches it
-    solver_state: Callable[[Position], SolverState]
-    search: SearchSettings
-    rules: Rules = field(init=False, repr=False, compare=False)
+    def __init__(
+        self,
+        *,
+        game: GameFamily,
+        letter: str,
+        rules_name: str,
+        variant: str,
+        title: str,
+        layout: Layout,
+        stock: StockPolicy | None,
+        scoring: Scoring,
+        max_group: int,
+        rules_factory: Callable[[RuleSet], Rules],
+        solver_state: Callable[[Position], SolverState],
+        search: SearchSettings,
+    ) -> None:
+        self.game: Final = game
+        self.letter: Final = letter  # the code's rule letter: "C"
+        self.rules_name: Final = rules_name  # "classic": the ``rules`` field of verdicts
+        self.variant: Final = variant  # "yukon-classic": leaderboards and records
+        self.title: Final = title  # "Yukon, classic rules": pages
+        self.layout: Final = layout
+        self.stock: Final = stock  # None: no stock and no waste
+        self.scoring: Final = scoring
+        #: the most cards one move takes (1: a column's top card only)
+        self.max_group: Final = max_group
+        #: makes the rule logic (a :class:`Rules` subclass) for this set
+        self.rules_factory: Final = rules_factory
+        #: the solver's own mutable copy of a position, and how the solver searches it
+        self.solver_state: Final = solver_state
+        self.search: Final = search
+        self.rules: Final = rules_factory(self)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "rules", self.rules_factory(self))
+    def __repr__(self) -> str:
+        return f"<RuleSet {self.variant}>"
 
     @property
     def code_prefix(self) -> str:
