@@ -13,7 +13,6 @@ stock, scoring) comes from its :class:`~engine.rules.registry.RuleSet`.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable
 from enum import IntEnum
 from functools import lru_cache
@@ -30,14 +29,60 @@ if TYPE_CHECKING:
     from .registry import RuleSet
 
 #: how many recent actions undo can reach
-UNDO_DEPTH = 100
+UNDO_DEPTH: Final = 100
 
-#: One undo record: (source pile, target pile, cards moved, column whose face-down card
-#: turned up or -1, points the action added to the score, take-backs it added); a game keeps
-#: the last UNDO_DEPTH. (Changes rather than the values before: small numbers, which Python
-#: keeps once, so that a record allocates nothing but itself.)
-UndoRecord = tuple[list[Card], list[Card], int, int, int, int]
-UndoStack = deque[UndoRecord]
+
+@final
+class UndoRecord:
+    """What undoes one action: the source and target piles, the cards moved, the column whose
+    face-down card turned up or -1, and the points and take-backs the action added."""
+
+    __slots__ = ("src", "dst", "count", "flip", "score", "takebacks")
+
+    def __init__(self, src: list[Card], dst: list[Card], count: int, flip: int, score: int, takebacks: int) -> None:
+        self.src = src
+        self.dst = dst
+        self.count = count
+        self.flip = flip
+        self.score = score
+        self.takebacks = takebacks
+
+
+@final
+class UndoStack:
+    """The undo records of the last :data:`UNDO_DEPTH` actions still in effect, most recent
+    last: a ring of records written over in place, so that an action allocates nothing."""
+
+    __slots__ = ("records", "top", "size")
+
+    def __init__(self) -> None:
+        self.records: list[UndoRecord] = []
+        #: where the most recent record is in ``records``
+        self.top = -1
+        #: records in effect (at most UNDO_DEPTH: a push past it drops the oldest)
+        self.size = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def push(self, src: list[Card], dst: list[Card], count: int, flip: int, score: int, takebacks: int) -> None:
+        top = self.top + 1 if self.top + 1 < UNDO_DEPTH else 0
+        if top == len(self.records):
+            self.records.append(UndoRecord(src, dst, count, flip, score, takebacks))
+        else:
+            record = self.records[top]
+            record.src, record.dst, record.count = src, dst, count
+            record.flip, record.score, record.takebacks = flip, score, takebacks
+        self.top = top
+        if self.size < UNDO_DEPTH:
+            self.size += 1
+
+    def pop(self) -> UndoRecord:
+        """The most recent record (there must be one)."""
+        record = self.records[self.top]
+        self.top = self.top - 1 if self.top else len(self.records) - 1
+        self.size -= 1
+        return record
 
 
 class OpKind(IntEnum):
@@ -110,18 +155,19 @@ def _shuffled(decks: int, number: int) -> tuple[Card, ...]:
 def step_back(pos: Position, stack: UndoStack, in_effect: int) -> str:
     """Undo the last action still on ``stack`` (the move counter stays); its canonical text.
     ``in_effect``: actions not undone, for the refusal when the stack is empty."""
-    if not stack:
+    if not stack.size:
         refuse_undo(in_effect)
-    src, dst, count, flip, score, takebacks = stack.pop()  # (what the action added)
+    record = stack.pop()
+    src, dst, count = record.src, record.dst, record.count
     if count == 1:
         src.append(dst.pop())
     else:
         src.extend(dst[-count:])
         del dst[-count:]
-    if flip >= 0:
-        pos.down[flip] += 1
-    pos.score -= score
-    pos.takebacks -= takebacks
+    if record.flip >= 0:
+        pos.down[record.flip] += 1
+    pos.score -= record.score
+    pos.takebacks -= record.takebacks
     return "U"
 
 
@@ -346,7 +392,7 @@ class Rules:
 
     def _apply(self, game: Game, items: Iterable[Any], canonical: list[str], base: int) -> None:
         """:meth:`run`'s loop over the items: until they run out or the game is won."""
-        ops, push = self._ops, game.stack.append
+        ops = self._ops
         pos, stack = game.position, game.stack
         columns, down, foundations, waste, stock = pos.columns, pos.down, pos.foundations, pos.waste, pos.stock
         fit, fill, max_group, any_group = self._fit_table, self._empty_table, self.max_group, self.any_group
@@ -379,14 +425,14 @@ class Rules:
                     else:  # (card by card: compiled code has no primitive for slices, and groups are short)
                         for i in range(start, n):
                             dst.append(src[i])
-                        for _ in range(start, n):
+                        while len(src) > start:
                             src.pop()
                     if start and start == down[si]:  # a face-down card turns up
                         down[si] = start - 1
-                        push((src, dst, n - start, si, flip_gain, 0))
+                        stack.push(src, dst, n - start, si, flip_gain, 0)
                         pos.score += flip_gain
                     else:
-                        push((src, dst, n - start, -1, 0, 0))
+                        stack.push(src, dst, n - start, -1, 0, 0)
                     canonical.append(op.text)
                 elif kind is COLUMN_UP or kind is WASTE_UP:
                     src = columns[si] if kind is COLUMN_UP else waste
@@ -397,17 +443,19 @@ class Rules:
                     foundations[slot].append(src.pop())
                     if kind is COLUMN_UP and n > 1 and n - 1 == down[si]:  # a face-down card turns up
                         down[si] = n - 2
-                        push((src, foundations[slot], 1, si, up_gain + flip_gain, 0))
+                        stack.push(src, foundations[slot], 1, si, up_gain + flip_gain, 0)
                         pos.score += up_gain + flip_gain
                     else:
-                        push((src, foundations[slot], 1, -1, up_gain, 0))
+                        stack.push(src, foundations[slot], 1, -1, up_gain, 0)
                         pos.score += up_gain
                     canonical.append(op.texts[slot])
                     if card.rank == 13 and pos.is_won:  # type: ignore[union-attr]  # the last card up is a king
                         game.won = True
                         return
                 elif kind is DRAW_:
-                    push((stock, waste, 1, -1, 0, 0) if stock else self._refuse_draw())
+                    if not stock:
+                        self._refuse_draw()
+                    stack.push(stock, waste, 1, -1, 0, 0)
                     waste.append(stock.pop())
                     canonical.append("S")
                 elif kind is WASTE or kind is TAKEBACK:  # the top card of the waste or a foundation onto a column
@@ -423,7 +471,7 @@ class Rules:
                     score = before + (waste_gain if kind is WASTE else takeback_gain)
                     pos.score = score = score if score > 0 else 0
                     takeback = 1 if kind is TAKEBACK else 0
-                    push((src, dst, 1, -1, score - before, takeback))
+                    stack.push(src, dst, 1, -1, score - before, takeback)
                     pos.takebacks += takeback
                     canonical.append(op.text)
                 elif kind is UNDO_:

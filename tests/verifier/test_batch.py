@@ -166,3 +166,16 @@ def test_cli_batch_reads_standard_input():
 def test_verify_line_reports_bad_json_position():
     verified, text = verify_line((7, '{"code": '))
     assert not verified and json.loads(text)["line"] == 7
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"note": "\x00canonical"}, {"canonical": "mine", "position": "\x00position"}, {"position": "\x00canonical"}],
+)
+def test_each_line_is_the_verdict_as_the_json_encoder_writes_it(extra):
+    item = dict(LEGAL_FT, **extra)
+    verified, text = verify_line((7, json.dumps(item)))
+    verdict = replay(item["code"], item["moves"], item["claimed"])
+    passthrough = {k: v for k, v in item.items() if k not in ("code", "moves", "claimed")}
+    assert text == json.dumps({**passthrough, "line": 7, **verdict.to_json()}, ensure_ascii=False)
+    assert verified is verdict.verified
