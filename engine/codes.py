@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Final, final
 
@@ -27,7 +26,7 @@ RULES: dict[str, dict[str, str]] = {letters: rule_letters(letters) for letters i
 GAME_NAMES = {letters: game.name for letters, game in GAMES.items()}
 _EXPECTED_GAMES = " or ".join(GAMES)
 
-_GAME_PART = re.compile(r"([A-Z]*)(.*)\Z", re.S)
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 @final
@@ -97,9 +96,8 @@ class GameCode:
                 part="format",
             )
         head, rules, deal = parts
-        matched = _GAME_PART.match(head)
-        assert matched is not None  # the pattern matches every string
-        game, version = matched.groups()
+        letters = len(head) - len(head.lstrip(_LETTERS))  # the game: the leading letters
+        game, version = head[:letters], head[letters:]
         if game not in RULES:
             raise InvalidCodeError(
                 f"unknown game {game!r} at position 1: expected {_EXPECTED_GAMES}", part="game", position=1

@@ -422,11 +422,9 @@ class Rules:
                         self._refuse_column(card, dst, op)
                     if start == n - 1:
                         dst.append(src.pop())
-                    else:  # (card by card: compiled code has no primitive for slices, and groups are short)
-                        for i in range(start, n):
-                            dst.append(src[i])
-                        while len(src) > start:
-                            src.pop()
+                    else:
+                        dst.extend(src[start:])
+                        del src[start:]
                     if start and start == down[si]:  # a face-down card turns up
                         down[si] = start - 1
                         stack.push(src, dst, n - start, si, flip_gain, 0)
