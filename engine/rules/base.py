@@ -395,15 +395,13 @@ class Rules:
         ops = self._ops
         pos, stack = game.position, game.stack
         columns, down, foundations, waste, stock = pos.columns, pos.down, pos.foundations, pos.waste, pos.stock
-        fit, fill, max_group, any_group = self._fit_table, self._empty_table, self.max_group, self.any_group
+        fit, fill, any_group = self._fit_table, self._empty_table, self.any_group
         flip_gain, up_gain, waste_gain, takeback_gain = self._gains
         COLUMN, COLUMN_UP, WASTE, WASTE_UP, TAKEBACK, DRAW_, UNDO_, UNNAMED = _KINDS
         for item in items:
-            if type(item) is str:
-                found = ops.get(item)
-                op = found if found is not None else self.compile_text(item)
-            else:
-                op = self._object_op(item)
+            op = ops.get(item) if type(item) is str else self._object_op(item)
+            if op is None:  # a text seen for the first time
+                op = self.compile_text(item)
             while True:
                 kind, si, target, card = op.kind, op.source, op.target, op.card
                 if kind is COLUMN:
@@ -412,11 +410,7 @@ class Rules:
                     if (n := len(src)) and src[-1] is card:
                         start = n - 1
                     else:  # where groups move, the named card and every card on it, if it is face up
-                        start, lowest = n - 2, down[si]
-                        while start >= lowest and src[start] is not card:
-                            start -= 1
-                        if start < lowest or n - start > max_group or target == BAD_TARGET or not any_group:
-                            start = self._start(pos, src, op)
+                        start = self._group_start(pos, src, op) if any_group else self._start(pos, src, op)
                     dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
                     if not (fit[dst[-1].index * 52 + card.index] if dst else fill[card.index]):
                         self._refuse_column(card, dst, op)
@@ -425,12 +419,11 @@ class Rules:
                     else:
                         dst.extend(src[start:])
                         del src[start:]
-                    if start and start == down[si]:  # a face-down card turns up
+                    flip = si if start and start == down[si] else -1  # a face-down card turns up
+                    if flip >= 0:
                         down[si] = start - 1
-                        stack.push(src, dst, n - start, si, flip_gain, 0)
                         pos.score += flip_gain
-                    else:
-                        stack.push(src, dst, n - start, -1, 0, 0)
+                    stack.push(src, dst, n - start, flip, flip_gain if flip >= 0 else 0, 0)
                     canonical.append(op.text)
                 elif kind is COLUMN_UP or kind is WASTE_UP:
                     src = columns[si] if kind is COLUMN_UP else waste
@@ -439,13 +432,12 @@ class Rules:
                     slots = op.slots
                     slot = slots[0] if slots and len(foundations[slots[0]]) == card.rank - 1 else self._up_slot(pos, op)  # type: ignore[union-attr]
                     foundations[slot].append(src.pop())
-                    if kind is COLUMN_UP and n > 1 and n - 1 == down[si]:  # a face-down card turns up
+                    flip = si if kind is COLUMN_UP and n > 1 and n - 1 == down[si] else -1  # a face-down card turns up
+                    if flip >= 0:
                         down[si] = n - 2
-                        stack.push(src, foundations[slot], 1, si, up_gain + flip_gain, 0)
-                        pos.score += up_gain + flip_gain
-                    else:
-                        stack.push(src, foundations[slot], 1, -1, up_gain, 0)
-                        pos.score += up_gain
+                    gain = up_gain + (flip_gain if flip >= 0 else 0)
+                    stack.push(src, foundations[slot], 1, flip, gain, 0)
+                    pos.score += gain
                     canonical.append(op.texts[slot])
                     if card.rank == 13 and pos.is_won:  # type: ignore[union-attr]  # the last card up is a king
                         game.won = True
@@ -460,9 +452,8 @@ class Rules:
                     src = waste if kind is WASTE else foundations[si]
                     if not (src and src[-1] is card):
                         self._start(pos, src, op)
-                    assert card is not None  # (the top card of src)
                     dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
-                    if not (fit[dst[-1].index * 52 + card.index] if dst else fill[card.index]):
+                    if not (fit[dst[-1].index * 52 + src[-1].index] if dst else fill[src[-1].index]):
                         self._refuse_column(card, dst, op)
                     dst.append(src.pop())
                     before = pos.score
@@ -479,6 +470,16 @@ class Rules:
                     op = self._name_card(pos, op) if kind is UNNAMED else self._refuse_source(op)
                     continue
                 break
+
+    def _group_start(self, pos: Position, src: list[Card], op: Op) -> int:
+        """Where the group a column move takes starts in ``src`` (its named card is not the top
+        card): the named card if it is face up and the group allowed, else the rule broken."""
+        start, lowest = len(src) - 2, pos.down[op.source]
+        while start >= lowest and src[start] is not op.card:
+            start -= 1
+        if start < lowest or len(src) - start > self.max_group or op.target == BAD_TARGET:
+            return self._start(pos, src, op)
+        return start
 
     def _up_slot(self, pos: Position, op: Op) -> int:
         """The foundation slot a move up goes to when it is not the first candidate (two decks: the
