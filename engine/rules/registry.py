@@ -21,16 +21,15 @@ from functools import partial
 from typing import TYPE_CHECKING, Final
 
 from ..position import Position
-from ..solver.forty import SETTINGS as FORTY_SETTINGS
-from ..solver.forty import FortyState
-from ..solver.state import SearchSettings
-from ..solver.yukon import CLASSIC_SETTINGS, RELAXED_SETTINGS, YukonState
 from .base import Rules
 from .forty_thieves import FortyThieves
 from .yukon import Yukon
 
 if TYPE_CHECKING:
-    from ..solver.state import SolverState
+    from ..solver.state import SearchSettings, SolverState
+
+#: what the solver needs of a rule set: a factory of its own mutable copy of a position, and how to search
+SolverParts = tuple[Callable[[Position], "SolverState"], "SearchSettings"]
 
 
 # (Plain classes of read-only fields rather than dataclasses: a dataclass costs every
@@ -105,8 +104,7 @@ class RuleSet:
         scoring: Scoring,
         max_group: int,
         rules_factory: Callable[[RuleSet], Rules],
-        solver_state: Callable[[Position], SolverState],
-        search: SearchSettings,
+        solver: Callable[[], SolverParts],
     ) -> None:
         self.game: Final = game
         self.letter: Final = letter  # the code's rule letter: "C"
@@ -120,10 +118,25 @@ class RuleSet:
         self.max_group: Final = max_group
         #: makes the rule logic (a :class:`Rules` subclass) for this set
         self.rules_factory: Final = rules_factory
-        #: the solver's own mutable copy of a position, and how the solver searches it
-        self.solver_state: Final = solver_state
-        self.search: Final = search
+        #: gives the solver's parts, importing the solver (which a replay never needs) on first use
+        self.solver: Final = solver
+        self._solver_parts: SolverParts | None = None
         self.rules: Final = rules_factory(self)
+
+    def _solver(self) -> SolverParts:
+        if self._solver_parts is None:
+            self._solver_parts = self.solver()
+        return self._solver_parts
+
+    @property
+    def solver_state(self) -> Callable[[Position], SolverState]:
+        """Makes the solver's own mutable copy of a position."""
+        return self._solver()[0]
+
+    @property
+    def search(self) -> SearchSettings:
+        """How the solver searches this rule set's deals."""
+        return self._solver()[1]
 
     def __repr__(self) -> str:
         return f"<RuleSet {self.variant}>"
@@ -142,7 +155,19 @@ _YUKON_LAYOUT = Layout(
 )
 
 
-def _yukon(letter: str, rules_name: str, *, relaxed: bool, search: SearchSettings) -> RuleSet:
+def _yukon_solver(relaxed: bool) -> SolverParts:
+    from ..solver.yukon import CLASSIC_SETTINGS, RELAXED_SETTINGS, YukonState
+
+    return partial(YukonState, relaxed=relaxed), RELAXED_SETTINGS if relaxed else CLASSIC_SETTINGS
+
+
+def _forty_thieves_solver() -> SolverParts:
+    from ..solver.forty import SETTINGS, FortyState
+
+    return FortyState, SETTINGS
+
+
+def _yukon(letter: str, rules_name: str, *, relaxed: bool) -> RuleSet:
     """A Yukon rule set: classic and relaxed differ only in whether a build must alternate colours."""
     return RuleSet(
         game=YUKON,
@@ -155,15 +180,14 @@ def _yukon(letter: str, rules_name: str, *, relaxed: bool, search: SearchSetting
         scoring=Scoring(flip=5),
         max_group=20,
         rules_factory=partial(Yukon, alternate_colours=not relaxed),
-        solver_state=partial(YukonState, relaxed=relaxed),
-        search=search,
+        solver=partial(_yukon_solver, relaxed),
     )
 
 
 #: every rule set, in the order the API and the pages list them
 RULE_SETS: tuple[RuleSet, ...] = (
-    _yukon("C", "classic", relaxed=False, search=CLASSIC_SETTINGS),
-    _yukon("R", "relaxed", relaxed=True, search=RELAXED_SETTINGS),
+    _yukon("C", "classic", relaxed=False),
+    _yukon("R", "relaxed", relaxed=True),
     RuleSet(
         game=FORTY_THIEVES,
         letter="N",
@@ -175,8 +199,7 @@ RULE_SETS: tuple[RuleSet, ...] = (
         scoring=Scoring(waste_to_column=5, takeback=-15),
         max_group=1,
         rules_factory=FortyThieves,
-        solver_state=FortyState,
-        search=FORTY_SETTINGS,
+        solver=_forty_thieves_solver,
     ),
 )
 
