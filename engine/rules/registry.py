@@ -128,10 +128,10 @@ class RuleSet:
             self._solver_parts = self.solver()
         return self._solver_parts
 
-    @property
-    def solver_state(self) -> Callable[[Position], SolverState]:
-        """Makes the solver's own mutable copy of a position."""
-        return self._solver()[0]
+    def solver_state(self, position: Position) -> SolverState:
+        """The solver's own mutable copy of ``position``. (A method: compiled code calling a
+        property's callable would call the property itself.)"""
+        return self._solver()[0](position)
 
     @property
     def search(self) -> SearchSettings:
