@@ -119,7 +119,8 @@ def build_parser(solver: bool = True) -> argparse.ArgumentParser:
     bat.add_argument(
         "--workers",
         default="auto",
-        help=f"worker processes, or auto (the default): one per CPU for inputs of {PARALLEL_FROM} lines or more",
+        help=f"processes sharing the work (this one included), or auto (the default): one per CPU for inputs of "
+        f"{PARALLEL_FROM} lines or more",
     )
     bat.set_defaults(func=cmd_batch)
     if solver:
