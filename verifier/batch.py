@@ -136,22 +136,30 @@ def _write(results: Iterable[tuple[bool, str]], out: TextIO) -> tuple[int, int]:
 def _shared(numbered: Iterator[Numbered], out: TextIO, workers: int) -> tuple[int, int]:
     """:func:`run_batch` over ``workers`` processes, this one included, block by block."""
     total = failed = 0
-    gc.freeze()  # (what is there before the fork stays shared, and the collector skips it)
-    while block := list(islice(numbered, BLOCK)):
-        shares = _split(block, workers)
-        out.flush()  # (a child leaves with os._exit, but its copy of a buffer must be empty anyway)
-        others = [share for share in shares[1:] if share]
-        children = [_fork(share) for share in others]
-        done, not_verified = _write(map(verify_line, shares[0]), out)
-        for share, (pid, pipe) in zip(others, children):
-            counts, text = _collect(pid, pipe)
-            if counts is None:  # the child failed (killed, out of memory): its share is done here
-                counts = _write(map(verify_line, share), out)
-            else:
-                out.write(text)
-            done, not_verified = done + counts[0], not_verified + counts[1]
-        total, failed = total + done, failed + not_verified
+    gc.freeze()  # (no collector scans what is there before a fork: it stays shared, not copied, on both sides)
+    try:
+        while block := list(islice(numbered, BLOCK)):
+            done, not_verified = _shared_block(block, out, workers)
+            total, failed = total + done, failed + not_verified
+    finally:
+        gc.unfreeze()
     return total, failed
+
+
+def _shared_block(block: list[Numbered], out: TextIO, workers: int) -> tuple[int, int]:
+    shares = _split(block, workers)
+    out.flush()  # (a child leaves with os._exit, but its copy of a buffer must be empty anyway)
+    others = [share for share in shares[1:] if share]
+    children = [_fork(share) for share in others]
+    done, not_verified = _write(map(verify_line, shares[0]), out)
+    for share, (pid, pipe) in zip(others, children):
+        counts, text = _collect(pid, pipe)
+        if counts is None:  # the child failed (killed, out of memory): its share is done here
+            counts = _write(map(verify_line, share), out)
+        else:
+            out.write(text)
+        done, not_verified = done + counts[0], not_verified + counts[1]
+    return done, not_verified
 
 
 def _split(block: list[Numbered], parts: int) -> list[list[Numbered]]:
