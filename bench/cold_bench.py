@@ -9,6 +9,7 @@ timed in the same run; no pass/fail. This checkout is timed as it runs by defaul
 
     python -m bench.cold_bench              # 1,500 games (500 per rule set), median of 5 processes
     python -m bench.cold_bench --quick      # 150 games
+    python -m bench.cold_bench --longest    # also: CPU of the default's longest process (see longest())
 """
 
 from __future__ import annotations
@@ -118,6 +119,37 @@ def report(games: int, runs: int, seed: int = 1717, against: Path | None = None)
           f"first illegal action)")
 
 
+#: ``verifier batch`` by default, then this process's own CPU (start to end, imports included) and its
+#: forked children's, on standard error: the CPU of the longest process, which a machine with a free
+#: core for each takes as wall time, whatever the load of a shared one
+_SPLIT = ("import os, resource, sys\n"
+          "from verifier.cli import main\n"
+          "main(['batch', sys.argv[1]], open(os.devnull, 'w'))\n"
+          "own, forked = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+          "print(own.ru_utime + own.ru_stime, forked.ru_utime + forked.ru_stime, file=sys.stderr)\n")
+
+
+def longest(games: int, runs: int, seed: int = 1717) -> None:
+    """Print the CPU of the default run's longest process (this one: it starts, imports, reads and
+    forks before its share) and of its child, against the reference's CPU, alternating, same run."""
+    refs, own, forked = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "cold.jsonl"
+        write_corpus(corpus, games // len(VARIANTS), seed)
+        env = checkout_env(ROOT)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        for _ in range(runs):
+            refs.append(time_process(corpus, ROOT, ("-m", "bench.naive_reference"))[1])
+            done = subprocess.run([sys.executable, "-c", _SPLIT, str(corpus)], cwd=ROOT, env=env, check=True,
+                                  capture_output=True, text=True)
+            parent, child = (float(x) for x in done.stderr.split()[-2:])
+            own.append(parent)
+            forked.append(child)
+    ref = median(refs)
+    print(f"  default's longest process: CPU {median(own):6.3f} s ({ref / median(own):5.1f} x the reference's "
+          f"{ref:.3f} s), its child {median(forked):6.3f} s (medians of {runs}, alternating)")
+
+
 def engine_build() -> str:
     done = subprocess.run([sys.executable, "-m", "verifier", "--version"], cwd=ROOT, env=checkout_env(ROOT),
                           capture_output=True, text=True, check=True)
@@ -131,9 +163,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1717, help="seed of the corpus (not the warm corpus's)")
     parser.add_argument("--runs", type=int, default=None, help="processes of each way (default 5, quick 1)")
     parser.add_argument("--against", type=Path, default=None, help="another checkout to time in the same run")
+    parser.add_argument("--longest", action="store_true", help="also the CPU of the default's longest process")
     args = parser.parse_args()
     runs = args.runs or (1 if args.quick else 5)
-    report(args.games or (150 if args.quick else 1500), runs, args.seed, args.against)
+    games = args.games or (150 if args.quick else 1500)
+    report(games, runs, args.seed, args.against)
+    if args.longest:
+        longest(games, runs, args.seed)
 
 
 if __name__ == "__main__":

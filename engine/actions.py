@@ -16,9 +16,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final, final
 
 from .cards import Card, ascii_upper
 from .errors import InvalidActionError, InvalidCardError
@@ -29,26 +28,47 @@ _SEPARATORS = re.compile(r"[\s,;]+")
 EXAMPLES = "a move like T2:TD>T5, T7>F or W>T4, S to draw, or U to undo"
 
 
-@dataclass(frozen=True, slots=True)
+@final
 class Move:
     """Move the card (Yukon: the group) named by ``source``/``card`` onto ``target``.
 
     ``source`` is ``"T"`` (column), ``"W"`` (waste) or ``"F"`` (foundation) with a
     1-based ``source_index`` (0 for the waste); ``target`` is ``"T"`` or ``"F"``,
     ``target_index`` ``None`` for a foundation left to the app's choice.
-    ``card``, when given, asserts which card the action picks up.
+    ``card``, when given, asserts which card the action picks up. An immutable value,
+    equal to the moves of the same fields. (The actions are plain classes rather than
+    dataclasses: a dataclass costs every process about a millisecond to define.)
     """
 
-    source: str
-    source_index: int
-    target: str
-    target_index: int | None
-    card: Card | None = None
-    text: str = field(init=False, repr=False, compare=False)
+    __slots__ = ("source", "source_index", "target", "target_index", "card", "text")
 
-    def __post_init__(self) -> None:
-        card = "" if self.card is None else f":{self.card}"
-        object.__setattr__(self, "text", f"{self.source_name}{card}>{self.target_name}")
+    def __init__(
+        self, source: str, source_index: int, target: str, target_index: int | None, card: Card | None = None
+    ) -> None:
+        self.source: Final = source
+        self.source_index: Final = source_index
+        self.target: Final = target
+        self.target_index: Final = target_index
+        self.card: Final = card
+        named = "" if card is None else f":{card}"
+        self.text: Final = f"{self.source_name}{named}>{self.target_name}"
+
+    def _fields(self) -> tuple[str, int, str, int | None, Card | None]:
+        return (self.source, self.source_index, self.target, self.target_index, self.card)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Move):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"Move(source={self.source!r}, source_index={self.source_index!r}, target={self.target!r}, "
+            f"target_index={self.target_index!r}, card={self.card!r})"
+        )
 
     @classmethod
     def from_text(cls, text: object) -> Move:
@@ -81,11 +101,23 @@ class Move:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@final
 class Draw:
     """Turn the next stock card onto the waste (Forty Thieves)."""
 
+    __slots__ = ()
     text: ClassVar[str] = "S"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Draw):
+            return NotImplemented
+        return True
+
+    def __hash__(self) -> int:
+        return hash("S")
+
+    def __repr__(self) -> str:
+        return "Draw()"
 
     def __str__(self) -> str:
         return "S"
@@ -94,11 +126,23 @@ class Draw:
         return {"action": "draw"}
 
 
-@dataclass(frozen=True, slots=True)
+@final
 class Undo:
     """Undo the last action that can still be undone."""
 
+    __slots__ = ()
     text: ClassVar[str] = "U"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Undo):
+            return NotImplemented
+        return True
+
+    def __hash__(self) -> int:
+        return hash("U")
+
+    def __repr__(self) -> str:
+        return "Undo()"
 
     def __str__(self) -> str:
         return "U"

@@ -1,8 +1,8 @@
 """``Game``: a position plus its undo stack.
 
 Actions are pushed one at a time; each push keeps a small undo record (which
-lists moved how many cards, whether a card was turned up, the score and
-take-backs before), never a copy of the position.
+lists moved how many cards, whether a card was turned up, the points and
+take-backs the action added), never a copy of the position.
 
 >>> game = Game.from_code("FT1-N-AAAAAAB")
 >>> str(game.push(parse_action("S")))
@@ -15,14 +15,13 @@ take-backs before), never a copy of the position.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable
 from typing import Any, final
 
 from .actions import Action, parse_action, parse_text
 from .codes import GameCode
 from .position import Position
-from .rules import UNDO_DEPTH, Rules, UndoStack
+from .rules import Rules, UndoStack
 from .rules.base import step_back
 from .rules.registry import rule_set
 
@@ -42,7 +41,7 @@ class Game:
         #: undo actions applied so far
         self.undos = 0
         #: undo records of the most recent actions still in effect
-        self.stack: UndoStack = deque(maxlen=UNDO_DEPTH)
+        self.stack = UndoStack()
         #: actions applied and not undone (undo refuses past the stack's depth, or with none)
         self.in_effect = 0
         #: every card is on the foundations: the game is over
@@ -115,7 +114,7 @@ class Game:
 
     @property
     def can_undo(self) -> bool:
-        return bool(self.stack)
+        return self.stack.size > 0
 
     def legal_actions(self) -> list[Action]:
         """Every legal action (undo excepted) in canonical form; none once the game is won."""

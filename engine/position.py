@@ -72,7 +72,10 @@ class Position:
     @property
     def foundation_cards(self) -> int:
         """How many cards are on the foundations."""
-        return sum(map(len, self.foundations))
+        count = 0
+        for foundation in self.foundations:
+            count += len(foundation)
+        return count
 
     @property
     def is_won(self) -> bool:

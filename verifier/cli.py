@@ -16,8 +16,10 @@ from engine import BUILD_NOTE, RULES_VERSION, EngineError, Game, GameCode, Inval
 from .batch import PARALLEL_FROM, run_batch
 from .inputs import EXIT_ILLEGAL, EXIT_OK, EXIT_UNUSABLE, UnusableInput, read_log_file
 from .replay import replay
-from .solving import register
 from .verdict import deal_json
+
+#: the commands that never search: their processes start without importing the solver
+REPLAY_COMMANDS = ("deal", "replay", "batch")
 
 
 def _print_json(obj: Any, out: TextIO) -> None:
@@ -95,7 +97,8 @@ def version() -> str:
     return f"verifier {__version__} (rules version {RULES_VERSION}, engine {BUILD_NOTE})"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(solver: bool = True) -> argparse.ArgumentParser:
+    """The command line's parser; ``solver=False`` leaves out ``solve`` and ``hint`` (and the solver's import)."""
     parser = argparse.ArgumentParser(
         prog="verifier", description="Deals and move-log verification for Yukon and Forty Thieves game codes."
     )
@@ -116,15 +119,21 @@ def build_parser() -> argparse.ArgumentParser:
     bat.add_argument(
         "--workers",
         default="auto",
-        help=f"worker processes, or auto (the default): one per CPU for inputs of {PARALLEL_FROM} lines or more",
+        help=f"processes sharing the work (this one included), or auto (the default): one per CPU for inputs of "
+        f"{PARALLEL_FROM} lines or more",
     )
     bat.set_defaults(func=cmd_batch)
-    register(sub)  # solve, hint
+    if solver:
+        from .solving import register
+
+        register(sub)  # solve, hint
     return parser
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    command = next((word for word in words if not word.startswith("-")), None)
+    args = build_parser(solver=command not in REPLAY_COMMANDS).parse_args(words)
     out = out or sys.stdout
     try:
         status: int = args.func(args, out)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import engine
@@ -12,18 +11,55 @@ from engine import EngineError, Game, GameCode
 CLAIM_FIELDS = ("score", "moves", "won")
 
 
-@dataclass(frozen=True, slots=True)
-class ActionError:
+# (Plain classes of read-only fields rather than dataclasses: defining a dataclass costs every
+# process about a millisecond, and the dataclasses module a few more; a replay needs neither.)
+
+
+class _Value:
+    """Equal to a value of the same class and fields; shown with its fields."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, _Value)
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # (mutable fields: lists, dicts)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={value!r}" for name, value in zip(self.__slots__, self._fields()))
+        return f"{type(self).__name__}({shown})"
+
+
+class ActionError(_Value):
     """The first action that could not be played."""
 
-    index: int  # 0-based place in the log
-    action: str  # the action as written
-    rule: str  # stable rule id, or "syntax" for notation errors
-    message: str  # what was expected / the rule, in a sentence
-    kind: str  # "syntax" or "rule"
-    position: str  # the position just before the action
-    key: str = "syntax"  # message key in engine.messages.MESSAGES (for translations)
-    params: dict[str, str] = field(default_factory=dict)  # the message's parameters
+    __slots__ = ("index", "action", "rule", "message", "kind", "position", "key", "params")
+
+    def __init__(
+        self,
+        index: int,
+        action: str,
+        rule: str,
+        message: str,
+        kind: str,
+        position: str,
+        key: str = "syntax",
+        params: dict[str, str] | None = None,
+    ) -> None:
+        self.index = index  # 0-based place in the log
+        self.action = action  # the action as written
+        self.rule = rule  # stable rule id, or "syntax" for notation errors
+        self.message = message  # what was expected / the rule, in a sentence
+        self.kind = kind  # "syntax" or "rule"
+        self.position = position  # the position just before the action
+        self.key = key  # message key in engine.messages.MESSAGES (for translations)
+        self.params: dict[str, str] = {} if params is None else params  # the message's parameters
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -36,23 +72,43 @@ class ActionError:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(_Value):
     """Everything a replay recomputes; nothing here is taken from the client."""
 
-    code: GameCode
-    legal: bool
-    won: bool
-    score: int
-    moves: int
-    actions: int
-    undos: int
-    takebacks: int
-    foundation_cards: int
-    canonical: list[str]
-    position: str
-    error: ActionError | None = None
-    claims: dict[str, dict[str, Any]] | None = field(default=None)
+    __slots__ = (
+        "code", "legal", "won", "score", "moves", "actions", "undos", "takebacks", "foundation_cards", "canonical",
+        "position", "error", "claims",
+    )
+
+    def __init__(
+        self,
+        code: GameCode,
+        legal: bool,
+        won: bool,
+        score: int,
+        moves: int,
+        actions: int,
+        undos: int,
+        takebacks: int,
+        foundation_cards: int,
+        canonical: list[str],
+        position: str,
+        error: ActionError | None = None,
+        claims: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
+        self.code = code
+        self.legal = legal
+        self.won = won
+        self.score = score
+        self.moves = moves
+        self.actions = actions
+        self.undos = undos
+        self.takebacks = takebacks
+        self.foundation_cards = foundation_cards
+        self.canonical = canonical
+        self.position = position
+        self.error = error
+        self.claims = claims
 
     @property
     def claims_match(self) -> bool | None:

@@ -13,30 +13,76 @@ stock, scoring) comes from its :class:`~engine.rules.registry.RuleSet`.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable
 from enum import IntEnum
 from functools import lru_cache
-from itertools import repeat
-from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from ..actions import DRAW, UNDO, Action, Draw, Move, Undo, action_from_json, parse_text
 from ..cards import DECK, SUIT_SYMBOLS, Card
 from ..messages import illegal
 from ..position import Position
-from ..shuffle import SplitMix64, shuffle
+from ..shuffle import shuffle_seeded
 
 if TYPE_CHECKING:
     from ..game import Game
     from .registry import RuleSet
 
 #: how many recent actions undo can reach
-UNDO_DEPTH = 100
+UNDO_DEPTH: Final = 100
 
-#: One undo record: (source pile, target pile, cards moved, column whose face-down card
-#: turned up or -1, score before, take-backs before); a game keeps the last UNDO_DEPTH.
-UndoRecord = tuple[list[Card], list[Card], int, int, int, int]
-UndoStack = deque[UndoRecord]
+
+@final
+class UndoRecord:
+    """What undoes one action: the source and target piles, the cards moved, the column whose
+    face-down card turned up or -1, and the points and take-backs the action added."""
+
+    __slots__ = ("src", "dst", "count", "flip", "score", "takebacks")
+
+    def __init__(self, src: list[Card], dst: list[Card], count: int, flip: int, score: int, takebacks: int) -> None:
+        self.src = src
+        self.dst = dst
+        self.count = count
+        self.flip = flip
+        self.score = score
+        self.takebacks = takebacks
+
+
+@final
+class UndoStack:
+    """The undo records of the last :data:`UNDO_DEPTH` actions still in effect, most recent
+    last: a ring of records written over in place, so that an action allocates nothing."""
+
+    __slots__ = ("records", "top", "size")
+
+    def __init__(self) -> None:
+        self.records: list[UndoRecord] = []
+        #: where the most recent record is in ``records``
+        self.top = -1
+        #: records in effect (at most UNDO_DEPTH: a push past it drops the oldest)
+        self.size = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def push(self, src: list[Card], dst: list[Card], count: int, flip: int, score: int, takebacks: int) -> None:
+        top = self.top + 1 if self.top + 1 < UNDO_DEPTH else 0
+        if top == len(self.records):
+            self.records.append(UndoRecord(src, dst, count, flip, score, takebacks))
+        else:
+            record = self.records[top]
+            record.src, record.dst, record.count = src, dst, count
+            record.flip, record.score, record.takebacks = flip, score, takebacks
+        self.top = top
+        if self.size < UNDO_DEPTH:
+            self.size += 1
+
+    def pop(self) -> UndoRecord:
+        """The most recent record (there must be one)."""
+        record = self.records[self.top]
+        self.top = self.top - 1 if self.top else len(self.records) - 1
+        self.size -= 1
+        return record
 
 
 class OpKind(IntEnum):
@@ -58,36 +104,41 @@ _KINDS = tuple(OpKind)[:8]
 
 #: ``target`` of an op whose target is refused once its source checks pass
 #: (onto its own column, onto a column the game lacks, foundation to foundation)
-BAD_TARGET = 1 << 20
+BAD_TARGET: Final = 1 << 20
 
 
-class Op(NamedTuple):
+@final
+class Op:
     """An action compiled for one rule set: everything about it that does not
-    depend on the position."""
+    depend on the position. (A final class with slots: compiled code reads its
+    fields directly, without the type checks a tuple's items need.)"""
 
-    kind: OpKind
-    #: column index, foundation slot, or 0 for the waste
-    source: int
-    #: column index (``BAD_TARGET``: refused); -1 for a foundation
-    target: int
-    card: Card | None
-    #: canonical text (for a foundation, see ``texts``)
-    text: str
-    #: foundation slots that may take the card, left to right, and the canonical text for each slot
-    slots: tuple[int, ...]
-    texts: tuple[str, ...]
-    #: the action, for error messages (None: parsed again from ``text`` when needed)
-    action: Action | None
+    __slots__ = ("kind", "source", "target", "card", "text", "slots", "texts", "action")
 
-
-#: an op as the interpreter keeps it: a plain tuple of an :class:`Op`'s fields (unpacked
-#: much faster than the NamedTuple itself)
-OpTuple = tuple[OpKind, int, int, Card | None, str, tuple[int, ...], tuple[str, ...], Action | None]
-
-
-def _plain(op: Op) -> OpTuple:
-    kind, source, target, card, text, slots, texts, action = op
-    return (kind, source, target, card, text, slots, texts, action)
+    def __init__(
+        self,
+        kind: OpKind,
+        source: int,
+        target: int,
+        card: Card | None,
+        text: str,
+        slots: tuple[int, ...],
+        texts: tuple[str, ...],
+        action: Action | None,
+    ) -> None:
+        self.kind = kind
+        #: column index, foundation slot, or 0 for the waste
+        self.source = source
+        #: column index (``BAD_TARGET``: refused); -1 for a foundation
+        self.target = target
+        self.card = card
+        #: canonical text (for a foundation, see ``texts``)
+        self.text = text
+        #: foundation slots that may take the card, left to right, and the canonical text for each slot
+        self.slots = slots
+        self.texts = texts
+        #: the action, for error messages (None: parsed again from ``text`` when needed)
+        self.action = action
 
 
 _UNDO_OP = Op(OpKind.UNDO, 0, 0, None, "U", (), (), UNDO)
@@ -97,25 +148,26 @@ _UNDO_OP = Op(OpKind.UNDO, 0, 0, None, "U", (), (), UNDO)
 def _shuffled(decks: int, number: int) -> tuple[Card, ...]:
     """Shuffling is the costly part of a deal, and popular deals are replayed again and again."""
     deck = list(DECK) * decks
-    shuffle(deck, SplitMix64(number))
+    shuffle_seeded(deck, number)
     return tuple(deck)
 
 
 def step_back(pos: Position, stack: UndoStack, in_effect: int) -> str:
     """Undo the last action still on ``stack`` (the move counter stays); its canonical text.
     ``in_effect``: actions not undone, for the refusal when the stack is empty."""
-    if not stack:
+    if not stack.size:
         refuse_undo(in_effect)
-    src, dst, count, flip, score, takebacks = stack.pop()
+    record = stack.pop()
+    src, dst, count = record.src, record.dst, record.count
     if count == 1:
         src.append(dst.pop())
     else:
         src.extend(dst[-count:])
         del dst[-count:]
-    if flip >= 0:
-        pos.down[flip] += 1
-    pos.score = score
-    pos.takebacks = takebacks
+    if record.flip >= 0:
+        pos.down[record.flip] += 1
+    pos.score -= record.score
+    pos.takebacks -= record.takebacks
     return "U"
 
 
@@ -166,12 +218,16 @@ class Rules:
         }
         #: the cards an empty column takes
         self.fills_empty = frozenset(card for card in DECK if self.takes_empty(card))
+        #: the same two tables for the interpreter, by card index: ``onto.index * 52 + card.index``
+        #: (whether ``card`` may go onto ``onto``) and ``card.index`` (onto an empty column)
+        self._fit_table = [card in self.fits[onto] for onto in DECK for card in DECK]
+        self._empty_table = [card in self.fills_empty for card in DECK]
         #: the foundation slots of each suit, left to right
         self.slots_of_suit = tuple(
             tuple(slot for slot, s in enumerate(self.foundation_suits) if s == suit) for suit in range(4)
         )
         #: an action's text (or action object's key) → its op
-        self._ops: dict[object, OpTuple] = {}
+        self._ops: dict[object, Op] = {}
         #: canonical pile names → (pile letter, number), for compiling canonical texts without parsing
         self._sources = {f"T{n}": ("T", n) for n in range(1, self.n_columns + 1)}
         self._sources.update({f"F{n}": ("F", n) for n in range(1, self.n_foundations + 1)})
@@ -240,7 +296,7 @@ class Rules:
             self._remember(key, op)
         return op
 
-    def compile_text(self, text: str) -> OpTuple:
+    def compile_text(self, text: str) -> Op:
         """The op of an action text seen for the first time: a canonical text is
         looked up piece by piece, anything else is parsed
         (:class:`~engine.errors.InvalidActionError` on bad syntax)."""
@@ -250,16 +306,16 @@ class Rules:
         dst = self._targets.get(target)
         card = self._cards.get(card_text)
         if src is None or dst is None or card is None:
-            return _plain(self.compile(text, parse_text(text)))
+            return (self.compile(text, parse_text(text)))
         op = self._move_op(src[0], src[1], dst[0], dst[1], card, text, None)
         return self._remember(text, op)
 
-    def _remember(self, key: object, op: Op) -> OpTuple:
+    def _remember(self, key: object, op: Op) -> Op:
         ops = self._ops
         if len(ops) >= self.OPS_CAP:
             ops.clear()  # texts no log repeats, or a flood of them: start again with those in use
-        raw = ops[key] = _plain(op)
-        return raw
+        ops[key] = op
+        return op
 
     def _move_op(
         self,
@@ -305,7 +361,7 @@ class Rules:
         kind = OpKind.COLUMN if source == "T" else OpKind.WASTE if source == "W" else OpKind.TAKEBACK
         return Op(kind, index, target_index, card, text, (), (), action)
 
-    def _object_op(self, item: Any) -> OpTuple:
+    def _object_op(self, item: Any) -> Op:
         """The op of a log item that is not text: an action object (a JSON log's) or an action."""
         if isinstance(item, (Move, Draw, Undo)):
             key: object = item
@@ -315,116 +371,124 @@ class Rules:
                 key = tuple(item.items())
                 op = self._ops.get(key)
             except (AttributeError, TypeError):  # not an object, or a value no key can hold
-                return _plain(self.compile(None, action_from_json(item)))
+                return self.compile(None, action_from_json(item))
             if op is not None:
                 return op
             action = action_from_json(item)
-        return self._ops.get(key) or _plain(self.compile(key, action))
+        return self._ops.get(key) or self.compile(key, action)
 
     # -- the interpreter ---------------------------------------------------
 
     def run(self, game: Game, items: Iterable[Any], canonical: list[str], text_log: bool = False) -> None:
         """Check and apply log items in ``game``, as :meth:`Game.push_items` says."""
         base, rest = len(canonical), iter(items)
-        lookups = map(self._ops.get, items) if text_log else repeat(None)
         try:
             if not game.won:
-                self._apply(game, zip(rest, lookups), canonical, base)
+                self._apply(game, rest, canonical, base)
             for item in rest:  # the game is won: the next item is refused, once it parses
                 self._game_over(item)
         finally:
             game.count(len(canonical) - base)
 
-    def _apply(self, game: Game, pairs: Iterable[tuple[Any, OpTuple | None]], canonical: list[str], base: int) -> None:
-        """:meth:`run`'s loop over (item, its op if looked up): until the items run out or the game is won."""
-        ops_get, compile_text, object_op, push = self._ops.get, self.compile_text, self._object_op, game.stack.append
-        pos, stack, append = game.position, game.stack, canonical.append
+    def _apply(self, game: Game, items: Iterable[Any], canonical: list[str], base: int) -> None:
+        """:meth:`run`'s loop over the items: until they run out or the game is won."""
+        ops = self._ops
+        pos, stack = game.position, game.stack
         columns, down, foundations, waste, stock = pos.columns, pos.down, pos.foundations, pos.waste, pos.stock
-        fits, fills_empty, max_group, any_group = self.fits, self.fills_empty, self.max_group, self.any_group
+        fit, fill, any_group = self._fit_table, self._empty_table, self.any_group
         flip_gain, up_gain, waste_gain, takeback_gain = self._gains
         COLUMN, COLUMN_UP, WASTE, WASTE_UP, TAKEBACK, DRAW_, UNDO_, UNNAMED = _KINDS
-        for item, op in pairs:
-            if op is None:
-                op = (ops_get(item) or compile_text(item)) if type(item) is str else object_op(item)
+        for item in items:
+            op = ops.get(item) if type(item) is str else self._object_op(item)
+            if op is None:  # a text seen for the first time
+                op = self.compile_text(item)
             while True:
-                kind, si, target, card, text, slots, texts, _ = op
+                kind, si, target, card = op.kind, op.source, op.target, op.card
                 if kind is COLUMN:
                     src = columns[si]
+                    assert card is not None  # (named: a move naming no card is UNNAMED)
                     if (n := len(src)) and src[-1] is card:
                         start = n - 1
                     else:  # where groups move, the named card and every card on it, if it is face up
-                        try:
-                            start = src.index(card, down[si])  # type: ignore[arg-type]  # (named: never None here)
-                        except ValueError:
-                            start = self._start(pos, src, op)
-                        if n - start > max_group or target == BAD_TARGET or not any_group:
-                            start = self._start(pos, src, op)
+                        start = self._group_start(pos, src, op) if any_group else self._start(pos, src, op)
                     dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
-                    if not (card in fits[dst[-1]] if dst else card in fills_empty):
+                    if not (fit[dst[-1].index * 52 + card.index] if dst else fill[card.index]):
                         self._refuse_column(card, dst, op)
                     if start == n - 1:
                         dst.append(src.pop())
                     else:
                         dst.extend(src[start:])
                         del src[start:]
-                    if start and start == down[si]:  # a face-down card turns up
+                    flip = si if start and start == down[si] else -1  # a face-down card turns up
+                    if flip >= 0:
                         down[si] = start - 1
-                        push((src, dst, n - start, si, pos.score, pos.takebacks))
                         pos.score += flip_gain
-                    else:
-                        push((src, dst, n - start, -1, pos.score, pos.takebacks))
-                    append(text)
+                    stack.push(src, dst, n - start, flip, flip_gain if flip >= 0 else 0, 0)
+                    canonical.append(op.text)
                 elif kind is COLUMN_UP or kind is WASTE_UP:
                     src = columns[si] if kind is COLUMN_UP else waste
                     if not ((n := len(src)) and src[-1] is card):
                         self._start(pos, src, op)
+                    slots = op.slots
                     slot = slots[0] if slots and len(foundations[slots[0]]) == card.rank - 1 else self._up_slot(pos, op)  # type: ignore[union-attr]
                     foundations[slot].append(src.pop())
-                    if kind is COLUMN_UP and n > 1 and n - 1 == down[si]:  # a face-down card turns up
+                    flip = si if kind is COLUMN_UP and n > 1 and n - 1 == down[si] else -1  # a face-down card turns up
+                    if flip >= 0:
                         down[si] = n - 2
-                        push((src, foundations[slot], 1, si, pos.score, pos.takebacks))
-                        pos.score += up_gain + flip_gain
-                    else:
-                        push((src, foundations[slot], 1, -1, pos.score, pos.takebacks))
-                        pos.score += up_gain
-                    append(texts[slot])
+                    gain = up_gain + (flip_gain if flip >= 0 else 0)
+                    stack.push(src, foundations[slot], 1, flip, gain, 0)
+                    pos.score += gain
+                    canonical.append(op.texts[slot])
                     if card.rank == 13 and pos.is_won:  # type: ignore[union-attr]  # the last card up is a king
                         game.won = True
                         return
                 elif kind is DRAW_:
-                    push((stock, waste, 1, -1, pos.score, pos.takebacks) if stock else self._refuse_draw())
+                    if not stock:
+                        self._refuse_draw()
+                    stack.push(stock, waste, 1, -1, 0, 0)
                     waste.append(stock.pop())
-                    append("S")
+                    canonical.append("S")
                 elif kind is WASTE or kind is TAKEBACK:  # the top card of the waste or a foundation onto a column
                     src = waste if kind is WASTE else foundations[si]
                     if not (src and src[-1] is card):
                         self._start(pos, src, op)
                     dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
-                    if not (card in fits[dst[-1]] if dst else card in fills_empty):
+                    if not (fit[dst[-1].index * 52 + src[-1].index] if dst else fill[src[-1].index]):
                         self._refuse_column(card, dst, op)
                     dst.append(src.pop())
-                    push((src, dst, 1, -1, pos.score, pos.takebacks))
-                    score = pos.score + (waste_gain if kind is WASTE else takeback_gain)
-                    pos.score = score if score > 0 else 0
-                    pos.takebacks += kind is TAKEBACK
-                    append(text)
+                    before = pos.score
+                    score = before + (waste_gain if kind is WASTE else takeback_gain)
+                    pos.score = score = score if score > 0 else 0
+                    takeback = 1 if kind is TAKEBACK else 0
+                    stack.push(src, dst, 1, -1, score - before, takeback)
+                    pos.takebacks += takeback
+                    canonical.append(op.text)
                 elif kind is UNDO_:
-                    append(step_back(pos, stack, game.in_effect + len(canonical) - base))
+                    canonical.append(step_back(pos, stack, game.in_effect + len(canonical) - base))
                     game.stepped_back()
                 else:  # a move naming no card: named for this position, then round again; else REFUSED
                     op = self._name_card(pos, op) if kind is UNNAMED else self._refuse_source(op)
                     continue
                 break
 
-    def _up_slot(self, pos: Position, raw: OpTuple) -> int:
+    def _group_start(self, pos: Position, src: list[Card], op: Op) -> int:
+        """Where the group a column move takes starts in ``src`` (its named card is not the top
+        card): the named card if it is face up and the group allowed, else the rule broken."""
+        start, lowest = len(src) - 2, pos.down[op.source]
+        while start >= lowest and src[start] is not op.card:
+            start -= 1
+        if start < lowest or len(src) - start > self.max_group or op.target == BAD_TARGET:
+            return self._start(pos, src, op)
+        return start
+
+    def _up_slot(self, pos: Position, op: Op) -> int:
         """The foundation slot a move up goes to when it is not the first candidate (two decks: the
         suit's other slot), or the rule the move breaks."""
-        op = Op._make(raw)
         assert op.card is not None
         for slot in op.slots[1:]:
             if len(pos.foundations[slot]) == op.card.rank - 1:
                 return slot
-        self._refuse_foundation(pos, raw)
+        self._refuse_foundation(pos, op)
 
     @staticmethod
     def _refuse_draw() -> NoReturn:
@@ -436,13 +500,11 @@ class Rules:
 
     # -- refusals: each raises the rule a check found broken ---------------------
 
-    def _action(self, raw: OpTuple) -> Action:
-        op = Op._make(raw)
+    def _action(self, op: Op) -> Action:
         return op.action if op.action is not None else parse_text(op.text)
 
-    def _refuse_source(self, raw: OpTuple) -> NoReturn:
+    def _refuse_source(self, op: Op) -> NoReturn:
         """A pile the rule set does not have, as the source (or the stock)."""
-        op = Op._make(raw)
         action = self._action(op)
         if action is DRAW or (type(action) is Move and action.source == "W"):
             raise illegal("stock.none", action, game=self.name)
@@ -455,9 +517,8 @@ class Rules:
             "pile.no-such-foundation", action, game=self.name, count=self.n_foundations, number=action.source_index
         )
 
-    def _refuse_top(self, src: list[Card], raw: OpTuple) -> NoReturn:
+    def _refuse_top(self, src: list[Card], op: Op) -> NoReturn:
         """The waste or a foundation is empty, or its top card is not the one named."""
-        op = Op._make(raw)
         action = self._action(op)
         where, number = ("waste", 0) if op.kind in (OpKind.WASTE, OpKind.WASTE_UP) else ("foundation", op.source + 1)
         if not src:
@@ -466,14 +527,13 @@ class Rules:
             raise illegal("source.empty:foundation", action, number=number)
         raise illegal(f"card.mismatch:{where}", action, named=op.card, card=src[-1], number=number)
 
-    def _start(self, pos: Position, src: list[Card], raw: OpTuple) -> int:
-        """Where the cards ``raw`` takes start in ``src`` when its named card is not the top
+    def _start(self, pos: Position, src: list[Card], op: Op) -> int:
+        """Where the cards ``op`` takes start in ``src`` when its named card is not the top
         one: the game's pick rule, then (onto a column) the target's and the group size's
         rules, or (onto a foundation) one card at a time; raise the first rule broken."""
-        op = Op._make(raw)
         if op.kind not in (OpKind.COLUMN, OpKind.COLUMN_UP):
-            self._refuse_top(src, raw)
-        action = self._action(raw)
+            self._refuse_top(src, op)
+        action = self._action(op)
         assert type(action) is Move
         if not src:
             raise illegal("source.empty:column", action, number=op.source + 1)
@@ -481,14 +541,13 @@ class Rules:
         if op.kind is OpKind.COLUMN_UP:
             raise illegal("foundation.one-card", action, card=op.card, above=len(src) - start - 1)
         if op.target == BAD_TARGET:
-            self._refuse_target(raw)
+            self._refuse_target(op)
         count = len(src) - start
         if count > self.max_group:
             raise illegal("group.max-20", action, limit=self.max_group, count=count)
         return start
 
-    def _refuse_target(self, raw: OpTuple) -> NoReturn:
-        op = Op._make(raw)
+    def _refuse_target(self, op: Op) -> NoReturn:
         action = self._action(op)
         assert type(action) is Move
         if action.target == "F":
@@ -497,17 +556,15 @@ class Rules:
             raise illegal("move.same-column", action)
         raise illegal("pile.no-such-column", action, game=self.name, count=self.n_columns, number=action.target_index)
 
-    def _refuse_column(self, card: Card | None, dst: list[Card], raw: OpTuple) -> NoReturn:
-        op = Op._make(raw)
+    def _refuse_column(self, card: Card | None, dst: list[Card], op: Op) -> NoReturn:
         assert card is not None  # (a move naming no card was named before its checks)
         if dst:
             self._refuse_build(card, dst[-1], self._action(op))
         self._refuse_empty(card, self._action(op))
 
-    def _refuse_foundation(self, pos: Position, raw: OpTuple) -> NoReturn:
+    def _refuse_foundation(self, pos: Position, op: Op) -> NoReturn:
         """No slot the move allows takes its card: the rule each slot breaks, the
         named one's (``F3``) or the first of the card's suit (``F``)."""
-        op = Op._make(raw)
         action = self._action(op)
         assert type(action) is Move and op.card is not None
         card = op.card
@@ -531,9 +588,8 @@ class Rules:
             "foundation.build:next", action, number=slot + 1, top=f[-1], next=Card(len(f) + 1, suit), card=card
         )
 
-    def _name_card(self, pos: Position, raw: OpTuple) -> OpTuple:
+    def _name_card(self, pos: Position, op: Op) -> Op:
         """The op of a move that names no card, for this position: its source's top card named."""
-        op = Op._make(raw)
         action = self._action(op)
         assert type(action) is Move
         if action.source == "T":
@@ -547,10 +603,8 @@ class Rules:
                 raise illegal("source.empty:waste", action)
             raise illegal(f"source.empty:{where}", action, number=op.source + 1)
         named = Move(action.source, action.source_index, action.target, action.target_index, pile[-1])
-        return _plain(
-            self._move_op(
-                named.source, named.source_index, named.target, named.target_index, named.card, named.text, action
-            )
+        return self._move_op(
+            named.source, named.source_index, named.target, named.target_index, named.card, named.text, action
         )
 
     # -- legal moves -----------------------------------------------------

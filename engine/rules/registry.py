@@ -17,88 +17,129 @@ position text forms, the API's enums and the pages derive from
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from ..position import Position
-from ..solver.forty import SETTINGS as FORTY_SETTINGS
-from ..solver.forty import FortyState
-from ..solver.state import SearchSettings
-from ..solver.yukon import CLASSIC_SETTINGS, RELAXED_SETTINGS, YukonState
 from .base import Rules
 from .forty_thieves import FortyThieves
 from .yukon import Yukon
 
 if TYPE_CHECKING:
-    from ..solver.state import SolverState
+    from ..solver.state import SearchSettings, SolverState
+
+#: what the solver needs of a rule set: a factory of its own mutable copy of a position, and how to search
+SolverParts = tuple[Callable[[Position], "SolverState"], "SearchSettings"]
 
 
-@dataclass(frozen=True, slots=True)
+# (Plain classes of read-only fields rather than dataclasses: a dataclass costs every
+# process about a millisecond to define, and these are read once per process.)
+
+
 class Layout:
     """The deal: cards per column and face-down cards at their bottom, dealt in
     deck order column by column; the rest of the deck(s) is the stock."""
 
-    decks: int
-    columns: tuple[int, ...]
-    face_down: tuple[int, ...]
-    #: the suit each foundation slot takes, left to right
-    foundation_suits: tuple[int, ...]
+    __slots__ = ("decks", "columns", "face_down", "foundation_suits")
+
+    def __init__(
+        self, *, decks: int, columns: tuple[int, ...], face_down: tuple[int, ...], foundation_suits: tuple[int, ...]
+    ) -> None:
+        self.decks: Final = decks
+        self.columns: Final = columns
+        self.face_down: Final = face_down
+        #: the suit each foundation slot takes, left to right
+        self.foundation_suits: Final = foundation_suits
 
 
-@dataclass(frozen=True, slots=True)
 class StockPolicy:
     """How the stock is gone through: ``passes`` times, ``per_draw`` cards a draw.
     The interpreter implements one pass of one card (the only policy in play)."""
 
-    passes: int = 1
-    per_draw: int = 1
+    __slots__ = ("passes", "per_draw")
+
+    def __init__(self, *, passes: int = 1, per_draw: int = 1) -> None:
+        self.passes: Final = passes
+        self.per_draw: Final = per_draw
 
 
-@dataclass(frozen=True, slots=True)
 class Scoring:
     """Points for a card onto a foundation, a face-down card turned up, a waste card
     onto a column and a take-back; the score never falls below 0."""
 
-    foundation: int = 10
-    flip: int = 0
-    waste_to_column: int = 0
-    takeback: int = 0
+    __slots__ = ("foundation", "flip", "waste_to_column", "takeback")
+
+    def __init__(self, *, foundation: int = 10, flip: int = 0, waste_to_column: int = 0, takeback: int = 0) -> None:
+        self.foundation: Final = foundation
+        self.flip: Final = flip
+        self.waste_to_column: Final = waste_to_column
+        self.takeback: Final = takeback
 
 
-@dataclass(frozen=True, slots=True)
 class GameFamily:
     """The declaration of a game (its rule sets share it): its two code letters and names.
     (Not :class:`engine.Game`, a game in play.)"""
 
-    letters: str  # "YU"
-    name: str  # "yukon": the ``game`` field of verdicts and records
-    title: str  # "Yukon": in rule messages and pages
+    __slots__ = ("letters", "name", "title")
+
+    def __init__(self, *, letters: str, name: str, title: str) -> None:
+        self.letters: Final = letters  # "YU"
+        self.name: Final = name  # "yukon": the ``game`` field of verdicts and records
+        self.title: Final = title  # "Yukon": in rule messages and pages
 
 
-@dataclass(frozen=True, kw_only=True)
 class RuleSet:
     """One rule set of a game, everything about it that is not rule logic."""
 
-    game: GameFamily
-    letter: str  # the code's rule letter: "C"
-    rules_name: str  # "classic": the ``rules`` field of verdicts
-    variant: str  # "yukon-classic": leaderboards and records
-    title: str  # "Yukon, classic rules": pages
-    layout: Layout
-    stock: StockPolicy | None  # None: no stock and no waste
-    scoring: Scoring
-    #: the most cards one move takes (1: a column's top card only)
-    max_group: int
-    #: makes the rule logic (a :class:`Rules` subclass) for this set
-    rules_factory: Callable[[RuleSet], Rules]
-    #: the solver's own mutable copy of a position, and how the solver searches it
-    solver_state: Callable[[Position], SolverState]
-    search: SearchSettings
-    rules: Rules = field(init=False, repr=False, compare=False)
+    def __init__(
+        self,
+        *,
+        game: GameFamily,
+        letter: str,
+        rules_name: str,
+        variant: str,
+        title: str,
+        layout: Layout,
+        stock: StockPolicy | None,
+        scoring: Scoring,
+        max_group: int,
+        rules_factory: Callable[[RuleSet], Rules],
+        solver: Callable[[], SolverParts],
+    ) -> None:
+        self.game: Final = game
+        self.letter: Final = letter  # the code's rule letter: "C"
+        self.rules_name: Final = rules_name  # "classic": the ``rules`` field of verdicts
+        self.variant: Final = variant  # "yukon-classic": leaderboards and records
+        self.title: Final = title  # "Yukon, classic rules": pages
+        self.layout: Final = layout
+        self.stock: Final = stock  # None: no stock and no waste
+        self.scoring: Final = scoring
+        #: the most cards one move takes (1: a column's top card only)
+        self.max_group: Final = max_group
+        #: makes the rule logic (a :class:`Rules` subclass) for this set
+        self.rules_factory: Final = rules_factory
+        #: gives the solver's parts, importing the solver (which a replay never needs) on first use
+        self.solver: Final = solver
+        self._solver_parts: SolverParts | None = None
+        self.rules: Final = rules_factory(self)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "rules", self.rules_factory(self))
+    def _solver(self) -> SolverParts:
+        if self._solver_parts is None:
+            self._solver_parts = self.solver()
+        return self._solver_parts
+
+    def solver_state(self, position: Position) -> SolverState:
+        """The solver's own mutable copy of ``position``. (A method: compiled code calling a
+        property's callable would call the property itself.)"""
+        return self._solver()[0](position)
+
+    @property
+    def search(self) -> SearchSettings:
+        """How the solver searches this rule set's deals."""
+        return self._solver()[1]
+
+    def __repr__(self) -> str:
+        return f"<RuleSet {self.variant}>"
 
     @property
     def code_prefix(self) -> str:
@@ -114,7 +155,19 @@ _YUKON_LAYOUT = Layout(
 )
 
 
-def _yukon(letter: str, rules_name: str, *, relaxed: bool, search: SearchSettings) -> RuleSet:
+def _yukon_solver(relaxed: bool) -> SolverParts:
+    from ..solver.yukon import CLASSIC_SETTINGS, RELAXED_SETTINGS, YukonState
+
+    return partial(YukonState, relaxed=relaxed), RELAXED_SETTINGS if relaxed else CLASSIC_SETTINGS
+
+
+def _forty_thieves_solver() -> SolverParts:
+    from ..solver.forty import SETTINGS, FortyState
+
+    return FortyState, SETTINGS
+
+
+def _yukon(letter: str, rules_name: str, *, relaxed: bool) -> RuleSet:
     """A Yukon rule set: classic and relaxed differ only in whether a build must alternate colours."""
     return RuleSet(
         game=YUKON,
@@ -127,15 +180,14 @@ def _yukon(letter: str, rules_name: str, *, relaxed: bool, search: SearchSetting
         scoring=Scoring(flip=5),
         max_group=20,
         rules_factory=partial(Yukon, alternate_colours=not relaxed),
-        solver_state=partial(YukonState, relaxed=relaxed),
-        search=search,
+        solver=partial(_yukon_solver, relaxed),
     )
 
 
 #: every rule set, in the order the API and the pages list them
 RULE_SETS: tuple[RuleSet, ...] = (
-    _yukon("C", "classic", relaxed=False, search=CLASSIC_SETTINGS),
-    _yukon("R", "relaxed", relaxed=True, search=RELAXED_SETTINGS),
+    _yukon("C", "classic", relaxed=False),
+    _yukon("R", "relaxed", relaxed=True),
     RuleSet(
         game=FORTY_THIEVES,
         letter="N",
@@ -147,8 +199,7 @@ RULE_SETS: tuple[RuleSet, ...] = (
         scoring=Scoring(waste_to_column=5, takeback=-15),
         max_group=1,
         rules_factory=FortyThieves,
-        solver_state=FortyState,
-        search=FORTY_SETTINGS,
+        solver=_forty_thieves_solver,
     ),
 )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -77,45 +78,46 @@ def test_two_workers_give_the_same_output_in_the_same_order():
     assert [json.loads(x).get("id") for x in two.getvalue().splitlines()][:300] == list(range(300))
 
 
-class _Pools:
-    """Stands in for multiprocessing's context: records the pools asked for, runs them in this process."""
-
-    def __init__(self):
-        self.sizes: list[int] = []
-
-    def __call__(self, method):
-        return self
-
-    def Pool(self, size):
-        self.sizes.append(size)
-        pools = self
-
-        class InProcess:
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                return False
-
-            def imap(self, func, items, chunksize):
-                assert pools.sizes and chunksize >= 1
-                return map(func, items)
-
-        return InProcess()
-
-
 @pytest.mark.parametrize(
-    "count, pools", [(1, []), (PARALLEL_FROM - 1, []), (PARALLEL_FROM, [3]), (PARALLEL_FROM + 40, [3])]
+    "count, shared", [(1, []), (PARALLEL_FROM - 1, []), (PARALLEL_FROM, [3]), (PARALLEL_FROM + 40, [3])]
 )
-def test_auto_workers_start_a_pool_per_cpu_only_for_a_long_input(monkeypatch, count, pools):
-    fake = _Pools()
-    monkeypatch.setattr("multiprocessing.get_context", fake)
+def test_auto_workers_share_the_work_among_the_cpus_only_for_a_long_input(monkeypatch, count, shared):
+    asked: list[int] = []
+
+    def in_this_process(numbered, out, workers):
+        asked.append(workers)
+        return verifier.batch._write(map(verify_line, numbered), out)
+
+    monkeypatch.setattr(verifier.batch, "_shared", in_this_process)
     monkeypatch.setattr(verifier.batch, "usable_cpus", lambda: 3)
     items = [dict(LEGAL_FT, id=i, moves=["S"] * (i % 7)) for i in range(count - 1)] + [MISMATCH]
     auto, one = io.StringIO(), io.StringIO()
     assert run_batch(lines_of(*items), auto, workers=None) == run_batch(lines_of(*items), one, workers=1)
     assert auto.getvalue() == one.getvalue() and len(auto.getvalue().splitlines()) == count
-    assert fake.sizes == pools
+    assert asked == shared
+
+
+def test_shares_are_runs_of_consecutive_lines_of_about_the_same_size():
+    block = [(n, "x" * size) for n, size in enumerate([10, 10, 10, 10, 40, 10, 10], 1)]
+    shares = verifier.batch._split(block, 2)
+    assert [[n for n, _ in share] for share in shares] == [[1, 2, 3, 4], [5, 6, 7]]  # 40 and 60 characters
+    assert verifier.batch._split(block[:1], 3) == [[], block[:1], []]
+
+
+def test_a_failed_worker_process_leaves_its_share_to_this_one(monkeypatch):
+    def failing_child(share):
+        pid = os.fork()
+        if pid == 0:
+            os._exit(3)
+        read_end, write_end = os.pipe()
+        os.close(write_end)
+        return pid, read_end
+
+    monkeypatch.setattr(verifier.batch, "_fork", failing_child)
+    items = [dict(LEGAL_FT, id=i, moves=["S"] * (i % 5)) for i in range(40)] + ["oops"]
+    two, one = io.StringIO(), io.StringIO()
+    assert run_batch(lines_of(*items), two, workers=2) == run_batch(lines_of(*items), one, workers=1)
+    assert two.getvalue() == one.getvalue()
 
 
 def test_auto_workers_with_real_processes_give_the_same_output():
@@ -164,3 +166,16 @@ def test_cli_batch_reads_standard_input():
 def test_verify_line_reports_bad_json_position():
     verified, text = verify_line((7, '{"code": '))
     assert not verified and json.loads(text)["line"] == 7
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"note": "\x00canonical"}, {"canonical": "mine", "position": "\x00position"}, {"position": "\x00canonical"}],
+)
+def test_each_line_is_the_verdict_as_the_json_encoder_writes_it(extra):
+    item = dict(LEGAL_FT, **extra)
+    verified, text = verify_line((7, json.dumps(item)))
+    verdict = replay(item["code"], item["moves"], item["claimed"])
+    passthrough = {k: v for k, v in item.items() if k not in ("code", "moves", "claimed")}
+    assert text == json.dumps({**passthrough, "line": 7, **verdict.to_json()}, ensure_ascii=False)
+    assert verified is verdict.verified
