@@ -101,54 +101,48 @@ class Move:
         return out
 
 
+class _Word:
+    """An action that is one word (``S``, ``U``): all of its kind are equal; ``text`` and
+    ``name`` (its JSON form) are the subclass's."""
+
+    __slots__ = ()
+    text: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Word):
+            return NotImplemented
+        return type(self) is type(other)
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    def __str__(self) -> str:
+        return self.text
+
+    def to_json(self) -> dict[str, str]:
+        return {"action": self.name}
+
+
 @final
-class Draw:
+class Draw(_Word):
     """Turn the next stock card onto the waste (Forty Thieves)."""
 
     __slots__ = ()
     text: ClassVar[str] = "S"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Draw):
-            return NotImplemented
-        return True
-
-    def __hash__(self) -> int:
-        return hash("S")
-
-    def __repr__(self) -> str:
-        return "Draw()"
-
-    def __str__(self) -> str:
-        return "S"
-
-    def to_json(self) -> dict[str, str]:
-        return {"action": "draw"}
+    name: ClassVar[str] = "draw"
 
 
 @final
-class Undo:
+class Undo(_Word):
     """Undo the last action that can still be undone."""
 
     __slots__ = ()
     text: ClassVar[str] = "U"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Undo):
-            return NotImplemented
-        return True
-
-    def __hash__(self) -> int:
-        return hash("U")
-
-    def __repr__(self) -> str:
-        return "Undo()"
-
-    def __str__(self) -> str:
-        return "U"
-
-    def to_json(self) -> dict[str, str]:
-        return {"action": "undo"}
+    name: ClassVar[str] = "undo"
 
 
 Action = Move | Draw | Undo
