@@ -210,7 +210,7 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
     line = evidence.effective_line(values["code"], actions)
     positions, bands = frozenset(line), evidence.band_keys(values["code"], line)
     values["line"] = evidence.pack(positions)
-    time_findings = (evidence.judge_times(times, body.get("elapsed_ms"), len(actions), times_required))
+    time_findings = evidence.judge_times(times, body.get("elapsed_ms"), len(actions), times_required)
     for _ in range(JUDGEMENTS):
         fairplay.lock_deal(session)
         read = fairplay.read_deal(session, values["code"], claim, positions, bands, values["received_at"])
