@@ -262,10 +262,15 @@ def _totals_upsert(insert_of: Any, records: Any, *where: ColumnElement[bool]) ->
 @cache
 def version_upsert(insert: Any) -> Any:
     """Bump a deal's version (``:code``) if it is still ``:seen`` (``None``: whatever it is),
-    returning the new one; nothing when another record of the deal came first."""
+    returning the new one; nothing when another record of the deal came first. On PostgreSQL
+    also nothing while another submission holds the deal (``:lock_key``,
+    :func:`api.fairplay.hold_deal`): it gives way to the one that lost a race before."""
     versions = DealVersion.__table__
     seen = bindparam("seen", type_=BigInteger)
-    return (insert(versions).values(code=bindparam("code", type_=versions.c.code.type), version=1)
+    row = select(bindparam("code", type_=versions.c.code.type), literal(1, BigInteger))
+    if insert is postgresql.insert:
+        row = row.where(func.pg_try_advisory_xact_lock(bindparam("lock_key", type_=BigInteger)))
+    return (insert(versions).from_select(["code", "version"], row)
             .on_conflict_do_update(index_elements=["code"], set_={"version": versions.c.version + 1},
                                    where=or_(seen.is_(None), versions.c.version == seen))
             .returning(versions.c.version))

@@ -91,7 +91,8 @@ def insert_record(connection: Connection, values: dict[str, Any], bands: list[in
                   "new_skeleton": skeleton_hash(values["player"]) if values["player_id"] is None else None}
     if connection.dialect.name == "postgresql":
         row: Any = connection.execute(
-            boards.store_with_upkeep(), {**values, **new_player, "bands": bands, "seen": seen}).one()
+            boards.store_with_upkeep(), {**values, **new_player, "bands": bands, "seen": seen,
+                                         "lock_key": fairplay.deal_lock_key(values["code"])}).one()
         new_id, changed, fresh, player_id = row
         if not fresh or player_id is None:
             raise Stale(values["code"])
@@ -150,7 +151,8 @@ class BadTimes(Refused):
 
 
 class Busy(Refused):
-    """The deal's records kept changing while the submission was judged (:data:`JUDGEMENTS` times)."""
+    """The deal was busy with other submissions: held by them too long (:func:`api.fairplay.hold_deal`),
+    or its records kept changing (:data:`JUDGEMENTS` times)."""
 
 
 class RejectedLog(Refused):
@@ -196,7 +198,8 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
     :func:`api.fairplay.read_deal`), one stores it with everything that follows, if the deal's
     version is unchanged (:func:`insert_record`); in autocommit (:func:`begin`) that is its
     commit. Of near-equal games sent at once, the first stored is the original: the others
-    find the deal changed and are judged again. Raises :class:`Refused`."""
+    find the deal changed and are judged again, holding the deal then
+    (:func:`api.fairplay.hold_deal`). Raises :class:`Refused`."""
     if not body["moves"]:
         raise EmptyLog("the log has no action: there is no game to store")
     times = body.get("times")
@@ -211,7 +214,12 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
     positions, bands = frozenset(line), evidence.band_keys(values["code"], line)
     values["line"] = evidence.pack(positions)
     time_findings = evidence.judge_times(times, body.get("elapsed_ms"), len(actions), times_required)
-    for _ in range(JUDGEMENTS):
+    for judgement in range(JUDGEMENTS):
+        if judgement:  # another record of the deal was stored since this one's read
+            try:
+                fairplay.hold_deal(session, values["code"])
+            except fairplay.DealBusy:
+                raise Busy(values["code"]) from None
         fairplay.lock_deal(session)
         read = fairplay.read_deal(session, values["code"], claim, positions, bands, values["received_at"])
         player, vouched_by = settle(claim, read.named)

@@ -43,8 +43,8 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
         done = submit(session, claim, code, body, sender.name if isinstance(sender, ApiKey) else None,
                       current_app.config["FAIRPLAY_TIMES_REQUIRED"])
     except Busy as error:
-        raise Problem(503, f"the records of {error} kept changing while this game was judged: send it again",
-                      headers={"Retry-After": "1"}) from None
+        raise Problem(503, f"the deal {error} was busy with other submissions while this game was judged: "
+                           "send it again", headers={"Retry-After": "1"}) from None
     except EmptyLog as error:
         raise Problem(422, str(error), "empty-log") from None
     except BadTimes as error:
