@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 from sqlalchemy import (
@@ -245,8 +246,8 @@ def _known_statement(with_candidates: bool, by_name: bool, postgres: bool) -> An
     return union_all(*parts)
 
 
-_KNOWN = {(candidates, by_name, postgres): _known_statement(candidates, by_name, postgres)
-          for candidates in (True, False) for by_name in (True, False) for postgres in (True, False)}
+#: the statement of each kind, built on first use
+_KNOWN = cache(_known_statement)
 
 
 @dataclass(frozen=True)
@@ -266,7 +267,7 @@ def read_deal(session: Session, code: str, claim: Claim, positions: frozenset[in
     by_name = claim.known is None
     who = name_params(claim.name) if by_name else {"player_id": claim.known.id if claim.known else None}
     postgres = session.get_bind().dialect.name == "postgresql"
-    rows = session.execute(_KNOWN[bool(bands), by_name, postgres], {
+    rows = session.execute(_KNOWN(bool(bands), by_name, postgres), {
         "code": code, "now": now, "positions": sorted(positions) or [0], **who,
         **({"bands": bands} if bands else {})}).all()
     version, player = 0, None

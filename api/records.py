@@ -87,8 +87,9 @@ def insert_record(connection: Connection, values: dict[str, Any], bands: list[in
     challenge record, or ``flask --app api boards rebuild``). Elsewhere these are statements of
     the caller's transaction, which holds SQLite's write lock (:func:`api.fairplay.lock_deal`)."""
     bands = sorted(set(bands or ()))
-    new_player = {"new_name": values["player"] if values["player_id"] is None else None,
-                  "new_skeleton": skeleton_hash(values["player"]) if values["player_id"] is None else None}
+    new = values["player_id"] is None  # a new tokenless player of the record's name
+    new_player = {"new_name": values["player"] if new else None,
+                  "new_skeleton": skeleton_hash(values["player"]) if new else None}
     if connection.dialect.name == "postgresql":
         row: Any = connection.execute(
             boards.store_with_upkeep(), {**values, **new_player, "bands": bands, "seen": seen,
