@@ -63,6 +63,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql
 
+from .db import DollarStatement
 from .models import (
     BoardEntry,
     Challenge,
@@ -289,7 +290,7 @@ def store_with_upkeep() -> Any:
 
     One row: the new id (``None``: not stored), the ids of the challenges whose entry changed
     (then :func:`challenge_entries_changed` follows), whether the version was bumped, and the
-    player's id. Built once."""
+    player's id. Built once, run as a :class:`api.db.DollarStatement`."""
     if "store" in _UPKEEP:
         return _UPKEEP["store"]
     table, players = Record.__table__, Player.__table__
@@ -319,8 +320,8 @@ def store_with_upkeep() -> Any:
         entries.c.challenge_id.is_not(None)).scalar_subquery()
     statement = select(select(stored.c.id).scalar_subquery(), changed, select(version.c.version).exists(),
                        select(me.c.id).limit(1).scalar_subquery()).add_cte(entries, totals, bands)
-    _UPKEEP["store"] = statement
-    return statement
+    _UPKEEP["store"] = DollarStatement(statement)  # (8 KB: psycopg would parse it on every execution)
+    return _UPKEEP["store"]
 
 
 def challenge_entries_changed(connection: Connection, player: str, challenge_ids: Iterable[int]) -> None:

@@ -91,9 +91,8 @@ def insert_record(connection: Connection, values: dict[str, Any], bands: list[in
     new_player = {"new_name": values["player"] if new else None,
                   "new_skeleton": skeleton_hash(values["player"]) if new else None}
     if connection.dialect.name == "postgresql":
-        row: Any = connection.execute(
-            boards.store_with_upkeep(), {**values, **new_player, "bands": bands, "seen": seen,
-                                         "lock_key": fairplay.deal_lock_key(values["code"])}).one()
+        [row] = boards.store_with_upkeep().execute(connection, {
+            **values, **new_player, "bands": bands, "seen": seen, "lock_key": fairplay.deal_lock_key(values["code"])})
         new_id, changed, fresh, player_id = row
         if not fresh or player_id is None:
             raise Stale(values["code"])
@@ -248,7 +247,7 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
     else:
         raise Busy(values["code"])
     if new:
-        webhooks.emit(session, "record.created", record_json(stored))
+        webhooks.emit(session, "record.created", lambda: record_json(stored))
     session.commit()
     if new:
         metrics.record_stored(values["variant"], values["ranked"], values["flags"])

@@ -38,8 +38,10 @@ send them (the embedded mode: one user only).
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -258,22 +260,26 @@ def _run_ticket(task: Any, kind: str) -> str | None:
         return app.extensions["api.solver"].run_next(kind, task.request.id or "eager")
 
 
-def reevaluate_deal(code: str, solve: bool = False) -> dict[str, Any]:
+def reevaluate_deal(code: str | list[str], solve: bool = False) -> dict[str, Any]:
     """Judge a deal's ranked records again with what is known of it now (``api.fairplay``);
     with ``solve``, also have the deal searched if none was and one of its records is in the
     first ``FAIRPLAY_SOLVE_TOP`` places of a board (through the solver's fair queue, as the
-    client ``task:fair-play``: a full queue skips it, the next high record asks again)."""
+    client ``task:fair-play``: a full queue skips it, the next high record asks again).
+    ``code`` may be a list of deals (a web process's asks sent together: :class:`Asks`)."""
     from . import fairplay
 
     app = flask_app()
+    changed: list[int] = []
+    asked: list[str] = []
     with app.app_context():
-        with app.extensions["api.db"].sessions() as session:
-            changed = fairplay.reevaluate_deal(session, code)
-            top, asked = app.config["FAIRPLAY_SOLVE_TOP"], False
-            if solve and top and app.config["SOLVER_ENABLED"] and not fairplay.is_searched(session, code) \
-                    and fairplay.in_a_top(session, code, top):
-                asked = _ask_solver(app, session, code)
-        return {"changed": changed, "solve_asked": asked}
+        for deal in [code] if isinstance(code, str) else code:
+            with app.extensions["api.db"].sessions() as session:
+                changed += fairplay.reevaluate_deal(session, deal)
+                top = app.config["FAIRPLAY_SOLVE_TOP"]
+                if solve and top and app.config["SOLVER_ENABLED"] and not fairplay.is_searched(session, deal) \
+                        and fairplay.in_a_top(session, deal, top) and _ask_solver(app, session, deal):
+                    asked.append(deal)
+        return {"changed": changed, "solve_asked": bool(asked) if isinstance(code, str) else asked}
 
 
 def _ask_solver(app: Flask, session: Any, code: str) -> bool:
@@ -290,12 +296,67 @@ def _ask_solver(app: Flask, session: Any, code: str) -> bool:
     return True
 
 
+#: a web process's re-evaluation asks wait this long for others to go in the same message …
+ASKS_EVERY = 0.25
+#: … and at most this many deals go in one
+ASKS_AT_MOST = 200
+
+
+class Asks:
+    """The re-evaluations a web process asks for, sent together: one bulk-queue message for
+    the deals asked within :data:`ASKS_EVERY` seconds, from a thread of the process. A
+    publish costs about a millisecond of CPU, as much as the rest of storing a record, and
+    every new deal's first ranked record asks. An ask is advice: the record's own evidence is
+    stored with it, and the next record or hint of the deal asks again, so the asks of a
+    process killed within that quarter second are lost as those refused by a full solver
+    queue are. A process made by ``fork`` starts its own thread on its first ask."""
+
+    def __init__(self, app: Flask) -> None:
+        self.app = app
+        self.lock = threading.Lock()
+        self.pending: dict[bool, dict[str, None]] = {False: {}, True: {}}  # (ordered sets)
+        self.thread: threading.Thread | None = None
+        self.pid = 0
+        atexit.register(self.send)  # (what the thread has not sent yet)
+
+    def add(self, code: str, solve: bool) -> None:
+        with self.lock:
+            self.pending[solve][code] = None
+            if self.thread is None or self.pid != os.getpid():
+                self.pid = os.getpid()
+                self.thread = threading.Thread(target=self._run, name="reevaluation-asks", daemon=True)
+                self.thread.start()
+
+    def send(self) -> None:
+        """Send what is pending (the thread, every :data:`ASKS_EVERY` seconds; and at exit)."""
+        with self.lock:
+            batches = {solve: list(codes) for solve, codes in self.pending.items() if codes}
+            self.pending = {False: {}, True: {}}
+        task = self.app.extensions["api.celery"].tasks[REEVALUATE]
+        for solve, codes in batches.items():
+            for start in range(0, len(codes), ASKS_AT_MOST):
+                chunk = codes[start:start + ASKS_AT_MOST]
+                try:
+                    task.apply_async(args=(chunk[0] if len(chunk) == 1 else chunk, solve))
+                except Exception:
+                    log.exception("fair play: the re-evaluation of %d deals could not be sent", len(chunk))
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(ASKS_EVERY)
+            self.send()
+
+
 def evidence_learned(app: Flask, code: str, solve: bool = False) -> None:
     """The service learned a new line of deal ``code`` (a solver line, a hint handed out, a
-    ranked record): have its records judged again on the bulk queue (embedded: here, now).
-    Never fails its caller: the evidence of the moment is stored already."""
+    ranked record): have its records judged again on the bulk queue, within a quarter second
+    (:class:`Asks`; embedded: here, now). Never fails its caller: the evidence of the moment
+    is stored already."""
     try:
-        app.extensions["api.celery"].tasks[REEVALUATE].apply_async(args=(code, solve))
+        if app.config["CELERY_BROKER_URL"] is None:
+            app.extensions["api.celery"].tasks[REEVALUATE].apply_async(args=(code, solve))
+        else:
+            app.extensions["api.asks"].add(code, solve)
     except Exception:
         log.exception("fair play: the re-evaluation of %s could not be sent (or, embedded, failed)", code)
 
@@ -548,6 +609,7 @@ def init_app(app: Flask) -> Celery:
         app.before_request(warn_once)
     celery_app = make_celery(app.config)
     app.extensions["api.celery"] = celery_app
+    app.extensions["api.asks"] = Asks(app)
     return celery_app
 
 

@@ -32,7 +32,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -249,9 +249,11 @@ def message_id() -> str:
     return f"msg_{secrets.token_hex(16)}"
 
 
-def emit(session: Session, type_: str, data: Mapping[str, Any], key: str | None = None) -> int:
+def emit(session: Session, type_: str, data: Mapping[str, Any] | Callable[[], Mapping[str, Any]],
+         key: str | None = None) -> int:
     """Write an event of ``type_`` with ``data`` for every endpoint that wants it, in the
-    session's transaction; its deliveries are sent once that commits. ``key`` makes the
+    session's transaction; its deliveries are sent once that commits. ``data`` may be a
+    function that makes it, called only if an endpoint wants the event. ``key`` makes the
     event once-only (a second emit of the same key does nothing). Returns the deliveries made."""
     assert type_ in EVENTS, type_
     if type_ not in subscribed(session):
@@ -263,6 +265,8 @@ def emit(session: Session, type_: str, data: Mapping[str, Any], key: str | None 
     if not endpoints:
         return 0
     now = datetime.now(UTC)
+    if callable(data):
+        data = data()
     payload = json.dumps({"type": type_, "timestamp": now.isoformat().replace("+00:00", "Z"), "data": data},
                          separators=(",", ":"), ensure_ascii=False, default=_json_default)
     message = WebhookMessage(id=message_id(), type=type_, key=key, payload=payload, created_at=now)

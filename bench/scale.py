@@ -148,13 +148,14 @@ def plain_insert() -> Any:
     from sqlalchemy import bindparam, literal
     from sqlalchemy.dialects import postgresql
 
+    from api.db import DollarStatement
     from api.models import Record
 
     table = Record.__table__
     columns = [column.name for column in table.columns if not column.primary_key]
-    return (postgresql.insert(table).values({n: bindparam(n, type_=table.c[n].type) for n in columns})
-            .on_conflict_do_nothing(index_elements=["player", "code", "log_hash"])
-            .returning(table.c.id, literal(None)))
+    return DollarStatement(postgresql.insert(table).values({n: bindparam(n, type_=table.c[n].type) for n in columns})
+                           .on_conflict_do_nothing(index_elements=["player", "code", "log_hash"])
+                           .returning(table.c.id, literal(None), literal(True), table.c.player_id))
 
 
 def throughput(client: Any, app: Any, bodies: list[dict[str, Any]]) -> tuple[float, float]:

@@ -17,7 +17,14 @@ from ..models import ApiKey, Record
 from ..players import claimant, credentials
 from ..problems import Problem, invalid_field, rejected_log
 from ..records import BadTimes, Busy, EmptyLog, RejectedLog, begin, submit
-from ..schemas import RecordPageSchema, RecordQuerySchema, RecordRequestSchema, RecordSchema, StatusRequestSchema
+from ..schemas import (
+    RecordPageSchema,
+    RecordQuerySchema,
+    RecordRequestSchema,
+    RecordSchema,
+    StatusRequestSchema,
+    record_json,
+)
 from ..tasks import evidence_learned
 from . import json_body, load, parse_code, query
 from .leaderboard import withheld_codes
@@ -57,7 +64,7 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
         raise invalid_field("attempt", str(error)) from None
     if done.ranked_unsearched and current_app.config["FAIRPLAY_SOLVE_TOP"]:
         evidence_learned(current_app, str(code), solve=True)  # on the worker tier: solved if it ranks high
-    answer = RECORD.dump(done.record)
+    answer = record_json(done.record)
     return answer, 201 if done.new else 200, {"Location": url_for("records.get_record", record_id=answer["id"])}
 
 
