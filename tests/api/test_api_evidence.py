@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from api import evidence
+from api import evidence, tasks
 from api.fairplay import FLAGS, REVIEW_FLAGS
 from engine import Game, GameCode
 from tests.play import play_greedy
@@ -399,3 +399,45 @@ def test_on_the_worker_tier_a_high_records_deal_is_solved_and_the_record_judged_
         time.sleep(0.5)
     assert flags(stored) == ["solver-like"] and stored["history"][0]["actor"] == "fair-play"
     assert board(client, code) == []
+
+
+class _SentTasks:
+    """Stands in for the Celery app of :class:`api.tasks.Asks`: records what would be published."""
+
+    def __init__(self):
+        self.sent = []
+        self.tasks = {tasks.REEVALUATE: self}
+
+    def apply_async(self, args):
+        self.sent.append(args)
+
+
+def test_a_web_process_sends_its_reevaluation_asks_together(monkeypatch):
+    """Asks within one period go in one message a solve flag, each deal once, at most ASKS_AT_MOST a message."""
+    celery = _SentTasks()
+    asks = tasks.Asks(type("App", (), {"extensions": {"api.celery": celery}})())
+    monkeypatch.setattr(asks, "_run", lambda: None)  # (no thread: send() is called below)
+    for code in ["YU1-C-AAAAAAB", "YU1-C-AAAAAAC", "YU1-C-AAAAAAB"]:
+        asks.add(code, True)
+    asks.add("FT1-N-AAAAAAB", False)
+    asks.send()
+    assert sorted(celery.sent, key=lambda args: args[1]) == [
+        ("FT1-N-AAAAAAB", False), (["YU1-C-AAAAAAB", "YU1-C-AAAAAAC"], True)]
+    asks.send()  # nothing new: nothing sent
+    assert len(celery.sent) == 2
+    monkeypatch.setattr(tasks, "ASKS_AT_MOST", 2)
+    for number in range(5):
+        asks.add(f"YU1-C-AAAAAA{'BCDEF'[number]}", False)
+    asks.send()
+    assert [len(args[0]) if isinstance(args[0], list) else 1 for args in celery.sent[2:]] == [2, 2, 1]
+
+
+def test_the_reevaluation_task_takes_a_list_of_deals(fair):
+    """The batched form judges each deal of the list (embedded: in this process)."""
+    client = fair.test_client()
+    code, other = CODES
+    first = submit(client, token_of(client, "first"), code, honest_game(code))
+    with fair.app_context():
+        answer = tasks.reevaluate_deal([code, other], solve=False)
+    assert answer == {"changed": [], "solve_asked": []}
+    assert client.get(f"{API}/records/{first['id']}").get_json()["ranked"] is True
