@@ -25,6 +25,7 @@ from typing import Any
 from sqlalchemy import (
     BigInteger,
     Connection,
+    Integer,
     LargeBinary,
     String,
     Text,
@@ -35,6 +36,7 @@ from sqlalchemy import (
     column,
     func,
     literal,
+    literal_column,
     null,
     select,
     text,
@@ -200,6 +202,20 @@ def _in(column: Any, name: str, postgres: bool) -> Any:
     return column.in_(bindparam(name, expanding=True))
 
 
+def _in_packed(column: Any, name: str, postgres: bool) -> Any:
+    """``column`` is one of the 64-bit values of ``:name``: on PostgreSQL the bytes of
+    :func:`api.evidence.pack`, unpacked by the database (psycopg dumps a list of integers one
+    element at a time: 0.3 ms of CPU for a line of 150 positions, against microseconds for
+    its bytes), elsewhere a list."""
+    if not postgres:
+        return column.in_(bindparam(name, expanding=True))
+    packed = bindparam(name, type_=LargeBinary)
+    one, eight = literal_column("1", Integer), literal_column("8", Integer)  # (in the text: psycopg caches a
+    at = func.generate_series(one, func.length(packed), eight).column_valued("at")  # text under 4 KB only)
+    word = literal_column("'x'", String) + func.encode(func.substr(packed, at, eight), literal_column("'hex'", String))
+    return column.in_(select(cast(cast(word, postgresql.BIT(64)), BigInteger)))
+
+
 def _known_statement(with_candidates: bool, by_name: bool, postgres: bool) -> Any:
     """One round trip: the deal's version (:class:`~api.models.DealVersion`), the index's
     candidates among earlier records of the deal (other players'), its solver lines
@@ -208,7 +224,7 @@ def _known_statement(with_candidates: bool, by_name: bool, postgres: bool) -> An
     name reads as (:func:`api.players.named`), and comes back as a row of its own."""
     def row(kind: str, record: Any = None, player: Any = None, line: Any = None, copy_of: Any = None,
             solution: Any = None, at: Any = None, reached: Any = None) -> list[Any]:
-        return [literal(kind, String).label("kind"),
+        return [literal_column(f"'{kind}'", String).label("kind"),  # (a constant of the code's, in the text)
                 (record if record is not None else cast(null(), BigInteger)).label("record_id"),
                 (player if player is not None else cast(null(), BigInteger)).label("player_id"),
                 (line if line is not None else cast(null(), LargeBinary)).label("line"),
@@ -229,7 +245,7 @@ def _known_statement(with_candidates: bool, by_name: bool, postgres: bool) -> An
                                                                     Solvability.solution.is_not(None)),
         select(*row("solver", solution=Challenge.par_line)).where(Challenge.code == code),
         select(*row("hint", player=Hint.player_id, reached=Hint.reached)).where(
-            Hint.code == code, _in(Hint.reached, "positions", postgres)).distinct()
+            Hint.code == code, _in_packed(Hint.reached, "positions", postgres)).distinct()
         .limit(HINT_ROWS).subquery().select(),
     ]
     if by_name:  # the player: id, name, and whether registered (as copy_of 1)
@@ -268,7 +284,7 @@ def read_deal(session: Session, code: str, claim: Claim, positions: frozenset[in
     who = name_params(claim.name) if by_name else {"player_id": claim.known.id if claim.known else None}
     postgres = session.get_bind().dialect.name == "postgresql"
     rows = session.execute(_KNOWN(bool(bands), by_name, postgres), {
-        "code": code, "now": now, "positions": sorted(positions) or [0], **who,
+        "code": code, "now": now, "positions": pack(positions) if postgres else sorted(positions) or [0], **who,
         **({"bands": bands} if bands else {})}).all()
     version, player = 0, None
     row: Any
