@@ -221,6 +221,11 @@ class FortyState:
 
     # -- make / unmake -------------------------------------------------
 
+    def lean_moves(self) -> list[SolverMove]:
+        """The moves but take-backs (for beams with ``lean_beams``, which Forty Thieves does not set:
+        docs/winnability.md, "Issue 25, third round")."""
+        return [m for m in self.moves() if m[0] != BACK]
+
     def do(self, m: SolverMove) -> bool:
         kind, a, b, card, _ = m
         if kind == COL_COL:

@@ -146,8 +146,11 @@ class _Frontier:
     parent key and the moves from it, which give the winning line back), the
     node count and caps, and the expansion of one position into its children."""
 
-    def __init__(self, state: SolverState, max_nodes: int, deadline: float | None, clock: Callable[[], float]) -> None:
+    def __init__(
+        self, state: SolverState, max_nodes: int, deadline: float | None, clock: Callable[[], float], lean: bool = False
+    ) -> None:
         self.state = state
+        self.lean = lean  # the state's lean moves (beams only: a complete search needs every move)
         self.max_nodes, self.deadline, self.clock = max_nodes, deadline, clock
         self.started = clock()
         self.parents: dict[bytes, tuple[bytes | None, tuple[Any, ...]]] = {}
@@ -185,7 +188,7 @@ class _Frontier:
         state = self.state
         state.decode(data)
         do, undo, won, key, places = state.do, state.undo, state.won, state.key, state.places
-        for m in state.moves():
+        for m in state.lean_moves() if self.lean else state.moves():
             card, src, dst = places(m)
             if prev is not None and prev[0] == card and prev[2] == src and not (dst == prev[1] and prev[3]):
                 continue  # the same card twice in a row (docs/winnability.md)
@@ -281,7 +284,7 @@ def beam(
     move deeper than the current layer, keep the ``width`` of lowest estimate
     (ties: the newest) as the next layer. ``exhausted`` here only means the beam
     died out, never that the position is lost. Only kept positions are stored."""
-    tree = _Frontier(state, max_nodes, deadline, clock)
+    tree = _Frontier(state, max_nodes, deadline, clock, settings.lean_beams)
     parents, encode, dead, weights = tree.parents, state.encode, state.dead, settings.weights
     estimate = partial(state.estimate, weights)
 

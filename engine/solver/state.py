@@ -51,11 +51,17 @@ class SolverState(Protocol):
         """Every move worth trying, best first."""
         ...
 
+    def lean_moves(self) -> list[SolverMove]:
+        """The moves a beam tries (``SearchSettings.lean_beams``): some of :meth:`moves`, best first."""
+        ...
+
     def do(self, m: SolverMove) -> bool:
         """Make ``m``; whether it turned a card up (for :meth:`undo`)."""
         ...
 
-    def undo(self, m: SolverMove, flip: bool) -> None: ...
+    def undo(self, m: SolverMove, flip: bool) -> None:
+        """Take back ``m``, the last move made and not yet taken back (``flip``: what :meth:`do` said)."""
+        ...
     def places(self, m: SolverMove) -> Places: ...
     def action_text(self, m: SolverMove) -> str:
         """``m`` in the log's canonical text form."""
@@ -87,6 +93,8 @@ class SearchSettings:
     beam_cap: int | None = None
     #: the complete search after the beams: ``"best"`` (best-first) or ``"depth"``
     complete_search: str = "best"
+    #: beams try the state's ``lean_moves`` only (never a complete search: it needs every move)
+    lean_beams: bool = False
     #: best-first ties: the newest position first (a dive toward a win) instead of the oldest
     newest_first: bool = False
     #: what an ``unwinnable`` answer covers: the moves searched, and the game's own reductions

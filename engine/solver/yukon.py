@@ -58,11 +58,18 @@ CLASSIC_SETTINGS = SearchSettings(
     covered_moves=COVERED_MOVES,
     reductions=REDUCTIONS,
 )
+#: relaxed beams leave take-backs out (``lean_moves``): they win the same deals with fewer positions
 RELAXED_SETTINGS = SearchSettings(
-    styles=((STYLES[0], 1),), beam_widths=BEAM_WIDTHS, covered_moves=COVERED_MOVES, reductions=REDUCTIONS
+    styles=((STYLES[0], 1),),
+    beam_widths=BEAM_WIDTHS,
+    lean_beams=True,
+    covered_moves=COVERED_MOVES,
+    reductions=REDUCTIONS,
 )
 FOUNDATION = 100  # "place" number of a foundation, beside column numbers 0 … 6
+TERMS_CAP = 1 << 16  # columns whose estimate terms are remembered (a few MB), then forgotten
 MAX_GROUP = 20
+NATURAL = -100  # the score of a group move off a card it fits (lean_moves leaves these out)
 
 
 def card_text(card: int) -> str:
@@ -72,7 +79,9 @@ def card_text(card: int) -> str:
 class YukonState:
     """A Yukon position the search changes in place and changes back."""
 
-    __slots__ = ("cols", "down", "found", "loc", "colkey", "onto", "targets", "relaxed", "placed", "fits")
+    __slots__ = (
+        "cols", "down", "found", "loc", "colkey", "onto", "targets", "relaxed", "placed", "fits", "_terms", "_saved"
+    )
 
     n_cards = 52
 
@@ -90,6 +99,10 @@ class YukonState:
         #: may be put onto; fits[g * 52 + t]: whether ``g`` may be put onto ``t``
         self.onto, self.targets, self.fits = _build_tables(self.relaxed)
         self.placed = sum(self.found)
+        #: each column's terms of the estimate by its key (:meth:`estimate`), up to TERMS_CAP columns
+        self._terms: dict[bytes, int] = {}
+        #: the column keys each :meth:`do` replaced, which :meth:`undo` puts back (moves are undone last first)
+        self._saved: list[bytes] = []
 
     def _colkey(self, i: int) -> bytes:
         col = self.cols[i]
@@ -122,6 +135,7 @@ class YukonState:
                 loc[c] = i
         self.cols, self.down, self.loc = cols, down, loc
         self.colkey = [self._colkey(i) for i in range(7)]
+        self._saved = []
         found = [13, 13, 13, 13]
         for c in range(52):
             if loc[c] >= 0:
@@ -133,18 +147,33 @@ class YukonState:
         """Lower is closer to a win, weighed by ``weights`` (default ``STYLES[0]``):
         face-down cards, cards not yet up, face-up cards not built on the card
         below them (each needs at least one more move), and face-up cards lying
-        on face-down ones (they must all move before those turn up)."""
+        on face-down ones (they must all move before those turn up). Each column's
+        three counts depend on the column alone, so they are remembered by its key."""
         w_down, w_break, w_cover = weights or STYLES[0]
-        fits, down = self.fits, self.down
-        breaks = covers = 0
-        for i, col in enumerate(self.cols):
-            d = down[i]
-            if d:
-                covers += len(col) - d
-            for p in range(d + 1, len(col)):
-                if not fits[col[p] * 52 + col[p - 1]]:
-                    breaks += 1
-        return w_down * sum(down) + 52 - self.placed + w_break * breaks + w_cover * covers
+        terms = self._terms
+        total = 0
+        for k in self.colkey:
+            t = terms.get(k)
+            if t is None:
+                t = self._column_terms(k)
+                if len(terms) >= TERMS_CAP:
+                    terms.clear()
+                terms[k] = t
+            total += t
+        # the sums fit their fields: at most 21 face-down cards and 52 covers or breaks
+        down, covers, breaks = total & 63, (total >> 6) & 63, total >> 12
+        return w_down * down + 52 - self.placed + w_break * breaks + w_cover * covers
+
+    def _column_terms(self, k: bytes) -> int:
+        """A column's face-down cards, covers and breaks (see :meth:`estimate`), packed into
+        one number (6 bits each, breaks highest) from its key (:meth:`_colkey`)."""
+        n, d = k[0], k[1]
+        fits = self.fits
+        breaks = 0
+        for p in range(d + 3, n + 2):
+            if not fits[k[p] * 52 + k[p - 1]]:
+                breaks += 1
+        return d + ((n - d if d else 0) << 6) + (breaks << 12)
 
     # -- safe foundation moves -----------------------------------------
 
@@ -155,21 +184,25 @@ class YukonState:
         same-colour foundation + 2. Relaxed: rank ≤ every other foundation + 1.
         """
         found = self.found
+        # bit s of ok: the next card of suit s would go up safely (the conditions read the foundations only)
+        s0, s1, s2, s3 = found[0], found[1], found[2], found[3]
+        if self.relaxed:
+            low = min(s0, s1, s2, s3)
+            ok = (s0 == low) | (s1 == low) << 1 | (s2 == low) << 2 | (s3 == low) << 3
+        else:  # suits S H D C: colours black red red black
+            ok = ((s3 >= s0 - 1 and s1 >= s0 and s2 >= s0)
+                  | (s2 >= s1 - 1 and s0 >= s1 and s3 >= s1) << 1
+                  | (s1 >= s2 - 1 and s0 >= s2 and s3 >= s2) << 2
+                  | (s0 >= s3 - 1 and s1 >= s3 and s2 >= s3) << 3)
+        if not ok:
+            return None
+        suit_of, rank_of = _SUIT, _RANK
         for i, col in enumerate(self.cols):
             if not col:
                 continue
             c = col[-1]
-            suit, r = divmod(c, 13)
-            r += 1
-            if found[suit] != r - 1:
-                continue
-            if self.relaxed:
-                ok = all(found[s] >= r - 1 for s in range(4) if s != suit)
-            else:
-                # suits: S H D C → colours black red red black
-                other = _SAME_COLOUR_OTHER[suit]
-                ok = found[other] >= r - 2 and all(found[s] >= r - 1 for s in _OPPOSITE[suit])
-            if ok:
+            suit = suit_of[c]
+            if ok >> suit & 1 and found[suit] == rank_of[c]:
                 return (UP, i, len(col) - 1, FOUNDATION, c, 0)
         return None
 
@@ -310,6 +343,12 @@ class YukonState:
         out.sort(key=_by_score, reverse=True)
         return out
 
+    def lean_moves(self) -> list[SolverMove]:
+        """The moves a beam tries: :meth:`moves` but take-backs and group moves whose bottom card
+        lies on a face-up card it fits (they only trade one good place for another). A beam
+        proves nothing, so it may leave out moves; a complete search never does."""
+        return [m for m in self.moves() if m[0] != BACK]
+
     def _score(self, i: int, start: int, g: int) -> int:
         d = self.down[i]
         src = self.cols[i]
@@ -319,7 +358,7 @@ class YukonState:
             return 200  # empties a column
         below = src[start - 1]
         if self.fits[g * 52 + below]:
-            return -100  # leaves one good place for another
+            return NATURAL  # leaves one good place for another
         return 100 - len(src) + start
 
     # -- make / unmake -------------------------------------------------
@@ -327,7 +366,7 @@ class YukonState:
     def do(self, m: SolverMove) -> bool:
         """Apply a move; return whether it turned a face-down card up."""
         kind, a, start, b, card, _ = m
-        cols, loc = self.cols, self.loc
+        cols, loc, colkey, saved = self.cols, self.loc, self.colkey, self._saved
         flip = False
         if kind == GROUP:
             src, dst = cols[a], cols[b]
@@ -343,8 +382,10 @@ class YukonState:
             if start and start == self.down[a]:
                 self.down[a] -= 1
                 flip = True
-            self.colkey[a] = self._colkey(a)
-            self.colkey[b] = self._colkey(b)
+            saved.append(colkey[a])
+            saved.append(colkey[b])
+            colkey[a] = self._colkey(a)
+            colkey[b] = self._colkey(b)
         elif kind == UP:
             src = cols[a]
             src.pop()
@@ -354,18 +395,21 @@ class YukonState:
             if start and start == self.down[a]:
                 self.down[a] -= 1
                 flip = True
-            self.colkey[a] = self._colkey(a)
+            saved.append(colkey[a])
+            colkey[a] = self._colkey(a)
         else:
             self.found[a] -= 1
             self.placed -= 1
             cols[b].append(card)
             loc[card] = b
-            self.colkey[b] = self._colkey(b)
+            saved.append(colkey[b])
+            colkey[b] = self._colkey(b)
         return flip
 
     def undo(self, m: SolverMove, flip: bool) -> None:
+        """Take back ``m``, the last move made and not yet undone (``flip``: what :meth:`do` returned)."""
         kind, a, start, b, card, _ = m
-        cols, loc = self.cols, self.loc
+        cols, loc, colkey, saved = self.cols, self.loc, self.colkey, self._saved
         if kind == GROUP:
             if flip:
                 self.down[a] += 1
@@ -380,8 +424,8 @@ class YukonState:
                 src.extend(group)
                 for c in group:
                     loc[c] = a
-            self.colkey[a] = self._colkey(a)
-            self.colkey[b] = self._colkey(b)
+            colkey[b] = saved.pop()
+            colkey[a] = saved.pop()
         elif kind == UP:
             if flip:
                 self.down[a] += 1
@@ -389,13 +433,13 @@ class YukonState:
             loc[card] = a
             self.found[card // 13] -= 1
             self.placed -= 1
-            self.colkey[a] = self._colkey(a)
+            colkey[a] = saved.pop()
         else:
             cols[b].pop()
             loc[card] = -1
             self.found[a] += 1
             self.placed += 1
-            self.colkey[b] = self._colkey(b)
+            colkey[b] = saved.pop()
 
     # -- text ------------------------------------------------------------
 
@@ -464,9 +508,6 @@ def _by_score(m: SolverMove) -> int:
     return m[5]
 
 
-#: for each suit (S H D C): the suits of the other colour, and the other suit of its own colour
-_OPPOSITE = ((1, 2), (0, 3), (0, 3), (1, 2))
-#: a card's suit and rank - 1 (``divmod(card, 13)``), looked up in the dead-end test's inner loop
+#: a card's suit and rank - 1 (``divmod(card, 13)``), looked up in the inner loops
 _SUIT: Final = tuple(c // 13 for c in range(52))
 _RANK: Final = tuple(c % 13 for c in range(52))
-_SAME_COLOUR_OTHER = (3, 2, 1, 0)

@@ -328,3 +328,18 @@ def test_safe_moves_forty_thieves_go_onto_the_lower_foundation(found, card, safe
     text = f"FT1-N {card}/-/-/-/-/-/-/-/-/- {foundations} {''.join(cards)} - 0 0 0"
     slot = 2 if "A23456789TJQK".index(found[0]) + 2 == "A23456789TJQK".index(card[0]) + 1 else 6
     assert auto_texts(text) == (f"T1:{card}>F{slot}" if safe else None)
+
+
+def test_lean_beams_leave_out_take_backs_and_the_complete_search_keeps_them():
+    """Relaxed beams try ``lean_moves`` (no take-backs); best-first and depth-first try every move."""
+    from engine.solver import SearchSettings
+    from engine.solver.search import beam
+
+    lean = SearchSettings(lean_beams=True)
+    state = state_for(Position.from_text(TAKEBACK_WIN))
+    assert state.moves() and all(m[0] == 2 for m in state.moves())  # only take-backs (BACK) here
+    assert state.lean_moves() == []
+    assert beam(state, width=10, max_nodes=10_000, deadline=None, max_table=10**6, settings=lean).end == "exhausted"
+    assert best_first(state, max_nodes=10_000, deadline=None, max_table=10**6, settings=lean).end == "won"
+    relaxed = state_for(Game.from_code("YU1-R-AAAAAAB").position)
+    assert relaxed.lean_moves() == [m for m in relaxed.moves() if m[0] != 2]
