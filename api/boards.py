@@ -277,7 +277,7 @@ def version_upsert(insert: Any) -> Any:
             .returning(versions.c.version))
 
 
-def store_with_upkeep() -> Any:
+def store_with_upkeep(upkeep: bool = True) -> Any:
     """PostgreSQL: one statement that stores a record and keeps everything that follows from
     it, in one round trip (in autocommit, also its commit):
 
@@ -290,9 +290,11 @@ def store_with_upkeep() -> Any:
 
     One row: the new id (``None``: not stored), the ids of the challenges whose entry changed
     (then :func:`challenge_entries_changed` follows), whether the version was bumped, and the
-    player's id. Built once, run as a :class:`api.db.DollarStatement`."""
-    if "store" in _UPKEEP:
-        return _UPKEEP["store"]
+    player's id. Built once, run as a :class:`api.db.DollarStatement`. (``upkeep=False``:
+    without the boards and totals, for ``bench.scale``'s comparison.)"""
+    key = "store" if upkeep else "store, no upkeep"
+    if key in _UPKEEP:
+        return _UPKEEP[key]
     table, players = Record.__table__, Player.__table__
     columns = [column.name for column in table.columns if not column.primary_key]
     params = {name: bindparam(name, type_=table.c[name].type) for name in columns}
@@ -317,11 +319,12 @@ def store_with_upkeep() -> Any:
         ("band", "record_id"), select(func.unnest(bindparam("bands", type_=postgresql.ARRAY(BigInteger))),
                                       stored.c.id)).cte("bands")
     changed = select(func.array_agg(entries.c.challenge_id)).where(
-        entries.c.challenge_id.is_not(None)).scalar_subquery()
+        entries.c.challenge_id.is_not(None)).scalar_subquery() if upkeep else null()
+    kept = [entries, totals, bands] if upkeep else [bands]
     statement = select(select(stored.c.id).scalar_subquery(), changed, select(version.c.version).exists(),
-                       select(me.c.id).limit(1).scalar_subquery()).add_cte(entries, totals, bands)
-    _UPKEEP["store"] = DollarStatement(statement)  # (8 KB: psycopg would parse it on every execution)
-    return _UPKEEP["store"]
+                       select(me.c.id).limit(1).scalar_subquery()).add_cte(*kept)
+    _UPKEEP[key] = DollarStatement(statement)  # (8 KB: psycopg would parse it on every execution)
+    return _UPKEEP[key]
 
 
 def challenge_entries_changed(connection: Connection, player: str, challenge_ids: Iterable[int]) -> None:

@@ -287,7 +287,7 @@ class DollarStatement:
         if self._form is None:
             dialect = cast(Any, type(connection.dialect))(paramstyle="numeric_dollar")
             compiled = self.statement.compile(dialect=dialect)
-            order = [(name, compiled.binds[name].type.bind_processor(dialect))
+            order = [(name, compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect))
                      for name in compiled.positiontup]
             self._form = compiled.string, compiled, order
         return self._form

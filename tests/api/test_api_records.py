@@ -274,3 +274,30 @@ def test_a_record_judged_at_an_old_version_of_its_deal_is_not_stored(app, count_
         assert stored["player_id"] == session.scalar(select(Player.id).where(Player.name == "bob"))
         session.commit()
     assert count_records() == 2
+
+
+def test_a_dollar_statement_binds_every_type_as_sqlalchemy_does(app):
+    """``api.db.DollarStatement`` (the record's store statement on PostgreSQL) applies each
+    type's bind processing for the dialect: JSON, booleans, arrays, times, bytes and None
+    come back as the same statement run by SQLAlchemy gives them."""
+    from sqlalchemy import JSON, BigInteger, Boolean, LargeBinary, bindparam, cast, literal, select
+    from sqlalchemy.dialects import postgresql
+
+    from api.db import DollarStatement
+    from api.models import UTCDateTime
+
+    with app.app_context():
+        engine_ = app.extensions["api.db"].engine
+        if engine_.dialect.name != "postgresql":
+            pytest.skip("a PostgreSQL statement")
+        statement = select(
+            cast(bindparam("flags", type_=JSON), postgresql.JSONB), bindparam("won", type_=Boolean),
+            bindparam("bands", type_=postgresql.ARRAY(BigInteger)), bindparam("at", type_=UTCDateTime),
+            bindparam("line", type_=LargeBinary), bindparam("none", type_=BigInteger), literal(7))
+        values = {"flags": [{"flag": "copy", "evidence": {"of": 3}}], "won": True, "bands": [-(2 ** 63), 5],
+                  "at": datetime(2026, 12, 1, 12, tzinfo=timezone.utc), "line": b"\x00\xff", "none": None}
+        with engine_.connect() as connection:
+            expected = connection.execute(statement, values).one()
+            [row] = DollarStatement(statement).execute(connection, values)
+    assert tuple(row) == tuple(expected)
+    assert row[0] == values["flags"] and row[2] == values["bands"] and bytes(row[4]) == values["line"]
