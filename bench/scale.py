@@ -43,6 +43,9 @@ from engine.rules import RULE_SETS, by_prefix
 
 from .load_records import build_logs, load, playout
 
+#: the store statement as the service runs it (post_rounds swaps it for plain_insert)
+real_store = boards.store_with_upkeep
+
 API = "/api/v1"
 WARMUP = 3
 #: this run's mark on its posts' players and logs (a kept database holds earlier runs' posts)
@@ -143,19 +146,8 @@ def timed(client: Any, app: Any, paths: list[str], repeat: int) -> tuple[float, 
 
 
 def plain_insert() -> Any:
-    """``POST /records`` without the board upkeep: the record's insert alone (shaped like
-    :func:`api.boards.store_with_upkeep`'s answer), for the comparison."""
-    from sqlalchemy import bindparam, literal
-    from sqlalchemy.dialects import postgresql
-
-    from api.db import DollarStatement
-    from api.models import Record
-
-    table = Record.__table__
-    columns = [column.name for column in table.columns if not column.primary_key]
-    return DollarStatement(postgresql.insert(table).values({n: bindparam(n, type_=table.c[n].type) for n in columns})
-                           .on_conflict_do_nothing(index_elements=["player", "code", "log_hash"])
-                           .returning(table.c.id, literal(None), literal(True), table.c.player_id))
+    """``POST /records`` without the board upkeep: the store statement without its boards and totals."""
+    return real_store(upkeep=False)
 
 
 def throughput(client: Any, app: Any, bodies: list[dict[str, Any]]) -> tuple[float, float]:
@@ -195,7 +187,7 @@ def post_rounds(client: Any, app: Any, logs: dict[str, Any], count: int, rates: 
                 say: Any) -> None:
     """``POST /records`` with and without the board upkeep: a warm-up of each (untimed), then four
     rounds of ``count`` new records, the order of the two alternating from round to round."""
-    real = boards.store_with_upkeep
+    real = real_store
     for round_, order in enumerate([(True, False)] + [(True, False), (False, True)] * 2):
         for upkeep in order:
             boards.store_with_upkeep = real if upkeep else plain_insert
