@@ -266,20 +266,34 @@ def reevaluate_deal(code: str | list[str], solve: bool = False) -> dict[str, Any
     first ``FAIRPLAY_SOLVE_TOP`` places of a board (through the solver's fair queue, as the
     client ``task:fair-play``: a full queue skips it, the next high record asks again).
     ``code`` may be a list of deals (a web process's asks sent together: :class:`Asks`)."""
-    from . import fairplay
-
     app = flask_app()
     changed: list[int] = []
     asked: list[str] = []
     with app.app_context():
-        for deal in [code] if isinstance(code, str) else code:
-            with app.extensions["api.db"].sessions() as session:
-                changed += fairplay.reevaluate_deal(session, deal)
-                top = app.config["FAIRPLAY_SOLVE_TOP"]
-                if solve and top and app.config["SOLVER_ENABLED"] and not fairplay.is_searched(session, deal) \
-                        and fairplay.in_a_top(session, deal, top) and _ask_solver(app, session, deal):
-                    asked.append(deal)
-        return {"changed": changed, "solve_asked": bool(asked) if isinstance(code, str) else asked}
+        if isinstance(code, str):
+            changed, solve_asked = _reevaluate_one(app, code, solve)
+            return {"changed": changed, "solve_asked": solve_asked}
+        for deal in code:
+            try:  # (one deal's failure does not cost the others their turn)
+                deal_changed, solve_asked = _reevaluate_one(app, deal, solve)
+            except Exception:
+                log.exception("fair play: the re-evaluation of %s failed", deal)
+                continue
+            changed += deal_changed
+            asked += [deal] if solve_asked else []
+        return {"changed": changed, "solve_asked": asked}
+
+
+def _reevaluate_one(app: Flask, code: str, solve: bool) -> tuple[list[int], bool]:
+    from . import fairplay
+
+    with app.extensions["api.db"].sessions() as session:
+        changed = fairplay.reevaluate_deal(session, code)
+        top = app.config["FAIRPLAY_SOLVE_TOP"]
+        if solve and top and app.config["SOLVER_ENABLED"] and not fairplay.is_searched(session, code) \
+                and fairplay.in_a_top(session, code, top):
+            return changed, _ask_solver(app, session, code)
+        return changed, False
 
 
 def _ask_solver(app: Flask, session: Any, code: str) -> bool:
