@@ -69,7 +69,6 @@ RELAXED_SETTINGS = SearchSettings(
 FOUNDATION = 100  # "place" number of a foundation, beside column numbers 0 … 6
 TERMS_CAP = 1 << 16  # columns whose estimate terms are remembered (a few MB), then forgotten
 MAX_GROUP = 20
-NATURAL = -100  # the score of a group move off a card it fits (lean_moves leaves these out)
 
 
 def card_text(card: int) -> str:
@@ -344,9 +343,8 @@ class YukonState:
         return out
 
     def lean_moves(self) -> list[SolverMove]:
-        """The moves a beam tries: :meth:`moves` but take-backs and group moves whose bottom card
-        lies on a face-up card it fits (they only trade one good place for another). A beam
-        proves nothing, so it may leave out moves; a complete search never does."""
+        """The moves a beam tries: :meth:`moves` but take-backs. A beam proves nothing, so it
+        may leave out moves; a complete search never does."""
         return [m for m in self.moves() if m[0] != BACK]
 
     def _score(self, i: int, start: int, g: int) -> int:
@@ -358,7 +356,7 @@ class YukonState:
             return 200  # empties a column
         below = src[start - 1]
         if self.fits[g * 52 + below]:
-            return NATURAL  # leaves one good place for another
+            return -100  # leaves one good place for another
         return 100 - len(src) + start
 
     # -- make / unmake -------------------------------------------------
