@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from hashlib import blake2b
+from struct import Struct
 from typing import Final, final
 
+from .cards import Card
 from .game import Game
 from .position import Position
 
@@ -30,36 +32,59 @@ def hash64(data: str | bytes) -> int:
 
 #: one stable random value per stock size (0 …) and per foundation slot and size (slot << 8 | size)
 _COUNTS: Final = [hash64(f"count {value}") for value in range(9 << 8)]
+#: BLAKE2b of 8 bytes before any data: copied, it skips parsing the constructor's arguments
+_EMPTY: Final = blake2b(digest_size=8)
+_SIGNED: Final = Struct(">q")
+#: the waste's mark, where a column's is its face-down count (its bytes start with it alone)
+WASTE: Final = 255
+
+
+def _cards(cards: list[Card], start: int) -> bytes:
+    return bytes([card.index for card in cards[start:]])
 
 
 @final
 class Layouts:
-    """The hashes of a game's successive layouts: the XOR of one BLAKE2b hash per pile (with
-    the pile's place in it). An action changes the size of every pile it touches, so only
-    those piles are hashed again: a few microseconds a position."""
+    """The hashes of a game's successive layouts: the XOR of one BLAKE2b hash per pile (a
+    column's bytes: its index, its face-down count, its cards; the waste's: 255, its cards).
+    An action changes the size of every pile it touches, so only those piles are hashed
+    again: a few microseconds a position.
+
+    A pile's bytes are kept, and an action only takes cards off a pile's top or puts cards
+    on it (and may turn up the card it uncovers): so a pile's new bytes are its old ones cut
+    short or with the new cards added, and only a turned card makes them anew."""
 
     def __init__(self, position: Position) -> None:
         piles = len(position.columns) + 1
-        self.sizes: list[int] = [-1] * piles
+        self.data: list[bytes] = [b""] * piles
+        self.marks: list[int] = [-1] * piles
         self.parts: list[int] = [0] * piles
         self.total: int = hash64(position.rules.tag)
 
-    def _set(self, index: int, size: int, data: bytes) -> None:
-        new = int.from_bytes(blake2b(data, digest_size=8).digest(), "big", signed=True)
+    def _pile(self, index: int, mark: int, cards: list[Card]) -> None:
+        """Hash pile ``index`` again if its size or mark changed."""
+        old = self.data[index]
+        head = 1 if mark == WASTE else 2
+        size = head + len(cards)
+        if len(old) == size and self.marks[index] == mark:
+            return
+        if self.marks[index] != mark:
+            data = (bytes((mark,)) if mark == WASTE else bytes((index, mark))) + _cards(cards, 0)
+        elif size < len(old):
+            data = old[:size]
+        else:
+            data = old + _cards(cards, len(old) - head)
+        hasher = _EMPTY.copy()
+        hasher.update(data)
+        new: int = _SIGNED.unpack(hasher.digest())[0]
         self.total ^= self.parts[index] ^ new
-        self.parts[index] = new
-        self.sizes[index] = size
+        self.parts[index], self.data[index], self.marks[index] = new, data, mark
 
     def hash(self, position: Position) -> int:
-        columns, down, sizes = position.columns, position.down, self.sizes
+        columns, down = position.columns, position.down
         for index in range(len(columns)):
-            column = columns[index]
-            size = len(column) << 8 | down[index]
-            if size != sizes[index]:
-                self._set(index, size, bytes([index, down[index], *[card.index for card in column]]))
-        waste, last = position.waste, len(columns)
-        if len(waste) != sizes[last]:
-            self._set(last, len(waste), bytes([255, *[card.index for card in waste]]))
+            self._pile(index, down[index], columns[index])
+        self._pile(len(columns), WASTE, position.waste)
         total = self.total ^ _COUNTS[len(position.stock)]
         for slot, pile in enumerate(position.foundations):
             total ^= _COUNTS[(slot + 1) << 8 | len(pile)]
