@@ -30,11 +30,17 @@ def hash64(data: str | bytes) -> int:
     return int.from_bytes(blake2b(raw, digest_size=8).digest(), "big", signed=True)
 
 
-#: one stable random value per stock size (0 …) and per foundation slot and size (slot << 8 | size)
-_COUNTS: Final = [hash64(f"count {value}") for value in range(9 << 8)]
+def _halves(value: int) -> tuple[int, int]:
+    """A 64-bit value as its high and low 32 bits (unsigned): the compiled build keeps these in
+    machine words, where a 64-bit value is an object and each XOR of two of them makes one."""
+    return value >> 32 & 0xFFFFFFFF, value & 0xFFFFFFFF
+
+
+#: one stable random value per stock size (0 …) and per foundation slot and size (slot << 8 | size), halved
+_COUNTS: Final = [_halves(hash64(f"count {value}")) for value in range(9 << 8)]
 #: BLAKE2b of 8 bytes before any data: copied, it skips parsing the constructor's arguments
 _EMPTY: Final = blake2b(digest_size=8)
-_SIGNED: Final = Struct(">q")
+_HALVES: Final = Struct(">II")
 #: the waste's mark, where a column's is its face-down count (its bytes start with it alone)
 WASTE: Final = 255
 
@@ -46,9 +52,9 @@ def _cards(cards: list[Card], start: int) -> bytes:
 @final
 class Layouts:
     """The hashes of a game's successive layouts: the XOR of one BLAKE2b hash per pile (a
-    column's bytes: its index, its face-down count, its cards; the waste's: 255, its cards).
-    An action changes the size of every pile it touches, so only those piles are hashed
-    again: a few microseconds a position.
+    column's bytes: its index, its face-down count, its cards; the waste's: 255, its cards)
+    and of one value per size of the stock and of each foundation. An action changes the
+    size of every pile it touches, so only those piles are hashed again.
 
     A pile's bytes are kept, and an action only takes cards off a pile's top or puts cards
     on it (and may turn up the card it uncovers): so a pile's new bytes are its old ones cut
@@ -58,8 +64,10 @@ class Layouts:
         piles = len(position.columns) + 1
         self.data: list[bytes] = [b""] * piles
         self.marks: list[int] = [-1] * piles
-        self.parts: list[int] = [0] * piles
-        self.total: int = hash64(position.rules.tag)
+        self.high: list[int] = [0] * piles
+        self.low: list[int] = [0] * piles
+        self.counts: list[int] = [-1] * (1 + len(position.foundations))  # the stock's size, each foundation's
+        self.total_high, self.total_low = _halves(hash64(position.rules.tag))
 
     def _pile(self, index: int, mark: int, cards: list[Card]) -> None:
         """Hash pile ``index`` again if its size or mark changed."""
@@ -76,19 +84,37 @@ class Layouts:
             data = old + _cards(cards, len(old) - head)
         hasher = _EMPTY.copy()
         hasher.update(data)
-        new: int = _SIGNED.unpack(hasher.digest())[0]
-        self.total ^= self.parts[index] ^ new
-        self.parts[index], self.data[index], self.marks[index] = new, data, mark
+        halves = _HALVES.unpack(hasher.digest())
+        high: int = halves[0]  # (typed: the compiled XORs are then of machine words)
+        low: int = halves[1]
+        self.total_high ^= self.high[index] ^ high
+        self.total_low ^= self.low[index] ^ low
+        self.high[index], self.low[index], self.data[index], self.marks[index] = high, low, data, mark
+
+    def _count(self, slot: int, size: int) -> None:
+        """Count ``size`` cards in ``slot`` (0: the stock, 1 …: the foundations)."""
+        old = self.counts[slot]
+        if old == size:
+            return
+        if old >= 0:
+            high, low = _COUNTS[slot << 8 | old]
+            self.total_high ^= high
+            self.total_low ^= low
+        high, low = _COUNTS[slot << 8 | size]
+        self.total_high ^= high
+        self.total_low ^= low
+        self.counts[slot] = size
 
     def hash(self, position: Position) -> int:
         columns, down = position.columns, position.down
         for index in range(len(columns)):
             self._pile(index, down[index], columns[index])
         self._pile(len(columns), WASTE, position.waste)
-        total = self.total ^ _COUNTS[len(position.stock)]
+        self._count(0, len(position.stock))
         for slot, pile in enumerate(position.foundations):
-            total ^= _COUNTS[(slot + 1) << 8 | len(pile)]
-        return total
+            self._count(slot + 1, len(pile))
+        high = self.total_high
+        return (high - (1 << 32) if high >> 31 else high) << 32 | self.total_low
 
 
 def position_hash(position: Position) -> int:
