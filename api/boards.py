@@ -63,7 +63,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql
 
-from .db import DollarStatement
+from .db import DollarStatement, packed_values
 from .models import (
     BoardEntry,
     Challenge,
@@ -316,8 +316,7 @@ def store_with_upkeep(upkeep: bool = True) -> Any:
         BoardEntry.challenge_id).cte("entries")
     totals = _totals_upsert(postgresql.insert, stored).returning(PlayerStats.player).cte("totals")
     bands = postgresql.insert(LineBand).from_select(
-        ("band", "record_id"), select(func.unnest(bindparam("bands", type_=postgresql.ARRAY(BigInteger))),
-                                      stored.c.id)).cte("bands")
+        ("band", "record_id"), select(packed_values("bands"), stored.c.id)).cte("bands")
     changed = select(func.array_agg(entries.c.challenge_id)).where(
         entries.c.challenge_id.is_not(None)).scalar_subquery() if upkeep else null()
     kept = [entries, totals, bands] if upkeep else [bands]

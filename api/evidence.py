@@ -64,7 +64,6 @@ THRESHOLDS = Thresholds()
 MINHASH_BINS, BAND_ROWS = 64, 4
 BANDS = MINHASH_BINS // BAND_ROWS
 _BIN_SHIFT, _VALUE_MASK = 64 - 6, (1 << 58) - 1  # 64 bins: the top 6 bits pick the bin
-_PACK = struct.Struct(">q")
 
 
 # -- positions and the effective line ------------------------------------------
@@ -89,13 +88,14 @@ def pack(positions: Iterable[int]) -> bytes:
     >>> unpack(pack([3, -1, 3]))
     frozenset({3, -1})
     """
-    return b"".join(_PACK.pack(value) for value in sorted(set(positions)))
+    values = sorted(set(positions))
+    return struct.pack(f">{len(values)}q", *values)
 
 
 def unpack(data: bytes | None) -> frozenset[int]:
     if not data:
         return frozenset()
-    return frozenset(value for (value,) in _PACK.iter_unpack(data))
+    return frozenset(struct.unpack(f">{len(data) // 8}q", data))
 
 
 def minhash(positions: Iterable[int]) -> list[int]:

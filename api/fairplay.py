@@ -25,11 +25,9 @@ from typing import Any
 from sqlalchemy import (
     BigInteger,
     Connection,
-    Integer,
     LargeBinary,
     String,
     Text,
-    any_,
     bindparam,
     case,
     cast,
@@ -43,12 +41,12 @@ from sqlalchemy import (
     union_all,
 )
 from sqlalchemy import table as sql_table
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
 from engine import EngineError, Game
 
 from . import webhooks
+from .db import DollarStatement, packed_values
 from .evidence import (
     EarlierRecord,
     Finding,
@@ -194,26 +192,12 @@ CANDIDATES = 200
 HINT_ROWS = 5000
 
 
-def _in(column: Any, name: str, postgres: bool) -> Any:
-    """``column`` is one of the list ``:name``: on PostgreSQL ``= ANY(array)``, so that the
-    statement's text stays the same whatever the list's length (psycopg prepares it once)."""
-    if postgres:
-        return column == any_(bindparam(name, type_=postgresql.ARRAY(BigInteger)))
-    return column.in_(bindparam(name, expanding=True))
-
-
 def _in_packed(column: Any, name: str, postgres: bool) -> Any:
     """``column`` is one of the 64-bit values of ``:name``: on PostgreSQL the bytes of
-    :func:`api.evidence.pack`, unpacked by the database (psycopg dumps a list of integers one
-    element at a time: 0.3 ms of CPU for a line of 150 positions, against microseconds for
-    its bytes), elsewhere a list."""
+    :func:`api.evidence.pack` (:func:`api.db.packed_values`), elsewhere a list."""
     if not postgres:
         return column.in_(bindparam(name, expanding=True))
-    packed = bindparam(name, type_=LargeBinary)
-    one, eight = literal_column("1", Integer), literal_column("8", Integer)  # (in the text: psycopg caches a
-    at = func.generate_series(one, func.length(packed), eight).column_valued("at")  # text under 4 KB only)
-    word = literal_column("'x'", String) + func.encode(func.substr(packed, at, eight), literal_column("'hex'", String))
-    return column.in_(select(cast(cast(word, postgresql.BIT(64)), BigInteger)))
+    return column.in_(select(packed_values(name)))
 
 
 def _known_statement(with_candidates: bool, by_name: bool, postgres: bool) -> Any:
@@ -253,7 +237,7 @@ def _known_statement(with_candidates: bool, by_name: bool, postgres: bool) -> An
         parts.append(named(*row("player", record=Player.id, solution=Player.name, copy_of=registered))
                      .subquery().select())
     if with_candidates:
-        near = select(LineBand.record_id).where(_in(LineBand.band, "bands", postgres))
+        near = select(LineBand.record_id).where(_in_packed(LineBand.band, "bands", postgres))
         parts.append(select(*row("record", record=Record.id, player=Record.player_id, line=Record.line,
                                  copy_of=Record.copy_of))
                      .where(Record.id.in_(near), Record.code == code, Record.line.is_not(None),
@@ -264,6 +248,12 @@ def _known_statement(with_candidates: bool, by_name: bool, postgres: bool) -> An
 
 #: the statement of each kind, built on first use
 _KNOWN = cache(_known_statement)
+
+
+@cache
+def _known_dollar(with_candidates: bool, by_name: bool) -> DollarStatement:
+    """PostgreSQL: the statement of each kind, compiled once (:class:`api.db.DollarStatement`)."""
+    return DollarStatement(_known_statement(with_candidates, by_name, True))
 
 
 @dataclass(frozen=True)
@@ -282,10 +272,14 @@ def read_deal(session: Session, code: str, claim: Claim, positions: frozenset[in
     """What the database knows of the deal ``code`` when it judges a new line of the claimed player."""
     by_name = claim.known is None
     who = name_params(claim.name) if by_name else {"player_id": claim.known.id if claim.known else None}
-    postgres = session.get_bind().dialect.name == "postgresql"
-    rows = session.execute(_KNOWN(bool(bands), by_name, postgres), {
-        "code": code, "now": now, "positions": pack(positions) if postgres else sorted(positions) or [0], **who,
-        **({"bands": bands} if bands else {})}).all()
+    params = {"code": code, "now": now, **who}
+    rows: list[Any]
+    if session.get_bind().dialect.name == "postgresql":
+        rows = _known_dollar(bool(bands), by_name).execute(session.connection(), {
+            **params, "positions": pack(positions), "bands": pack(bands)})
+    else:
+        rows = list(session.execute(_KNOWN(bool(bands), by_name, False), {
+            **params, "positions": sorted(positions) or [0], **({"bands": bands} if bands else {})}))
     version, player = 0, None
     row: Any
     for row in rows:

@@ -92,7 +92,8 @@ def insert_record(connection: Connection, values: dict[str, Any], bands: list[in
                   "new_skeleton": skeleton_hash(values["player"]) if new else None}
     if connection.dialect.name == "postgresql":
         [row] = boards.store_with_upkeep().execute(connection, {
-            **values, **new_player, "bands": bands, "seen": seen, "lock_key": fairplay.deal_lock_key(values["code"])})
+            **values, **new_player, "bands": evidence.pack(bands), "seen": seen,
+            "lock_key": fairplay.deal_lock_key(values["code"])})
         new_id, changed, fresh, player_id = row
         if not fresh or player_id is None:
             raise Stale(values["code"])

@@ -279,11 +279,14 @@ def test_a_record_judged_at_an_old_version_of_its_deal_is_not_stored(app, count_
 def test_a_dollar_statement_binds_every_type_as_sqlalchemy_does(app):
     """``api.db.DollarStatement`` (the record's store statement on PostgreSQL) applies each
     type's bind processing for the dialect: JSON, booleans, arrays, times, bytes and None
-    come back as the same statement run by SQLAlchemy gives them."""
+    come back as the same statement run by SQLAlchemy gives them, times read back in UTC,
+    a literal keeps its value, and a missing parameter is an error, not a NULL; and
+    ``api.db.packed_values`` reads back the values ``api.evidence.pack`` packed."""
     from sqlalchemy import JSON, BigInteger, Boolean, LargeBinary, bindparam, cast, literal, select
     from sqlalchemy.dialects import postgresql
 
-    from api.db import DollarStatement
+    from api.db import DollarStatement, packed_values
+    from api.evidence import pack
     from api.models import UTCDateTime
 
     with app.app_context():
@@ -297,7 +300,14 @@ def test_a_dollar_statement_binds_every_type_as_sqlalchemy_does(app):
         values = {"flags": [{"flag": "copy", "evidence": {"of": 3}}], "won": True, "bands": [-(2 ** 63), 5],
                   "at": datetime(2026, 12, 1, 12, tzinfo=timezone.utc), "line": b"\x00\xff", "none": None}
         with engine_.connect() as connection:
+            connection.exec_driver_sql("SET TIME ZONE 'Asia/Kathmandu'")  # (answers in UTC all the same)
             expected = connection.execute(statement, values).one()
             [row] = DollarStatement(statement).execute(connection, values)
+            with pytest.raises(KeyError, match="'line'"):
+                DollarStatement(statement).execute(connection, {k: v for k, v in values.items() if k != "line"})
+            unpacked = DollarStatement(select(packed_values("v"))).execute(connection, {"v": pack([5, -(2 ** 63), -1])})
+            empty = DollarStatement(select(packed_values("v"))).execute(connection, {"v": pack([])})
     assert tuple(row) == tuple(expected)
     assert row[0] == values["flags"] and row[2] == values["bands"] and bytes(row[4]) == values["line"]
+    assert row[3].tzinfo == timezone.utc and row[5] is None and row[6] == 7
+    assert sorted(value for (value,) in unpacked) == [-(2 ** 63), -1, 5] and empty == []
