@@ -260,5 +260,6 @@ def begin(session: Session) -> None:
     stores a record is its own commit (one round trip), unless a webhook endpoint wants
     ``record.created`` (its event is written in the record's transaction)."""
     if session.get_bind().dialect.name == "postgresql" and "record.created" not in webhooks.subscribed(session):
-        session.commit()  # (ends the transaction of a subscriptions read, if one was made)
+        if session.in_transaction():
+            session.commit()  # (ends the transaction of a subscriptions read or a sender's lookup)
         session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
