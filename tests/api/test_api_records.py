@@ -311,3 +311,28 @@ def test_a_dollar_statement_binds_every_type_as_sqlalchemy_does(app):
     assert row[0] == values["flags"] and row[2] == values["bands"] and bytes(row[4]) == values["line"]
     assert row[3].tzinfo == timezone.utc and row[5] is None and row[6] == 7
     assert sorted(value for (value,) in unpacked) == [-(2 ** 63), -1, 5] and empty == []
+
+
+def test_a_records_answer_is_marshmallows_dump(app, client):
+    """``api.schemas.record_json`` copies plain values itself: for stored records (with times,
+    claims, a history, flags) and for the dicts a new record is answered with, missing keys and
+    values of another type included, it gives what ``RecordSchema().dump`` gives."""
+    from sqlalchemy import select
+
+    from api.models import Record
+    from api.schemas import RecordSchema, record_json
+
+    submit(client, claimed={"score": 10, "moves": 2}, elapsed_ms=93000, client="web/1", times=[400, 900])
+    submit(client, player="bob")
+    schema = RecordSchema()
+    with app.app_context(), app.extensions["api.db"].sessions() as session:
+        stored = session.scalars(select(Record)).all()
+        assert len(stored) == 2
+        for record in stored:
+            assert record_json(record) == schema.dump(record)
+            values = {column.key: getattr(record, column.key) for column in Record.__table__.columns}
+            for odd in ({}, {"won": 1, "score": 7.0, "player": None, "number": True}, {"history": []}):
+                as_dict = {**values, "history": [], "claimed": None, **odd}
+                assert record_json(as_dict) == schema.dump(as_dict), odd
+            partial = {key: value for key, value in values.items() if key not in ("client", "moves", "won")}
+            assert record_json(partial) == schema.dump(partial)
