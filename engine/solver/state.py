@@ -63,6 +63,15 @@ class SolverState(Protocol):
         """Take back ``m``, the last move made and not yet taken back (``flip``: what :meth:`do` said)."""
         ...
     def places(self, m: SolverMove) -> Places: ...
+    def between_columns(self, m: SolverMove) -> bool:
+        """Whether ``m`` only moves cards from one column to another such that: if a card goes from
+        ``X`` to ``Y`` (turning nothing up), then ``m`` between two other columns, then the card
+        from ``Y`` back to ``X``, with no automatic move after the first two, the position reached
+        (with its automatic moves) has the key of the one ``m``, or a move among :meth:`moves`
+        there, reaches from the position before the first move. :func:`~engine.solver.search.depth_first` then
+        skips the third move (docs/winnability.md). False is always safe."""
+        ...
+
     def action_text(self, m: SolverMove) -> str:
         """``m`` in the log's canonical text form."""
         ...
