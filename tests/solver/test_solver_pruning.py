@@ -234,3 +234,59 @@ def test_depth_first_reaches_the_same_positions_with_fewer_nodes(code, end, node
 def test_solve_by_depth_first_answers_as_before(code, status):
     result = solve(Game.from_code(code).position, budget_seconds=None, max_nodes=100_000, method="depth")
     assert result.status == status
+
+
+def child_keys(state: YukonState) -> set[bytes]:
+    keys = set()
+    for m in state.moves():
+        flip = state.do(m)
+        done = [(m, flip)]
+        a = state.auto_move()
+        while a is not None:
+            done.append((a, state.do(a)))
+            a = state.auto_move()
+        keys.add(state.key())
+        for d, f in reversed(done):
+            state.undo(d, f)
+    return keys
+
+
+@pytest.mark.parametrize("code", ["YU1-C-KDURELR", "YU1-C-HOBOQKB", "YU1-R-AAAAAAB", "YU1-C-2KU2AKA"])
+def test_a_card_taken_back_across_one_move_reaches_a_child_of_the_position_two_up(code):
+    """Every move depth-first search skips for this reason leads to a child of the position before the
+    two moves (checked by making it), on random lines of moves without automatic moves between."""
+    from engine.solver.search import _pruned
+
+    rng = random.Random(11)
+    fired = 0
+    for _ in range(100):
+        state = state_for(Game.from_code(code).position)
+        close(state)
+        line: list[tuple[int, int, int, bool, bool]] = []  # the moves made, none followed by an automatic one
+        before: list[bytes] = [state.encode()]
+        for _ in range(30):
+            if len(line) >= 2:
+                frames = [[None, 0, 0, line[-2]], [None, 0, 0, line[-1]]]
+                for m in state.moves():
+                    card, src, dst = state.places(m)
+                    if not _pruned(frames, line[-1], card, src, dst) or line[-1][0] == card:
+                        continue
+                    text = state.action_text(m)
+                    state.do(m)
+                    close(state)
+                    key = state.key()
+                    state.decode(before[-3])
+                    assert key in child_keys(state), text
+                    state.decode(before[-1])
+                    fired += 1
+            moves = state.moves()
+            if not moves:
+                break
+            m = rng.choice(moves)
+            card, src, dst = state.places(m)
+            flip = state.do(m)
+            if state.auto_move() is not None:
+                break  # an automatic move would follow: the search keeps no move to prune against
+            line.append((card, src, dst, flip, state.between_columns(m)))
+            before.append(state.encode())
+    assert fired >= 20, fired
