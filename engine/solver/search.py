@@ -134,26 +134,20 @@ def _pruned(frames: list[list[Any]], prev: tuple[int, int, int, bool, bool], car
 
     * The same card twice in a row: one move from the position before does the same.
     * The card back where the move before ``prev`` took it from (turning nothing up, no automatic
-      move after it either), ``prev`` having gone between two other columns: the position is the
-      one ``prev``'s move reaches from two positions up.
+      move after it either), ``prev`` a move between columns that put no card on or took none off
+      the place it goes back to: the position is one move away from two positions up.
     """
     if prev[0] == card and prev[2] == src and not (dst == prev[1] and prev[3]):
         return True
     if len(frames) < 2:
         return False
     first = frames[-2][3]
-    return (
-        first is not None
-        and first[0] == card
-        and first[1] == dst
-        and first[2] == src
-        and not first[3]
-        and prev[4]
-        and src != prev[1]
-        and src != prev[2]
-        and dst != prev[1]
-        and dst != prev[2]
-    )
+    if first is None or first[0] != card or first[1] != dst or first[2] != src or first[3] or not prev[4]:
+        return False
+    if prev[1] != src and prev[1] != dst and prev[2] != src and prev[2] != dst:
+        return True  # prev between two other columns
+    # both between columns, prev took cards off the card's group, or put cards on it, from or to a third column
+    return first[4] and ((prev[1] == src and prev[2] != dst) or (prev[2] == src and prev[1] != dst))
 
 
 def _undo_last(path: list[tuple[SolverMove, bool]], undo: Callable[[SolverMove, bool], None], count: int) -> None:

@@ -64,12 +64,12 @@ class SolverState(Protocol):
         ...
     def places(self, m: SolverMove) -> Places: ...
     def between_columns(self, m: SolverMove) -> bool:
-        """Whether ``m`` only moves cards from one column to another such that: if a card goes from
-        ``X`` to ``Y`` (turning nothing up), then ``m`` between two other columns, then the card
-        from ``Y`` back to ``X``, with no automatic move after the first two, the position reached
-        (with its automatic moves) has the key of the one ``m``, or a move among :meth:`moves`
-        there, reaches from the position before the first move. :func:`~engine.solver.search.depth_first` then
-        skips the third move (docs/winnability.md). False is always safe."""
+        """Whether ``m`` only moves a group of cards from one column onto another, such that a card
+        taken back where it came from across such a move reaches (with its automatic moves) the key
+        of a child of the position before both: :func:`~engine.solver.search.depth_first` then skips
+        it (the cases, and why they hold for Yukon: docs/winnability.md, "A card taken back across
+        one move"). False is always safe.
+        """
         ...
 
     def action_text(self, m: SolverMove) -> str:

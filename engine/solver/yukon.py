@@ -448,7 +448,8 @@ class YukonState:
     @staticmethod
     def between_columns(m: SolverMove) -> bool:
         """Group moves: they change no foundation, and whether and how one can be made depends on
-        its two columns alone (docs/winnability.md, "A card taken back across one move")."""
+        its two columns alone, not on the foundations (docs/winnability.md, "A card taken back
+        across one move")."""
         return m[0] == GROUP
 
     @staticmethod
