@@ -298,6 +298,11 @@ class FortyState:
         return "S"
 
     @staticmethod
+    def between_columns(m: SolverMove) -> bool:
+        """Never claimed: depth-first search prunes nothing more for Forty Thieves."""
+        return False
+
+    @staticmethod
     def places(m: SolverMove) -> Places:
         """(the card moved, where it came from, where it went); a draw names no card (-1)."""
         kind, a, b, card, _ = m

@@ -57,15 +57,15 @@ def depth_first(
     started = clock()
     seen: set[bytes] = set()
     path: list[tuple[Any, bool]] = []  # (move, whether it turned a card up), autos included
-    # a frame: [moves, next index, autos applied on entry, previous free move (card, from, to, flip) or None]
+    # a frame: [moves, next index, autos on entry, the move into it (card, from, to, flip, between columns) or None]
     frames: list[list[Any]] = []
     nodes = 0
     max_depth = 0
     key_bytes = 0
     auto_move, do, undo, key = state.auto_move, state.do, state.undo, state.key
-    won, moves_of, places, dead = state.won, state.moves, state.places, state.dead
+    won, moves_of, places, dead, between = state.won, state.moves, state.places, state.dead, state.between_columns
 
-    def enter(prev: tuple[int, int, int, bool] | None) -> str | None:
+    def enter(prev: tuple[int, int, int, bool, bool] | None) -> str | None:
         nonlocal nodes, key_bytes
         nodes += 1
         autos = 0
@@ -106,15 +106,15 @@ def depth_first(
             frame[1] = i + 1
             prev = frame[3]
             card, src, dst = places(m)
-            if prev is not None and prev[0] == card and prev[2] == src and not (dst == prev[1] and prev[3]):
-                continue  # the same card twice in a row: one move from the position before does the same
+            if prev is not None and _pruned(frames, prev, card, src, dst):
+                continue  # its position is a child of a position further up this line (docs/winnability.md)
             if nodes >= max_nodes:
                 return _unwound(outcome(NODES), state, path)
             if deadline is not None and not nodes & 255 and clock() > deadline:
                 return _unwound(outcome(TIME), state, path)
             flip = do(m)
             path.append((m, flip))
-            result = enter((card, src, dst, flip))
+            result = enter((card, src, dst, flip, between(m)))
             if result is None:
                 max_depth = max(max_depth, len(frames))
                 continue
@@ -125,6 +125,29 @@ def depth_first(
             frames.pop()
             _undo_last(path, undo, frame[2] + (1 if frames else 0))
     return outcome(EXHAUSTED)
+
+
+def _pruned(frames: list[list[Any]], prev: tuple[int, int, int, bool, bool], card: int, src: int, dst: int) -> bool:
+    """Whether depth-first search skips moving ``card`` from ``src`` to ``dst`` after ``prev`` (the
+    move into the current position, no automatic move after it): its position is a child of a
+    position further up the line, which tries every move ("Reductions", docs/winnability.md).
+
+    * The same card twice in a row: one move from the position before does the same.
+    * The card back where the move before ``prev`` took it from (turning nothing up, no automatic
+      move after it either), ``prev`` a move between columns that put no card on or took none off
+      the place it goes back to: the position is one move away from two positions up.
+    """
+    if prev[0] == card and prev[2] == src and not (dst == prev[1] and prev[3]):
+        return True
+    if len(frames) < 2:
+        return False
+    first = frames[-2][3]
+    if first is None or first[0] != card or first[1] != dst or first[2] != src or first[3] or not prev[4]:
+        return False
+    if prev[1] != src and prev[1] != dst and prev[2] != src and prev[2] != dst:
+        return True  # prev between two other columns
+    # both between columns, prev took cards off the card's group, or put cards on it, from or to a third column
+    return first[4] and ((prev[1] == src and prev[2] != dst) or (prev[2] == src and prev[1] != dst))
 
 
 def _undo_last(path: list[tuple[SolverMove, bool]], undo: Callable[[SolverMove, bool], None], count: int) -> None:

@@ -63,6 +63,15 @@ class SolverState(Protocol):
         """Take back ``m``, the last move made and not yet taken back (``flip``: what :meth:`do` said)."""
         ...
     def places(self, m: SolverMove) -> Places: ...
+    def between_columns(self, m: SolverMove) -> bool:
+        """Whether ``m`` only moves a group of cards from one column onto another, such that a card
+        taken back where it came from across such a move reaches (with its automatic moves) the key
+        of a child of the position before both: :func:`~engine.solver.search.depth_first` then skips
+        it (the cases, and why they hold for Yukon: docs/winnability.md, "A card taken back across
+        one move"). False is always safe.
+        """
+        ...
+
     def action_text(self, m: SolverMove) -> str:
         """``m`` in the log's canonical text form."""
         ...

@@ -183,16 +183,7 @@ class YukonState:
         same-colour foundation + 2. Relaxed: rank ≤ every other foundation + 1.
         """
         found = self.found
-        # bit s of ok: the next card of suit s would go up safely (the conditions read the foundations only)
-        s0, s1, s2, s3 = found[0], found[1], found[2], found[3]
-        if self.relaxed:
-            low = min(s0, s1, s2, s3)
-            ok = (s0 == low) | (s1 == low) << 1 | (s2 == low) << 2 | (s3 == low) << 3
-        else:  # suits S H D C: colours black red red black
-            ok = ((s3 >= s0 - 1 and s1 >= s0 and s2 >= s0)
-                  | (s2 >= s1 - 1 and s0 >= s1 and s3 >= s1) << 1
-                  | (s1 >= s2 - 1 and s0 >= s2 and s3 >= s2) << 2
-                  | (s0 >= s3 - 1 and s1 >= s3 and s2 >= s3) << 3)
+        ok = _safe_suits(found[0], found[1], found[2], found[3], self.relaxed)
         if not ok:
             return None
         suit_of, rank_of = _SUIT, _RANK
@@ -327,9 +318,13 @@ class YukonState:
                 if found[c // 13] == c % 13:
                     sc = 1000 + (50 if len(src) - 1 == down[i] and down[i] else 0)
                     out.append((UP, i, len(src) - 1, FOUNDATION, c, sc))
+        f0, f1, f2, f3, relaxed = found[0], found[1], found[2], found[3], self.relaxed
         for s in range(4):
             level = found[s]
             if not level:
+                continue
+            # a card that would go straight back up: the position after is this one (docs/winnability.md)
+            if _safe_suits(f0 - (s == 0), f1 - (s == 1), f2 - (s == 2), f3 - (s == 3), relaxed) >> s & 1:
                 continue
             f = s * 13 + level - 1
             for j in range(7):
@@ -451,6 +446,13 @@ class YukonState:
         return f"F{a + 1}:{card_text(card)}>T{b + 1}"
 
     @staticmethod
+    def between_columns(m: SolverMove) -> bool:
+        """Group moves: they change no foundation, and whether and how one can be made depends on
+        its two columns alone, not on the foundations (docs/winnability.md, "A card taken back
+        across one move")."""
+        return m[0] == GROUP
+
+    @staticmethod
     def places(m: SolverMove) -> Places:
         """(the card moved, where it came from, where it went): column numbers or FOUNDATION."""
         kind, a, _, b, card, _ = m
@@ -459,6 +461,19 @@ class YukonState:
         if kind == UP:
             return card, a, FOUNDATION
         return card, FOUNDATION, b
+
+
+def _safe_suits(s0: int, s1: int, s2: int, s3: int, relaxed: bool) -> int:
+    """Bit ``s`` set: with the foundations at these heights, the next card of suit ``s`` goes up
+    safely (the theorem in docs/winnability.md; the conditions read the foundations only)."""
+    if relaxed:
+        low = min(s0, s1, s2, s3)
+        return (s0 == low) | (s1 == low) << 1 | (s2 == low) << 2 | (s3 == low) << 3
+    # suits S H D C: colours black red red black
+    return ((s3 >= s0 - 1 and s1 >= s0 and s2 >= s0)
+            | (s2 >= s1 - 1 and s0 >= s1 and s3 >= s1) << 1
+            | (s1 >= s2 - 1 and s0 >= s2 and s3 >= s2) << 2
+            | (s0 >= s3 - 1 and s1 >= s3 and s2 >= s3) << 3)
 
 
 def _column_facts(cols: list[list[CardValue]]) -> tuple[list[bool], list[bool], list[int], list[int], list[int]]:

@@ -212,7 +212,18 @@ def test_solver_moves_are_exactly_the_engine_moves_up_to_symmetry(code, seed):
         reaches_same = key in kept
         king_from_bottom = ">T" in left_out and code.startswith("YU") and _moves_whole_column(game, left_out)
         lone_card = code.startswith("FT") and _moves_whole_column(game, left_out)
-        assert reaches_same or king_from_bottom or lone_card, left_out
+        # a Yukon take-back whose card would go straight back up: with the safe moves made, the same position
+        straight_back = code.startswith("YU") and left_out.startswith("F") and _closed_key(g) == _closed_key(game)
+        assert reaches_same or king_from_bottom or lone_card or straight_back, left_out
+
+
+def _closed_key(game: Game) -> bytes:
+    state = state_for(game.position)
+    m = state.auto_move()
+    while m is not None:
+        state.do(m)
+        m = state.auto_move()
+    return state.key()
 
 
 def _moves_whole_column(game: Game, action: str) -> bool:
