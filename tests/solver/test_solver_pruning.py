@@ -62,6 +62,18 @@ def every_move(state: YukonState) -> list[tuple[int, ...]]:
     return [m for m in state.moves() if m[0] != BACK] + take_backs(state)
 
 
+def random_move(state: YukonState, game: Game, rng: random.Random) -> bool:
+    """The safe foundation moves, then one of every move at random (in the game too); False if there is none."""
+    close(state, game)
+    moves = every_move(state)
+    if not moves:
+        return False
+    m = rng.choice(moves)
+    game.push_text(state.action_text(m))
+    state.do(m)
+    return True
+
+
 def plain_search(state: YukonState, max_nodes: int) -> str:
     """Depth-first with a table and the safe foundation moves, every move, no other pruning."""
     seen: set[bytes] = set()
@@ -139,12 +151,8 @@ def test_take_backs_left_out_are_exactly_those_whose_position_is_the_one_before(
                     state.undo(d, f)
                 checked += 1
                 left_out += text not in kept
-            moves = every_move(state)
-            if not moves:
+            if not random_move(state, game, rng):
                 break
-            m = rng.choice(moves)
-            game.push_text(state.action_text(m))
-            state.do(m)
     assert checked > 0
     if code.startswith("YU1-C"):
         assert left_out > 0
@@ -163,12 +171,8 @@ def late_positions() -> list[str]:
             state = state_for(game.position)
             for _ in range(rng.randrange(2, 7)):
                 close(state, game)
-                moves = every_move(state)
-                if game.is_won or not moves:
+                if game.is_won or not random_move(state, game, rng):
                     break
-                m = rng.choice(moves)
-                game.push_text(state.action_text(m))
-                state.do(m)
             if not game.is_won:
                 out.append(str(game.position))
     return out
@@ -183,13 +187,8 @@ def lost_positions() -> list[str]:
             game = Game.from_code(code)
             state = state_for(game.position)
             for _ in range(walk):
-                close(state, game)
-                moves = every_move(state)
-                if not moves:
+                if not random_move(state, game, rng):
                     break
-                m = rng.choice(moves)
-                game.push_text(state.action_text(m))
-                state.do(m)
             out.append(str(game.position))
     return out
 
