@@ -261,5 +261,5 @@ def begin(session: Session) -> None:
     ``record.created`` (its event is written in the record's transaction)."""
     if session.get_bind().dialect.name == "postgresql" and "record.created" not in webhooks.subscribed(session):
         if session.in_transaction():
-            session.commit()  # (ends the transaction of a subscriptions read or a sender's lookup)
+            session.commit()  # (ends the transaction of a subscriptions read)
         session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
