@@ -19,6 +19,9 @@ from .cards import Card
 from .game import Game
 from .position import Position
 
+#: BLAKE2b of 8 bytes before any data (:func:`_digest`)
+_EMPTY: Final = blake2b(digest_size=8)
+
 
 def hash64(data: str | bytes) -> int:
     """A stable signed 64-bit hash of ``data`` (BLAKE2b; not Python's salted ``hash``).
@@ -26,8 +29,14 @@ def hash64(data: str | bytes) -> int:
     >>> hash64("YU1-C -")
     -6293131075318884663
     """
-    raw = data.encode() if isinstance(data, str) else data
-    return int.from_bytes(blake2b(raw, digest_size=8).digest(), "big", signed=True)
+    return int.from_bytes(_digest(data.encode() if isinstance(data, str) else data), "big", signed=True)
+
+
+def _digest(data: bytes) -> bytes:
+    """BLAKE2b of ``data``, 8 bytes: copied from an empty state, which skips parsing the constructor's arguments."""
+    hasher = _EMPTY.copy()
+    hasher.update(data)
+    return hasher.digest()
 
 
 def _halves(value: int) -> tuple[int, int]:
@@ -38,8 +47,6 @@ def _halves(value: int) -> tuple[int, int]:
 
 #: one stable random value per stock size (0 …) and per foundation slot and size (slot << 8 | size), halved
 _COUNTS: Final = [_halves(hash64(f"count {value}")) for value in range(9 << 8)]
-#: BLAKE2b of 8 bytes before any data: copied, it skips parsing the constructor's arguments
-_EMPTY: Final = blake2b(digest_size=8)
 _HALVES: Final = Struct(">II")
 #: the waste's mark, where a column's is its face-down count (its bytes start with it alone)
 WASTE: Final = 255
@@ -82,9 +89,7 @@ class Layouts:
             data = old[:size]
         else:
             data = old + _cards(cards, len(old) - head)
-        hasher = _EMPTY.copy()
-        hasher.update(data)
-        halves = _HALVES.unpack(hasher.digest())
+        halves = _HALVES.unpack(_digest(data))
         high: int = halves[0]  # (typed: the compiled XORs are then of machine words)
         low: int = halves[1]
         self.total_high ^= self.high[index] ^ high
