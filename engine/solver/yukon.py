@@ -14,11 +14,14 @@ files; the search lives in :mod:`engine.solver.search`.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..cards import RANK_CHARS, SUIT_CHARS
 from ..position import Position
 from .state import CardValue, Places, SearchSettings, SolverMove, Weights
+
+if TYPE_CHECKING:  # (for the type checker and mypyc only: nothing is imported at run time)
+    from mypy_extensions import i64
 
 GROUP, UP, BACK = 0, 1, 2
 #: weights of :meth:`YukonState.estimate` (face-down cards, unbuilt face-up cards, cards on
@@ -69,6 +72,10 @@ RELAXED_SETTINGS = SearchSettings(
 FOUNDATION = 100  # "place" number of a foundation, beside column numbers 0 … 6
 TERMS_CAP = 1 << 16  # columns whose estimate terms are remembered (a few MB), then forgotten
 MAX_GROUP = 20
+ALL_CARDS: Final = (1 << 52) - 1  # the bit mask of every card (YukonState.dead)
+NO_CARD: Final = 52  # "no card" in YukonState.dead's tables
+#: ``NO_CARD_BIT >> NO_CARD - c`` is card ``c``'s bit: mypyc writes ``1 << c`` with a 32-bit 1
+NO_CARD_BIT: Final = 1 << NO_CARD
 
 
 def card_text(card: int) -> str:
@@ -95,7 +102,7 @@ class YukonState:
                 self.loc[c] = i
         self.colkey = [self._colkey(i) for i in range(7)]
         #: onto[t]: the cards that may be put onto a face-up ``t``; targets[g]: the cards ``g``
-        #: may be put onto; fits[g * 52 + t]: whether ``g`` may be put onto ``t``
+        #: may be put onto, as a bit mask (bit ``t``); fits[g * 52 + t]: whether ``g`` may be put onto ``t``
         self.onto, self.targets, self.fits = _build_tables(self.relaxed)
         self.placed = sum(self.found)
         #: each column's terms of the estimate by its key (:meth:`estimate`), up to TERMS_CAP columns
@@ -201,79 +208,63 @@ class YukonState:
     def dead(self) -> bool:
         """Whether some card can provably never leave its place ("stuck cards"): then the
         position is lost. A greatest fixed point over held and glued cards, let out
-        through a worklist; docs/winnability.md ("Computing the stuck-card test") says how."""
-        cols, down, loc, targets, onto = self.cols, self.down, self.loc, self.targets, self.onto
-        rank_of, suit_of = _RANK, _SUIT
-        held, free, at, above, work = _column_facts(cols)
-        glued = held + [False]
+        through a worklist; docs/winnability.md ("Computing the stuck-card test") says how.
+        Sets of cards are bit masks (bit ``c``): machine words when compiled."""
+        targets, onto = self.targets, self.onto
+        held, free, downs, above, below, work, may_empty = _column_facts(self.cols, self.down)
+        glued: i64 = held  # bit NO_CARD is never set
         stuck = len(work)  # cards still glued: at none the position is not lost, whatever is left to do
-        # a column is or may become empty (the king's own one too: the king may
-        # leave it on top of the card below it and come back to it alone)
-        may_empty = not all(cols)
         # lowest[s]: the lowest rank of suit s that may never go up (13: none): a
         # card still glued or with a glued card right above it ("buried")
         lowest = self.found[:]
+        c: i64
         for c in work:  # the loop also takes the cards appended to work meanwhile
-            if not glued[c]:
+            if not glued >> c & 1:
                 continue
-            i = loc[c]
-            col = cols[i]
-            p = at[c]
-            d = down[i]
-            if p < d and glued[col[p + 1]]:
+            a: i64 = above[c]  # a face-down card always has one
+            face_down = downs >> c & 1 != 0
+            if face_down and glued >> a & 1:
                 leaves = False  # it never turns up
             else:  # face up, or face down and may turn up: a way out once up
-                r = rank_of[c]
-                leaves = lowest[suit_of[c]] >= r and not glued[above[c]]  # it can go up
+                r: i64 = c % 13
+                leaves = lowest[c // 13] >= r and not glued >> a & 1  # it can go up
                 if not leaves:
-                    if r == 12:  # a king: an empty column
-                        leaves = may_empty
-                    else:
-                        for t in targets[c]:
-                            if free[t]:
-                                leaves = True
-                                break
+                    # a king: an empty column; another card: a card it builds on with nothing glued on it
+                    leaves = may_empty if r == 12 else free & targets[c] != 0
+            b: i64 = below[c]
             if leaves:
-                glued[c] = False
+                glued ^= NO_CARD_BIT >> NO_CARD - c
                 stuck -= 1
                 if not stuck:
                     return False
-                if p == 0:
+                if b == NO_CARD:
                     if not may_empty:
                         may_empty = True
-                        work += 12, 25, 38, 51
-                    unburied: tuple[int, ...] = (c,)
+                        work.extend((12, 25, 38, 51))
                 else:
-                    b = col[p - 1]
                     work.append(b)  # b may turn up, or go up
-                    if p - 1 >= d:
-                        free[b] = True  # nothing glued on b any more
-                        work += onto[b]
-                    unburied = (c, b)
-                for v in unburied:  # if v may go up now, so may the higher cards of its suit
-                    s, r = suit_of[v], rank_of[v]
-                    if lowest[s] == r and not glued[v] and not glued[above[v]]:
-                        q = r + 1
-                        while q < 13 and not glued[13 * s + q] and not glued[above[13 * s + q]]:
-                            q += 1
-                        lowest[s] = q
-                        work += range(13 * s + r + 1, 13 * s + min(q + 1, 13))
-            elif not held[c]:
+                    if not downs >> b & 1:
+                        free |= NO_CARD_BIT >> NO_CARD - b  # nothing glued on b any more
+                        work.extend(onto[b])
+                _unburied(c, glued, above, lowest, work)
+                if b != NO_CARD:
+                    _unburied(b, glued, above, lowest, work)
+            elif not held >> c & 1:
                 continue
-            elif p < d:
-                if glued[col[p + 1]]:
+            elif face_down:
+                if glued >> a & 1:
                     continue  # it never turns up
-            elif not (p > d and not held[col[p - 1]]):  # else it moves along with the card below
+            elif b == NO_CARD or downs >> b & 1 or held >> b & 1:  # else it moves along with the card below
                 continue
-            if not held[c]:
+            if not held >> c & 1:
                 continue
-            held[c] = False
-            if p < d:
-                free[c] = True  # may turn up, with nothing glued on it
-                work += onto[c]
-            elif p + 1 < len(col):
-                work.append(col[p + 1])  # may move along with c
-        return any(glued)  # a glued card never goes up
+            held ^= NO_CARD_BIT >> NO_CARD - c
+            if face_down:
+                free |= NO_CARD_BIT >> NO_CARD - c  # may turn up, with nothing glued on it
+                work.extend(onto[c])
+            elif a != NO_CARD:
+                work.append(a)  # may move along with c
+        return glued != 0  # a glued card never goes up
 
     # -- moves -----------------------------------------------------------
 
@@ -476,27 +467,56 @@ def _safe_suits(s0: int, s1: int, s2: int, s3: int, relaxed: bool) -> int:
             | (s0 >= s3 - 1 and s1 >= s3 and s2 >= s3) << 3)
 
 
-def _column_facts(cols: list[list[CardValue]]) -> tuple[list[bool], list[bool], list[int], list[int], list[int]]:
-    """The starting sets of :meth:`YukonState.dead`: ``held`` (every column card), ``free[t]``
-    (a card may be put on ``t``: a foundation card, or a column's top card), each card's place
-    in its column, the card right above each (52: none, never glued), and the worklist (each
-    column top down: a card turns up once the one above it leaves)."""
-    held = [False] * 52
-    free = [True] * 52
-    at = [0] * 52
-    above = [52] * 52
+def _column_facts(cols: list[list[CardValue]], down: list[int]
+                  ) -> tuple[i64, i64, i64, list[int], list[int], list[CardValue], bool]:
+    """The starting sets of :meth:`YukonState.dead`, as bit masks: ``held`` (every column card),
+    ``free`` (a card may be put on it: a foundation card, or a column's top card) and the
+    face-down cards; then the card right above and right below each (NO_CARD: none, never
+    glued), the worklist (each column top down: a card turns up once the one above it leaves),
+    and whether a column is empty."""
+    held: i64 = 0
+    downs: i64 = 0
+    tops: i64 = 0
+    above = [NO_CARD] * 52
+    below = [NO_CARD] * 52
     work: list[CardValue] = []
-    for col in cols:
-        for p, c in enumerate(col):
-            held[c] = True
-            free[c] = False
-            at[c] = p
+    empty = False
+    for i in range(7):
+        col = cols[i]
+        n = len(col)
+        if not n:
+            empty = True
+            continue
+        d = down[i]
+        prev = NO_CARD
+        for p in range(n):
+            c = col[p]
+            held |= NO_CARD_BIT >> NO_CARD - c
+            if p < d:
+                downs |= NO_CARD_BIT >> NO_CARD - c
             if p:
-                above[col[p - 1]] = c
-        if col:
-            free[col[-1]] = True
-        work += reversed(col)
-    return held, free, at, above, work
+                above[prev] = c
+                below[c] = prev
+            prev = c
+        tops |= NO_CARD_BIT >> NO_CARD - prev
+        for p in range(n - 1, -1, -1):
+            work.append(col[p])
+    return held, ALL_CARDS ^ held | tops, downs, above, below, work, empty
+
+
+def _unburied(v: i64, glued: i64, above: list[int], lowest: list[int], work: list[CardValue]) -> None:
+    """Card ``v`` of :meth:`YukonState.dead` is no longer buried: if it may go up now, so may
+    the higher cards of its suit up to the next buried one (``lowest`` moves up, and those
+    cards go back on the worklist)."""
+    s: i64 = v // 13
+    r: i64 = v % 13
+    if lowest[s] == r and not glued >> v & 1 and not glued >> above[v] & 1:
+        q: i64 = r + 1
+        while q < 13 and not glued >> (13 * s + q) & 1 and not glued >> above[13 * s + q] & 1:
+            q += 1
+        lowest[s] = q
+        for k in range(13 * s + r + 1, 13 * s + min(q + 1, 13)):
+            work.append(k)
 
 
 def _red(card: int) -> bool:
@@ -504,7 +524,7 @@ def _red(card: int) -> bool:
 
 
 @lru_cache(maxsize=2)
-def _build_tables(relaxed: bool) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...], bytes]:
+def _build_tables(relaxed: bool) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...], bytes]:
     """What builds on what, for one rule set (built once, shared by every state of it):
     ``g`` goes onto ``t`` one rank higher, of the other colour unless ``relaxed``."""
 
@@ -512,7 +532,7 @@ def _build_tables(relaxed: bool) -> tuple[tuple[tuple[int, ...], ...], tuple[tup
         return t % 13 == g % 13 + 1 and (relaxed or _red(g) != _red(t))
 
     onto = tuple(tuple(g for g in range(52) if builds(g, t)) for t in range(52))
-    targets = tuple(tuple(t for t in range(52) if builds(g, t)) for g in range(52))
+    targets = tuple(sum(1 << t for t in range(52) if builds(g, t)) for g in range(52))
     fits = bytes(builds(g, t) for g in range(52) for t in range(52))
     return onto, targets, fits
 

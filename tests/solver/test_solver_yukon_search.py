@@ -113,7 +113,7 @@ def stuck_by_passes(state) -> bool:
                 leaves = not covered and (
                     (not glued_above(c) and all(not buried(13 * suit + r) for r in range(found[suit], rank)))
                     or (rank == 12 and may_empty)
-                    or any(open_target(t) for t in state.targets[c])
+                    or any(open_target(t) for t in range(52) if state.targets[c] >> t & 1)
                 )
                 if leaves:
                     held[c] = glued[c] = False
