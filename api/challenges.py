@@ -45,7 +45,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -69,6 +69,12 @@ KINDS = ("daily", "weekly")
 DEAL_NUMBERS = 2 ** 35
 #: the seconds a preparation search may take at most, besides its node budget (a safety net only)
 SAFETY_SECONDS = 600.0
+
+
+def screening_budget(config: Mapping[str, Any], nodes: str) -> Budget:
+    """A screening search's budget: the positions the setting ``nodes`` names (``CHALLENGE_NODES``,
+    ``WINNABLE_POOL_NODES``), with SAFETY_SECONDS as a safety net only."""
+    return Budget(SAFETY_SECONDS, config[nodes])
 
 
 def window(kind: str, moment: datetime) -> tuple[datetime, datetime]:

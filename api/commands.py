@@ -400,12 +400,6 @@ def _reverify_on_workers(celery_app: Any, first: int, last: int, chunk: int, upd
         if pending:
             time.sleep(0.2)
     return changes
-def _budget() -> Any:
-    from .challenges import SAFETY_SECONDS, Budget
-
-    return Budget(SAFETY_SECONDS, current_app.config["CHALLENGE_NODES"])
-
-
 @challenges_cli.command("prepare")
 @click.option("--day", type=click.DateTime(["%Y-%m-%d"]), default=None, help="the UTC date (default: today)")
 @click.option("--ahead", type=click.IntRange(0, 31), default=1, show_default=True,
@@ -413,11 +407,12 @@ def _budget() -> Any:
 def prepare_command(day: datetime | None, ahead: int) -> None:
     """Prove and store every variant's daily and weekly challenge for DAY and the days ahead.
     Exit status 1 if a window has no candidate proved winnable."""
-    from .challenges import prepare_challenges
+    from .challenges import prepare_challenges, screening_budget
 
     first = (day.date() if day else datetime.now(UTC).date())
     with get_db().sessions() as session:
-        prepared = prepare_challenges(session, first, _budget(), current_app.config["CHALLENGE_CANDIDATES"], ahead)
+        prepared = prepare_challenges(session, first, screening_budget(current_app.config, "CHALLENGE_NODES"),
+                                      current_app.config["CHALLENGE_CANDIDATES"], ahead)
         for challenge in prepared:
             if challenge is not None:
                 click.echo(f"{challenge.variant} {challenge.kind} {challenge.starts_at:%Y-%m-%d}: {challenge.code} "
@@ -435,12 +430,13 @@ def prepare_command(day: datetime | None, ahead: int) -> None:
               help="most searches per variant in this run")
 def refill_pool_command(variant: tuple[str, ...], searches: int) -> None:
     """Search random deals until each variant's pool holds WINNABLE_POOL_SIZE deals proved winnable."""
-    from .challenges import pool_size, refill_winnable_pool
+    from .challenges import pool_size, refill_winnable_pool, screening_budget
 
     target = current_app.config["WINNABLE_POOL_SIZE"]
+    budget = screening_budget(current_app.config, "WINNABLE_POOL_NODES")
     with get_db().sessions() as session:
         for name in variant or tuple(engine.BY_VARIANT):
-            ran = refill_winnable_pool(session, name, target, _budget(), searches)
+            ran = refill_winnable_pool(session, name, target, budget, searches)
             click.echo(f"{name}: {ran} search(es), {pool_size(session, name, target)} of {target} in the pool")
 
 

@@ -306,6 +306,9 @@ SETTINGS: tuple[Setting, ...] = (
             "candidates tried per challenge window before giving up"),
     Setting("WINNABLE_POOL_SIZE", "200", parse_positive_int,
             "deals proved winnable kept per variant for `GET /deals/random?winnable=true`"),
+    Setting("WINNABLE_POOL_NODES", "20000", parse_positive_int,
+            "positions a winnable-pool candidate's search may examine (a deal not proved within them is passed "
+            "over: a smaller budget proves more deals a second)"),
     Setting("WEBHOOK_ALLOW_PRIVATE", "0", parse_bool,
             "webhook endpoints may be on loopback, private and link-local addresses (`1`: tests and private "
             "networks only; by default they are refused when registered and when connected to)"),

@@ -473,13 +473,6 @@ def singleton(app: Flask, name: str, marker: int | None) -> Iterator[bool]:
         _release_marker(app, held)
 
 
-def _budget(app: Flask) -> Any:
-    from .challenges import SAFETY_SECONDS
-    from .solving import Budget
-
-    return Budget(SAFETY_SECONDS, app.config["CHALLENGE_NODES"])
-
-
 def prepare_challenges(day: str | None = None, ahead: int = 1, variant: str | None = None, kind: str | None = None,
                        marker: int | None = None) -> int:
     """Prove and store the challenges of ``day`` (ISO date; default today, UTC) and the
@@ -492,7 +485,7 @@ def prepare_challenges(day: str | None = None, ahead: int = 1, variant: str | No
         if not held:
             return 0
         first = date.fromisoformat(day) if day else datetime.now(UTC).date()
-        count, budget = app.config["CHALLENGE_CANDIDATES"], _budget(app)
+        count, budget = app.config["CHALLENGE_CANDIDATES"], challenges.screening_budget(app.config, "CHALLENGE_NODES")
         missing = done = 0
         try:
             with app.extensions["api.db"].sessions() as session:
@@ -521,7 +514,7 @@ def refill_winnable_pool(variant: str | None = None, searches: int = REFILL_SEAR
         if not held:
             return 0
         deadline = time.monotonic() + REFILL_SOFT_LIMIT - REFILL_SEARCH_ROOM
-        ran = 0
+        ran, pool_budget = 0, challenges.screening_budget(app.config, "WINNABLE_POOL_NODES")
         try:
             with app.extensions["api.db"].sessions() as session:
                 for name in [variant] if variant else challenges.BY_VARIANT:
@@ -529,7 +522,7 @@ def refill_winnable_pool(variant: str | None = None, searches: int = REFILL_SEAR
                         if time.monotonic() > deadline:
                             break
                         searched = challenges.refill_winnable_pool(session, name, app.config["WINNABLE_POOL_SIZE"],
-                                                                   _budget(app), 1)
+                                                                   pool_budget, 1)
                         if not searched:  # full
                             break
                         ran += searched

@@ -315,6 +315,30 @@ def test_a_scheduled_task_does_nothing_while_another_run_holds_its_lock(make_emp
             assert session.scalars(select(SolverJob)).all() == []
 
 
+def test_the_pool_is_searched_at_its_own_budget_and_challenges_at_theirs(make_empty_app):
+    """The pool fixes no deal (any proved deal will do), so its searches use the smaller
+    WINNABLE_POOL_NODES, from the task and the command alike; a challenge's candidates keep
+    CHALLENGE_NODES, which is part of which deal a window's challenge is."""
+    from api import tasks
+
+    app = make_empty_app(CHALLENGE_NODES=20000, WINNABLE_POOL_NODES=3000, WINNABLE_POOL_SIZE=2)
+    with app.app_context():
+        assert tasks.refill_winnable_pool(variant="yukon-relaxed", searches=2) >= 1
+    result = app.test_cli_runner().invoke(args=["challenges", "refill-pool", "--variant", "yukon-classic",
+                                                "--searches", "2"])
+    assert result.exit_code == 0, result.output
+    with app.extensions["api.db"].sessions() as session:
+        pool = session.scalars(select(Solvability)).all()
+        assert {row.variant for row in pool} == {"yukon-relaxed", "yukon-classic"}
+        assert {row.budget_nodes for row in pool} == {3000}
+    with app.app_context():
+        assert tasks.prepare_challenges(ahead=0, variant="yukon-classic", kind="daily") == 0
+    with app.extensions["api.db"].sessions() as session:
+        challenge = session.scalars(select(Challenge)).one()
+        searched = session.scalars(select(Solvability).where(Solvability.code == challenge.code)).all()
+        assert [row.budget_nodes for row in searched] == [20000]
+
+
 def test_the_embedded_mode_prepares_the_window_in_the_first_request(make_empty_app):
     app = make_empty_app(CHALLENGE_NODES=20000)
     client = app.test_client()
