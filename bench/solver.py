@@ -6,7 +6,7 @@
     python bench/solver.py --combine yukon.jsonl forty.jsonl --jsonl all.jsonl   # runs of some rule sets, together
     python bench/solver.py --nodes                # node budgets instead of seconds (from the rates below)
     python bench/solver.py --rate                 # the solver's nodes a CPU second, one process, a few deals each
-    python bench/solver.py --screen 100           # challenge / winnable-pool screening at CHALLENGE_NODES
+    python bench/solver.py --screen 100           # screening at CHALLENGE_NODES and WINNABLE_POOL_NODES
     python bench/solver.py --cpu-clock --workers 1  # time budgets in the worker's CPU seconds (a shared machine)
 
 Node budgets (``--nodes``, or ``--yukon-nodes`` / ``--forty-nodes``) make the
@@ -219,29 +219,34 @@ def rate(deals: int, nodes: int) -> int:
 
 def screen(deals: int, nodes: int | None) -> int:
     """Print how fast challenge and winnable-pool candidates are screened: each deal solved
-    as ``api.challenges.search`` does (``solve_code`` at ``CHALLENGE_NODES``, no shortening,
-    no time limit beyond the safety net), one process, the deals in turn."""
+    as ``api.challenges.search`` does (``solve_code`` at a node budget, no shortening, no time
+    limit beyond the safety net), one process, the deals in turn; by default at both budgets
+    the service uses, ``CHALLENGE_NODES`` (challenges) and ``WINNABLE_POOL_NODES`` (the pool)."""
     from verifier.solving import solve_code
 
     if nodes is None:
         from api.config import SETTINGS
 
-        nodes = int(next(s.default for s in SETTINGS if s.name == "CHALLENGE_NODES"))
+        defaults = {s.name: s.default for s in SETTINGS}
+        budgets = [int(defaults["CHALLENGE_NODES"] or 0), int(defaults["WINNABLE_POOL_NODES"] or 0)]
+    else:
+        budgets = [nodes]
     print("| rule set | deals | node budget | winnable | unwinnable | unknown | nodes / deal (mean) | "
-          "CPU s / deal | deals / CPU s | wall deals / s |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for variant in FULL:
-        counts = {"winnable": 0, "unwinnable": 0, "unknown": 0}
-        total = 0
-        cpu, wall = time.process_time(), time.perf_counter()
-        for code in load_corpus(variant, deals):
-            answer = solve_code(code, budget_seconds=600.0, max_nodes=nodes, shorten_steps=0)
-            counts[answer.status] += 1
-            total += answer.search["nodes"]
-        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        print(f"| {variant} | {deals} | {nodes:,} | {counts['winnable']} | {counts['unwinnable']} | "
-              f"{counts['unknown']} | {total / deals:,.0f} | {cpu / deals:.3f} | {deals / cpu:.1f} | "
-              f"{deals / wall:.1f} |")
+          "CPU s / deal | deals / CPU s | winnable / CPU s | wall deals / s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for budget in budgets:
+        for variant in FULL:
+            counts = {"winnable": 0, "unwinnable": 0, "unknown": 0}
+            total = 0
+            cpu, wall = time.process_time(), time.perf_counter()
+            for code in load_corpus(variant, deals):
+                answer = solve_code(code, budget_seconds=600.0, max_nodes=budget, shorten_steps=0)
+                counts[answer.status] += 1
+                total += answer.search["nodes"]
+            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+            print(f"| {variant} | {deals} | {budget:,} | {counts['winnable']} | {counts['unwinnable']} | "
+                  f"{counts['unknown']} | {total / deals:,.0f} | {cpu / deals:.3f} | {deals / cpu:.1f} | "
+                  f"{counts['winnable'] / cpu:.1f} | {deals / wall:.1f} |")
     print("load average (1, 5, 15 min):", " ".join(f"{x:.1f}" for x in os.getloadavg()), f"on {os.cpu_count()} CPUs")
     return 0
 
@@ -262,7 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", action="store_true", help="print the solver's nodes per CPU second and stop")
     parser.add_argument("--screen", type=int, metavar="DEALS",
                         help="print the screening rate of challenge candidates on DEALS deals per rule set and stop")
-    parser.add_argument("--screen-nodes", type=int, help="node budget of --screen (default: CHALLENGE_NODES)")
+    parser.add_argument("--screen-nodes", type=int, help="node budget of --screen (default: CHALLENGE_NODES, then "
+                             "WINNABLE_POOL_NODES)")
     parser.add_argument("--only", choices=sorted(FULL), action="append", help="run only these rule sets")
     parser.add_argument("--start", type=int, default=0,
                         help="skip the first START deals of each corpus (to split a run; --combine joins the parts)")
