@@ -211,6 +211,8 @@ class YukonState:
         through a worklist; docs/winnability.md ("Computing the stuck-card test") says how.
         Sets of cards are bit masks (bit ``c``): machine words when compiled."""
         targets, onto = self.targets, self.onto
+        # may_empty: a column is or may become empty (the king's own one too: the king may
+        # leave it on top of the card below it and come back to it alone)
         held, free, downs, above, below, work, may_empty = _column_facts(self.cols, self.down)
         glued: i64 = held  # bit NO_CARD is never set
         stuck = len(work)  # cards still glued: at none the position is not lost, whatever is left to do
