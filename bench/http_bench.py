@@ -39,6 +39,7 @@ import redis
 
 from api.db import scratch_postgres_database
 
+from . import add_service_options
 from .checkouts import ROOT, checkout_env
 from .corpus import build_corpus
 
@@ -242,14 +243,12 @@ def main() -> None:
                         help="threads per worker (gunicorn's gthread worker): while one request waits for "
                              "PostgreSQL to flush its commit, another runs; the threads of one process share its "
                              "interpreter lock, so a second process runs CPU-bound replays with less contention")
-    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
-                                                                 "postgresql://postgres@127.0.0.1:5432/test"))
+    add_service_options(parser, broker_db=14,
+                        broker_help="the worker tier's broker, as in production (emptied after each round; no worker "
+                                    "runs: without one, the first record of a deal would be solved inside its request)")
     parser.add_argument("--against", type=Path, default=None,
                         help="another checkout (say of the previous commit), measured in the same run, alternating")
     parser.add_argument("--rounds", type=int, default=1, help="rounds per checkout")
-    parser.add_argument("--broker", default=os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/14"),
-                        help="the worker tier's broker, as in production (emptied after each round; no worker "
-                             "runs: without one, the first record of a deal would be solved inside its request)")
     args = parser.parse_args()
     if not shutil.which("wrk"):
         raise SystemExit("wrk is not installed: apt-get install wrk")

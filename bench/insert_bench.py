@@ -31,6 +31,7 @@ from api.models import Record
 from api.records import SAME_GAME, insert_record, new_record
 from verifier import replay
 
+from . import add_service_options
 from .corpus import VARIANTS, build_corpus
 
 _COLUMNS = tuple(column.name for column in Record.__table__.columns if not column.primary_key)
@@ -72,8 +73,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--per-round", type=int, default=1000)
-    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
-                                                                 "postgresql://postgres@127.0.0.1:5432/test"))
+    add_service_options(parser)
     args = parser.parse_args()
     verdicts = [replay(g.code, " ".join(g.moves)) for variant in VARIANTS for g in build_corpus(variant, 5)]
     players = (f"bench-{i}" for i in itertools.count())

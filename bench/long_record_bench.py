@@ -30,6 +30,7 @@ from pathlib import Path
 
 from api.db import scratch_postgres_database
 
+from . import add_service_options
 from .checkouts import ROOT
 from .http_bench import free_port, server
 
@@ -131,8 +132,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=32, help="requests of each kind, eight at a time")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
-                                                                 "postgresql://postgres@127.0.0.1:5432/test"))
+    add_service_options(parser)
     parser.add_argument("--against", type=Path, default=None, help="another checkout, measured in the same run")
     args = parser.parse_args()
     print(f"a record of 5,000 actions ({CODE}, 'S U' x 2,500); gunicorn {args.workers} x {args.threads} "

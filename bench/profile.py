@@ -20,6 +20,7 @@ import os
 
 from api.db import scratch_postgres_database
 
+from . import add_service_options
 from .http_bench import typical_log
 
 
@@ -29,8 +30,7 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=15, help="lines of each function to show")
     parser.add_argument("--solve", metavar="CODE", help="profile the solver on this deal instead")
     parser.add_argument("--nodes", type=int, default=300_000, help="the solver's node budget (with --solve)")
-    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
-                                                                 "postgresql://postgres@127.0.0.1:5432/test"))
+    add_service_options(parser)
     args = parser.parse_args()
     if args.solve:
         profile_solver(args.solve, args.nodes, args.lines)

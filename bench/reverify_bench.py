@@ -30,6 +30,7 @@ from api.reverify import reverify_records
 from api.records import new_record
 from verifier import replay
 
+from . import add_service_options
 from .corpus import VARIANTS, build_corpus
 
 MILLION = 1_000_000
@@ -51,8 +52,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--games", type=int, default=100, help="games per rule set the records are made from")
-    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
-                                                                 "postgresql://postgres@127.0.0.1:5432/test"))
+    add_service_options(parser)
     args = parser.parse_args()
     rows, actions = record_rows(args.records, args.games)
     print(f"records reverify on PostgreSQL, one process: {len(rows):,} records of {actions:,} actions "

@@ -39,6 +39,7 @@ from typing import Any
 
 import engine
 
+from . import add_service_options
 from .checkouts import ROOT, checkout_env
 from .http_bench import free_port
 
@@ -252,9 +253,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds of 100 hint requests")
     parser.add_argument("--threads", type=int, default=4, help="threads of each of the 2 gunicorn workers")
     parser.add_argument("--against", type=Path, help="another checkout to measure the same way (e.g. the last release)")
-    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
-                                                                 "postgresql://postgres@127.0.0.1:5432/test"))
-    parser.add_argument("--broker", default=os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/13"))
+    add_service_options(parser, broker_db=13)
     args = parser.parse_args()
     for part in ("handler", "keyed", "hints") if args.part == "all" else (args.part,):
         run(ROOT, args, "this", part)

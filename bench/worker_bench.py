@@ -39,6 +39,7 @@ from api import create_app
 from api.db import scratch_postgres_database
 from api.models import Record, Solvability
 
+from . import add_service_options
 from .reverify_bench import record_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,9 +134,7 @@ def main() -> None:
     parser.add_argument("--deals", type=int, default=24)
     parser.add_argument("--nodes", type=int, default=20_000, help="node budget of each search")
     parser.add_argument("--records", type=int, default=20_000)
-    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
-                                                                 "postgresql://postgres@127.0.0.1:5432/test"))
-    parser.add_argument("--broker", default=os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/13"))
+    add_service_options(parser, broker_db=13)
     args = parser.parse_args()
     codes = [line.strip() for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()][:args.deals]
     rows, actions = record_rows(args.records, 100)
