@@ -22,6 +22,8 @@ import time
 
 #: records sent before the measured ones (caches, prepared statements, the first deals' asks)
 WARM = 100
+#: games made for every run up to this many records
+SENT = 1000
 
 
 def measure(args: argparse.Namespace) -> None:
@@ -31,7 +33,8 @@ def measure(args: argparse.Namespace) -> None:
     from api.db import scratch_postgres_database
     from bench.http_bench import record_bodies  # (absolute: run as a file, another checkout's)
 
-    bodies = record_bodies(games=WARM + args.records).splitlines()
+    # (as many games whatever the count, so that two runs' difference holds no corpus building)
+    bodies = record_bodies(games=WARM + max(args.records, SENT)).splitlines()
     os.environ.update(API_KEYS_REQUIRED="0", RATELIMIT_ENABLED="0", LOG_LEVEL="WARNING",
                       CELERY_BROKER_URL=args.broker)
     with scratch_postgres_database(args.database_url, f"record_cpu_{os.getpid()}") as url:
