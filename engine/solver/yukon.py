@@ -129,23 +129,24 @@ class YukonState:
         return b"".join(self.colkey)
 
     def decode(self, data: bytes) -> None:
-        cols, down, loc = [], [], [-1] * 52
+        """The columns, their keys (sliced from ``data``: it is the keys in a row) and the
+        foundations (every card not on a column is up)."""
+        cols, down, colkey, loc = [], [], [], [-1] * 52
+        found = [13, 13, 13, 13]
+        suit_of = _SUIT
         at = 0
         for i in range(7):
-            n, d = data[at], data[at + 1]
-            col = list(data[at + 2 : at + 2 + n])
-            at += 2 + n
-            cols.append(col)
-            down.append(d)
+            end = at + 2 + data[at]
+            colkey.append(data[at:end])
+            down.append(data[at + 1])
+            col = list(data[at + 2 : end])
             for c in col:
                 loc[c] = i
-        self.cols, self.down, self.loc = cols, down, loc
-        self.colkey = [self._colkey(i) for i in range(7)]
+                found[suit_of[c]] -= 1
+            cols.append(col)
+            at = end
+        self.cols, self.down, self.loc, self.colkey = cols, down, loc, colkey
         self._saved = []
-        found = [13, 13, 13, 13]
-        for c in range(52):
-            if loc[c] >= 0:
-                found[c // 13] -= 1
         self.found = found
         self.placed = sum(found)
 
