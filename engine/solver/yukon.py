@@ -86,7 +86,8 @@ class YukonState:
     """A Yukon position the search changes in place and changes back."""
 
     __slots__ = (
-        "cols", "down", "found", "loc", "colkey", "onto", "targets", "relaxed", "placed", "fits", "_terms", "_saved"
+        "cols", "down", "found", "loc", "colkey", "onto", "targets", "relaxed", "placed", "fits", "_terms", "_saved",
+        "above", "below",
     )
 
     n_cards = 52
@@ -101,6 +102,9 @@ class YukonState:
             for c in col:
                 self.loc[c] = i
         self.colkey = [self._colkey(i) for i in range(7)]
+        #: above[c], below[c]: the card right above and right below column card ``c`` (NO_CARD: none), kept
+        #: by every move for :meth:`dead` (entry NO_CARD is written freely and never read)
+        self.above, self.below = _neighbours(self.cols)
         #: onto[t]: the cards that may be put onto a face-up ``t``; targets[g]: the cards ``g``
         #: may be put onto, as a bit mask (bit ``t``); fits[g * 52 + t]: whether ``g`` may be put onto ``t``
         self.onto, self.targets, self.fits = _build_tables(self.relaxed)
@@ -129,8 +133,8 @@ class YukonState:
         return b"".join(self.colkey)
 
     def decode(self, data: bytes) -> None:
-        """The columns, their keys (sliced from ``data``: it is the keys in a row) and the
-        foundations (every card not on a column is up)."""
+        """The columns, their keys (sliced from ``data``: it is the keys in a row), the
+        foundations (every card not on a column is up) and each card's neighbours."""
         cols, down, colkey, loc = [], [], [], [-1] * 52
         found = [13, 13, 13, 13]
         suit_of = _SUIT
@@ -146,6 +150,7 @@ class YukonState:
             cols.append(col)
             at = end
         self.cols, self.down, self.loc, self.colkey = cols, down, loc, colkey
+        self.above, self.below = _neighbours(cols)
         self._saved = []
         self.found = found
         self.placed = sum(found)
@@ -211,10 +216,10 @@ class YukonState:
         position is lost. A greatest fixed point over held and glued cards, let out
         through a worklist; docs/winnability.md ("Computing the stuck-card test") says how.
         Sets of cards are bit masks (bit ``c``): machine words when compiled."""
-        targets, onto = self.targets, self.onto
+        targets, onto, above, below = self.targets, self.onto, self.above, self.below
         # may_empty: a column is or may become empty (the king's own one too: the king may
         # leave it on top of the card below it and come back to it alone)
-        held, free, downs, above, below, work, may_empty = _column_facts(self.cols, self.down)
+        held, free, downs, work, may_empty = _column_facts(self.cols, self.down)
         glued: i64 = held  # bit NO_CARD is never set
         stuck = len(work)  # cards still glued: at none the position is not lost, whatever is left to do
         # lowest[s]: the lowest rank of suit s that may never go up (13: none): a
@@ -353,10 +358,15 @@ class YukonState:
     def do(self, m: SolverMove) -> bool:
         """Apply a move; return whether it turned a face-down card up."""
         kind, a, start, b, card, _ = m
-        cols, loc, colkey, saved = self.cols, self.loc, self.colkey, self._saved
+        cols, loc, colkey, saved, above, below = self.cols, self.loc, self.colkey, self._saved, self.above, self.below
         flip = False
         if kind == GROUP:
             src, dst = cols[a], cols[b]
+            under = src[start - 1] if start else NO_CARD
+            onto = dst[-1] if dst else NO_CARD
+            above[under] = NO_CARD
+            above[onto] = card
+            below[card] = onto
             if start == len(src) - 1:
                 dst.append(src.pop())
                 loc[card] = b
@@ -376,6 +386,8 @@ class YukonState:
         elif kind == UP:
             src = cols[a]
             src.pop()
+            above[src[-1] if src else NO_CARD] = NO_CARD
+            below[card] = NO_CARD
             loc[card] = -1
             self.found[card // 13] += 1
             self.placed += 1
@@ -387,7 +399,11 @@ class YukonState:
         else:
             self.found[a] -= 1
             self.placed -= 1
-            cols[b].append(card)
+            dst = cols[b]
+            onto = dst[-1] if dst else NO_CARD
+            above[onto] = card
+            below[card] = onto
+            dst.append(card)
             loc[card] = b
             saved.append(colkey[b])
             colkey[b] = self._colkey(b)
@@ -396,11 +412,15 @@ class YukonState:
     def undo(self, m: SolverMove, flip: bool) -> None:
         """Take back ``m``, the last move made and not yet undone (``flip``: what :meth:`do` returned)."""
         kind, a, start, b, card, _ = m
-        cols, loc, colkey, saved = self.cols, self.loc, self.colkey, self._saved
+        cols, loc, colkey, saved, above, below = self.cols, self.loc, self.colkey, self._saved, self.above, self.below
         if kind == GROUP:
             if flip:
                 self.down[a] += 1
             src, dst = cols[a], cols[b]
+            under = src[-1] if src else NO_CARD
+            above[below[card]] = NO_CARD
+            above[under] = card
+            below[card] = under
             count = len(dst) - dst.index(card)
             if count == 1:
                 src.append(dst.pop())
@@ -416,13 +436,19 @@ class YukonState:
         elif kind == UP:
             if flip:
                 self.down[a] += 1
-            cols[a].append(card)
+            src = cols[a]
+            under = src[-1] if src else NO_CARD
+            above[under] = card
+            below[card] = under
+            src.append(card)
             loc[card] = a
             self.found[card // 13] -= 1
             self.placed -= 1
             colkey[a] = saved.pop()
         else:
             cols[b].pop()
+            above[below[card]] = NO_CARD
+            below[card] = NO_CARD
             loc[card] = -1
             self.found[a] += 1
             self.placed += 1
@@ -470,18 +496,14 @@ def _safe_suits(s0: int, s1: int, s2: int, s3: int, relaxed: bool) -> int:
             | (s0 >= s3 - 1 and s1 >= s3 and s2 >= s3) << 3)
 
 
-def _column_facts(cols: list[list[CardValue]], down: list[int]
-                  ) -> tuple[i64, i64, i64, list[int], list[int], list[CardValue], bool]:
+def _column_facts(cols: list[list[CardValue]], down: list[int]) -> tuple[i64, i64, i64, list[CardValue], bool]:
     """The starting sets of :meth:`YukonState.dead`, as bit masks: ``held`` (every column card),
     ``free`` (a card may be put on it: a foundation card, or a column's top card) and the
-    face-down cards; then the card right above and right below each (NO_CARD: none, never
-    glued), the worklist (each column top down: a card turns up once the one above it leaves),
-    and whether a column is empty."""
+    face-down cards; then the worklist (each column top down: a card turns up once the one
+    above it leaves), and whether a column is empty."""
     held: i64 = 0
     downs: i64 = 0
     tops: i64 = 0
-    above = [NO_CARD] * 52
-    below = [NO_CARD] * 52
     work: list[CardValue] = []
     empty = False
     for i in range(7):
@@ -491,20 +513,28 @@ def _column_facts(cols: list[list[CardValue]], down: list[int]
             empty = True
             continue
         d = down[i]
-        prev = NO_CARD
-        for p in range(n):
-            c = col[p]
-            held |= NO_CARD_BIT >> NO_CARD - c
-            if p < d:
-                downs |= NO_CARD_BIT >> NO_CARD - c
-            if p:
-                above[prev] = c
-                below[c] = prev
-            prev = c
-        tops |= NO_CARD_BIT >> NO_CARD - prev
         for p in range(n - 1, -1, -1):
-            work.append(col[p])
-    return held, ALL_CARDS ^ held | tops, downs, above, below, work, empty
+            c = col[p]
+            bit: i64 = NO_CARD_BIT >> NO_CARD - c
+            held |= bit
+            if p < d:
+                downs |= bit
+            work.append(c)
+        tops |= NO_CARD_BIT >> NO_CARD - col[n - 1]
+    return held, ALL_CARDS ^ held | tops, downs, work, empty
+
+
+def _neighbours(cols: list[list[CardValue]]) -> tuple[list[int], list[int]]:
+    """For each card, the card right above it and right below it in its column (NO_CARD: none,
+    or not on a column), with an entry for NO_CARD itself (written freely, never read)."""
+    above, below = [NO_CARD] * 53, [NO_CARD] * 53
+    for col in cols:
+        prev = NO_CARD
+        for c in col:
+            above[prev] = c
+            below[c] = prev
+            prev = c
+    return above, below
 
 
 def _unburied(v: i64, glued: i64, above: list[int], lowest: list[int], work: list[CardValue]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 
 import pytest
@@ -20,7 +21,7 @@ from engine.solver import (
     state_for,
 )
 from engine.solver.search import best_first, depth_first
-from engine.solver.yukon import CLASSIC_BEAM_CAP, CLASSIC_BEAM_SHARE, PORTFOLIO, STYLES
+from engine.solver.yukon import BACK, CLASSIC_BEAM_CAP, CLASSIC_BEAM_SHARE, GROUP, NO_CARD, PORTFOLIO, STYLES, UP
 from verifier import replay
 
 
@@ -122,6 +123,42 @@ def stuck_by_passes(state) -> bool:
                     held[c] = False
                     changed = True
     return any(glued)
+
+
+def neighbours_afresh(state) -> tuple[list[int], list[int]]:
+    """Each card's neighbours in its column, read from the columns (NO_CARD: none, or not on one)."""
+    above, below = [NO_CARD] * 52, [NO_CARD] * 52
+    for col in state.cols:
+        for lower, upper in zip(col, col[1:]):
+            above[lower], below[upper] = upper, lower
+    return above, below
+
+
+@pytest.mark.parametrize("code", ["YU1-C-AAAAAAB", "YU1-R-KDURELR", "YU1-C-K3ATZIG"])
+def test_the_neighbours_the_stuck_card_test_reads_are_kept_through_every_move_and_its_undo(code):
+    # moves (group moves, foundation moves, take-backs) made at random and sometimes taken back, and
+    # positions decoded: after each, the kept tables are those of the columns, and so is the verdict
+    rng = random.Random(code)
+    state = state_for(Game.from_code(code).position)
+    made: list[tuple[tuple[int, ...], bool]] = []
+    kinds = set()
+    for step in range(400):
+        moves = state.moves()
+        if made and (not moves or rng.random() < 0.3):
+            state.undo(*made.pop())
+        elif moves:
+            rare = [m for m in moves if m[0] != GROUP]  # foundation moves and take-backs, when there are any
+            m = rng.choice(rare if rare and rng.random() < 0.5 else moves)
+            kinds.add(m[0])
+            made.append((m, state.do(m)))
+        if step % 50 == 49:
+            state.decode(state.encode())
+            made.clear()  # (a decoded state undoes nothing made before)
+        assert (state.above[:52], state.below[:52]) == neighbours_afresh(state), step
+        fresh = state_for(Game.from_code(code).position)
+        fresh.decode(state.encode())  # (its tables made from the columns)
+        assert state.dead() == fresh.dead(), step
+    assert kinds == {GROUP, UP, BACK}
 
 
 @pytest.mark.pure_only
