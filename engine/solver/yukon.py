@@ -76,6 +76,8 @@ ALL_CARDS: Final = (1 << 52) - 1  # the bit mask of every card (YukonState.dead)
 NO_CARD: Final = 52  # "no card" in YukonState.dead's tables
 #: ``NO_CARD_BIT >> NO_CARD - c`` is card ``c``'s bit: mypyc writes ``1 << c`` with a 32-bit 1
 NO_CARD_BIT: Final = 1 << NO_CARD
+#: ``_UP_TO[14 * s + f]``: the bit mask of the ``f`` lowest cards of suit ``s`` (those up when its foundation is at ``f``)
+_UP_TO: Final = tuple(((1 << f) - 1) << 13 * s for s in range(4) for f in range(14))
 
 
 def card_text(card: int) -> str:
@@ -219,7 +221,7 @@ class YukonState:
         targets, onto, above, below = self.targets, self.onto, self.above, self.below
         # may_empty: a column is or may become empty (the king's own one too: the king may
         # leave it on top of the card below it and come back to it alone)
-        held, free, downs, work, may_empty = _column_facts(self.cols, self.down)
+        held, free, downs, work, may_empty = _column_facts(self.cols, self.down, self.found)
         glued: i64 = held  # bit NO_CARD is never set
         stuck = len(work)  # cards still glued: at none the position is not lost, whatever is left to do
         # lowest[s]: the lowest rank of suit s that may never go up (13: none): a
@@ -496,31 +498,27 @@ def _safe_suits(s0: int, s1: int, s2: int, s3: int, relaxed: bool) -> int:
             | (s0 >= s3 - 1 and s1 >= s3 and s2 >= s3) << 3)
 
 
-def _column_facts(cols: list[list[CardValue]], down: list[int]) -> tuple[i64, i64, i64, list[CardValue], bool]:
-    """The starting sets of :meth:`YukonState.dead`, as bit masks: ``held`` (every column card),
-    ``free`` (a card may be put on it: a foundation card, or a column's top card) and the
-    face-down cards; then the worklist (each column top down: a card turns up once the one
-    above it leaves), and whether a column is empty."""
-    held: i64 = 0
+def _column_facts(cols: list[list[CardValue]], down: list[int], found: list[int]
+                  ) -> tuple[i64, i64, i64, list[CardValue], bool]:
+    """The starting sets of :meth:`YukonState.dead`, as bit masks: ``held`` (every column card:
+    every card not up), ``free`` (a card may be put on it: a foundation card, or a column's top
+    card) and the face-down cards; then the worklist (each column top down: a card turns up
+    once the one above it leaves), and whether a column is empty."""
+    held: i64 = ALL_CARDS ^ (_UP_TO[found[0]] | _UP_TO[14 + found[1]] | _UP_TO[28 + found[2]]
+                             | _UP_TO[42 + found[3]])
     downs: i64 = 0
     tops: i64 = 0
     work: list[CardValue] = []
     empty = False
     for i in range(7):
         col = cols[i]
-        n = len(col)
-        if not n:
+        if not col:
             empty = True
             continue
-        d = down[i]
-        for p in range(n - 1, -1, -1):
-            c = col[p]
-            bit: i64 = NO_CARD_BIT >> NO_CARD - c
-            held |= bit
-            if p < d:
-                downs |= bit
-            work.append(c)
-        tops |= NO_CARD_BIT >> NO_CARD - col[n - 1]
+        for p in range(down[i]):
+            downs |= NO_CARD_BIT >> NO_CARD - col[p]
+        tops |= NO_CARD_BIT >> NO_CARD - col[-1]
+        work += col[::-1]
     return held, ALL_CARDS ^ held | tops, downs, work, empty
 
 
