@@ -224,11 +224,15 @@ class YukonState:
         held, free, downs, work, may_empty = _column_facts(self.cols, self.down, self.found)
         glued: i64 = held  # bit NO_CARD is never set
         stuck = len(work)  # cards still glued: at none the position is not lost, whatever is left to do
+        # cards on the worklist and not yet taken from it: a card goes on it again only once taken,
+        # and only while glued (the loop passes over the others)
+        queued: i64 = held
         # lowest[s]: the lowest rank of suit s that may never go up (13: none): a
         # card still glued or with a glued card right above it ("buried")
         lowest = self.found[:]
         c: i64
         for c in work:  # the loop also takes the cards appended to work meanwhile
+            queued ^= NO_CARD_BIT >> NO_CARD - c
             if not glued >> c & 1:
                 continue
             a: i64 = above[c]  # a face-down card always has one
@@ -250,15 +254,17 @@ class YukonState:
                 if b == NO_CARD:
                     if not may_empty:
                         may_empty = True
-                        work.extend((12, 25, 38, 51))
+                        for g in (12, 25, 38, 51):
+                            queued = _enqueue(g, glued, queued, work)
                 else:
-                    work.append(b)  # b may turn up, or go up
+                    queued = _enqueue(b, glued, queued, work)  # b may turn up, or go up
                     if not downs >> b & 1:
                         free |= NO_CARD_BIT >> NO_CARD - b  # nothing glued on b any more
-                        work.extend(onto[b])
-                _unburied(c, glued, above, lowest, work)
+                        for g in onto[b]:
+                            queued = _enqueue(g, glued, queued, work)
+                queued = _unburied(c, glued, queued, above, lowest, work)
                 if b != NO_CARD:
-                    _unburied(b, glued, above, lowest, work)
+                    queued = _unburied(b, glued, queued, above, lowest, work)
             elif not held >> c & 1:
                 continue
             elif face_down:
@@ -271,9 +277,10 @@ class YukonState:
             held ^= NO_CARD_BIT >> NO_CARD - c
             if face_down:
                 free |= NO_CARD_BIT >> NO_CARD - c  # may turn up, with nothing glued on it
-                work.extend(onto[c])
+                for g in onto[c]:
+                    queued = _enqueue(g, glued, queued, work)
             elif a != NO_CARD:
-                work.append(a)  # may move along with c
+                queued = _enqueue(a, glued, queued, work)  # may move along with c
         return glued != 0  # a glued card never goes up
 
     # -- moves -----------------------------------------------------------
@@ -535,10 +542,20 @@ def _neighbours(cols: list[list[CardValue]]) -> tuple[list[int], list[int]]:
     return above, below
 
 
-def _unburied(v: i64, glued: i64, above: list[int], lowest: list[int], work: list[CardValue]) -> None:
+def _enqueue(c: i64, glued: i64, queued: i64, work: list[CardValue]) -> i64:
+    """Put card ``c`` on the worklist of :meth:`YukonState.dead` if it is glued and not on it
+    already; the cards on it after."""
+    bit: i64 = NO_CARD_BIT >> NO_CARD - c
+    if glued & bit and not queued & bit:
+        work.append(c)
+        return queued | bit
+    return queued
+
+
+def _unburied(v: i64, glued: i64, queued: i64, above: list[int], lowest: list[int], work: list[CardValue]) -> i64:
     """Card ``v`` of :meth:`YukonState.dead` is no longer buried: if it may go up now, so may
     the higher cards of its suit up to the next buried one (``lowest`` moves up, and those
-    cards go back on the worklist)."""
+    cards go back on the worklist). The cards on the worklist after."""
     s: i64 = v // 13
     r: i64 = v % 13
     if lowest[s] == r and not glued >> v & 1 and not glued >> above[v] & 1:
@@ -547,7 +564,8 @@ def _unburied(v: i64, glued: i64, above: list[int], lowest: list[int], work: lis
             q += 1
         lowest[s] = q
         for k in range(13 * s + r + 1, 13 * s + min(q + 1, 13)):
-            work.append(k)
+            queued = _enqueue(k, glued, queued, work)
+    return queued
 
 
 def _red(card: int) -> bool:
