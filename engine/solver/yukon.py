@@ -76,7 +76,7 @@ ALL_CARDS: Final = (1 << 52) - 1  # the bit mask of every card (YukonState.dead)
 NO_CARD: Final = 52  # "no card" in YukonState.dead's tables
 #: ``NO_CARD_BIT >> NO_CARD - c`` is card ``c``'s bit: mypyc writes ``1 << c`` with a 32-bit 1
 NO_CARD_BIT: Final = 1 << NO_CARD
-#: ``_UP_TO[14 * s + f]``: the bit mask of the ``f`` lowest cards of suit ``s`` (those up when its foundation is at ``f``)
+#: ``_UP_TO[14 * s + f]``: the bit mask of the ``f`` lowest cards of suit ``s`` (up when its foundation is at ``f``)
 _UP_TO: Final = tuple(((1 << f) - 1) << 13 * s for s in range(4) for f in range(14))
 
 
