@@ -76,6 +76,8 @@ ALL_CARDS: Final = (1 << 52) - 1  # the bit mask of every card (YukonState.dead)
 NO_CARD: Final = 52  # "no card" in YukonState.dead's tables
 #: ``NO_CARD_BIT >> NO_CARD - c`` is card ``c``'s bit: mypyc writes ``1 << c`` with a 32-bit 1
 NO_CARD_BIT: Final = 1 << NO_CARD
+#: ``_HEADS[n << 3 | d]``: the first two bytes of the key of a column of ``n`` cards, ``d`` of them face down
+_HEADS: Final = tuple(bytes((n, d)) for n in range(53) for d in range(8))
 #: ``_UP_TO[14 * s + f]``: the bit mask of the ``f`` lowest cards of suit ``s`` (up when its foundation is at ``f``)
 _UP_TO: Final = tuple(((1 << f) - 1) << 13 * s for s in range(4) for f in range(14))
 
@@ -117,8 +119,9 @@ class YukonState:
         self._saved: list[bytes] = []
 
     def _colkey(self, i: int) -> bytes:
+        """Column ``i``'s key: its length, its face-down count, its cards, a byte each."""
         col = self.cols[i]
-        return bytes((len(col), self.down[i])) + bytes(col)
+        return _HEADS[len(col) << 3 | self.down[i]] + bytes(col)
 
     # -- facts ---------------------------------------------------------
 
