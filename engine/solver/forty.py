@@ -136,24 +136,18 @@ class FortyState:
     def auto_move(self) -> SolverMove | None:
         """A foundation move that provably loses nothing (docs/winnability.md):
         the card goes onto the lower of its suit's two foundations."""
-        found = self.found
-        safe = {}  # card -> the lower of its suit's two slots, where it goes
-        for s in range(4):
-            a, b = found[s], found[s + 4]
-            if a <= b:
-                if a < 13:
-                    safe[s * 13 + a] = s
-            else:
-                safe[s * 13 + b] = s + 4
-        for i, col in enumerate(self.cols):
+        found, cols = self.found, self.cols
+        for i in range(10):
+            col = cols[i]
             if col:
-                c = col[-1]
-                if c in safe:
-                    return (COL_UP, i, safe[c], c, 0)
+                slot = _safe_slot(found, col[-1])
+                if slot >= 0:
+                    return (COL_UP, i, slot, col[-1], 0)
         if self.waste:
             c = self.waste[-1]
-            if c in safe:
-                return (WASTE_UP, WASTE, safe[c], c, 0)
+            slot = _safe_slot(found, c)
+            if slot >= 0:
+                return (WASTE_UP, WASTE, slot, c, 0)
         return None
 
     def dead(self) -> bool:
@@ -164,20 +158,14 @@ class FortyState:
 
     def moves(self) -> list[SolverMove]:
         cols, found = self.cols, self.found
-        up = {}  # card -> the first slot that accepts it
-        for s in range(4):
-            a, b = found[s], found[s + 4]
-            if a < 13:
-                up[s * 13 + a] = s
-            if b != a and b < 13:
-                up[s * 13 + b] = s + 4
         out: list[SolverMove] = []
         empty = -1
-        by_top: dict[int, list[int]] = {}
+        # onto[v]: the columns whose top card is of value v, as bits (column j: bit j)
+        onto = [0] * 52
         for j in range(10):
             col = cols[j]
             if col:
-                by_top.setdefault(col[-1], []).append(j)
+                onto[col[-1]] |= 1 << j
             elif empty < 0:
                 empty = j
         for i in range(10):
@@ -185,23 +173,22 @@ class FortyState:
             if not src:
                 continue
             c = src[-1]
-            if c in up:
-                out.append((COL_UP, i, up[c], c, 1000))
+            slot = _first_slot(found, c)
+            if slot >= 0:
+                out.append((COL_UP, i, slot, c, 1000))
             n = len(src)
             under = src[-2] if n > 1 else -1
             if c % 13 != 12:
-                for j in by_top.get(c + 1, ()):
-                    if j != i:
-                        out.append((COL_COL, i, j, c, _score_col(up, under, c)))
+                _onto_columns(out, onto[c + 1] & ~(1 << i), COL_COL, i, c, _score_col(found, under, c))
             if empty >= 0 and n > 1:
-                out.append((COL_COL, i, empty, c, _score_col(up, under, c) - 150))
+                out.append((COL_COL, i, empty, c, _score_col(found, under, c) - 150))
         if self.waste:
             c = self.waste[-1]
-            if c in up:
-                out.append((WASTE_UP, WASTE, up[c], c, 1000))
+            slot = _first_slot(found, c)
+            if slot >= 0:
+                out.append((WASTE_UP, WASTE, slot, c, 1000))
             if c % 13 != 12:
-                for j in by_top.get(c + 1, ()):
-                    out.append((WASTE_COL, WASTE, j, c, 400))
+                _onto_columns(out, onto[c + 1], WASTE_COL, WASTE, c, 400)
             if empty >= 0:
                 out.append((WASTE_COL, WASTE, empty, c, 150))
         for k in range(8):
@@ -210,8 +197,7 @@ class FortyState:
                 continue
             f = (k % 4) * 13 + level - 1
             if f % 13 != 12:
-                for j in by_top.get(f + 1, ()):
-                    out.append((BACK, SLOT + k, j, f, -1000))
+                _onto_columns(out, onto[f + 1], BACK, SLOT + k, f, -1000)
             if empty >= 0:
                 out.append((BACK, SLOT + k, empty, f, -1100))
         if self.stock:
@@ -317,15 +303,45 @@ def _by_score(m: SolverMove) -> int:
     return m[4]
 
 
-def _score_col(up: dict[int, int], under: int, c: int) -> int:
+def _score_col(found: list[int], under: int, c: int) -> int:
     """How promising moving the top card ``c`` of a column is, by the card ``under`` it (-1: none)."""
     if under < 0:
         return 300  # empties a column
     if under == c + 1:
         return -50  # it already lies on a card it builds on
-    if under in up:
+    if _first_slot(found, under) >= 0:
         return 600  # uncovers a card that can go up
     return 200
+
+
+def _first_slot(found: list[int], c: int) -> int:
+    """The first foundation slot that takes card ``c`` (its suit's two, left to right), or -1."""
+    s = c // 13
+    r = c % 13
+    if found[s] == r:
+        return s
+    if found[s + 4] == r:
+        return s + 4
+    return -1
+
+
+def _safe_slot(found: list[int], c: int) -> int:
+    """The slot card ``c`` goes up to safely (:meth:`FortyState.auto_move`): the lower of its
+    suit's two foundations (the first of two at one height), if ``c`` is its next card; or -1."""
+    s = c // 13
+    low = s if found[s] <= found[s + 4] else s + 4
+    return low if found[low] == c % 13 else -1
+
+
+def _onto_columns(out: list[SolverMove], columns: int, kind: int, source: int, card: int, score: int) -> None:
+    """A move of ``kind`` taking ``card`` from ``source`` onto each column of the bits ``columns``,
+    left to right."""
+    j = 0
+    while columns:
+        if columns & 1:
+            out.append((kind, source, j, card, score))
+        columns >>= 1
+        j += 1
 
 
 def _pile_counts(pile: bytes) -> tuple[int, int]:
