@@ -15,6 +15,8 @@ only the first of two equal slots gives a take-back.
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..cards import RANK_CHARS, SUIT_CHARS
 from ..position import Position
 from .state import Places, SearchSettings, SolverMove, Weights
@@ -37,6 +39,8 @@ SETTINGS = SearchSettings(
     ),
     reductions=("the two copies of a card are interchangeable, and so are the two foundations of a suit",),
 )
+#: ``_LENGTHS[n]``: the byte ``n`` (a column key's first), made once (mypyc builds ``bytes((n,))`` by a generic call)
+_LENGTHS: Final = tuple(bytes((n,)) for n in range(105))
 UNBUILT_WEIGHT = 1  # of a card not on its successor in suit, in the stage beams' estimate
 
 
@@ -47,14 +51,15 @@ def card_text(card: int) -> str:
 class FortyState:
     """A Forty Thieves position the search changes in place and changes back."""
 
-    __slots__ = ("cols", "stock", "waste", "found", "colkey", "placed", "_deck_stock", "_memo")
+    __slots__ = ("cols", "n_stock", "waste", "found", "colkey", "placed", "_deck_stock", "_memo")
 
     n_cards = 104
 
     def __init__(self, pos: Position) -> None:
         self.cols = [[c.index for c in col] for col in pos.columns]
-        self.stock = [c.index for c in pos.stock]  # next card to draw last
-        self._deck_stock = tuple(self.stock)  # the stock only shrinks from its end
+        # the stock only shrinks from its end: its cards are the first n_stock of the deal's (next to draw last)
+        self._deck_stock = tuple(c.index for c in pos.stock)
+        self.n_stock = len(self._deck_stock)
         self.waste = [c.index for c in pos.waste]
         self.found = [len(f) for f in pos.foundations]
         self.colkey = [self._colkey(i) for i in range(10)]
@@ -62,12 +67,13 @@ class FortyState:
         self._memo: dict[bytes, tuple[int, int]] = {}  # a pile's bytes -> its counts (_pile_counts)
 
     def _colkey(self, i: int) -> bytes:
+        """Column ``i``'s key: its length, then its cards, a byte each."""
         col = self.cols[i]
-        return bytes((len(col),)) + bytes(col)
+        return _LENGTHS[len(col)] + bytes(col)
 
     def stage(self) -> int:
         """Cards left in the stock: no move adds one (engine.solver.search.stage_beam)."""
-        return len(self.stock)
+        return self.n_stock
 
     def won(self) -> bool:
         return self.placed == 104
@@ -75,18 +81,17 @@ class FortyState:
     def key(self) -> bytes:
         """Stock size, waste, and the columns sorted; the foundations follow
         from the cards that are left (two copies of a card are one value)."""
-        return bytes((len(self.stock), len(self.waste))) + bytes(self.waste) + b"".join(sorted(self.colkey))
+        return bytes([self.n_stock, len(self.waste)]) + bytes(self.waste) + b"".join(sorted(self.colkey))
 
     def encode(self) -> bytes:
         """Everything needed to :meth:`decode` this position again (slots and columns in order)."""
-        return bytes(self.found) + bytes((len(self.stock), len(self.waste))) + bytes(self.waste) + b"".join(self.colkey)
+        return bytes(self.found) + bytes([self.n_stock, len(self.waste)]) + bytes(self.waste) + b"".join(self.colkey)
 
     def decode(self, data: bytes) -> None:
         self.found = list(data[:8])
-        n_stock, n_waste = data[8], data[9]
+        self.n_stock, n_waste = data[8], data[9]
         at = 10 + n_waste
         self.waste = list(data[10:at])
-        self.stock = list(self._deck_stock[:n_stock])
         cols = []
         colkey = []
         for _ in range(10):
@@ -200,8 +205,8 @@ class FortyState:
                 _onto_columns(out, onto[f + 1], BACK, SLOT + k, f, -1000)
             if empty >= 0:
                 out.append((BACK, SLOT + k, empty, f, -1100))
-        if self.stock:
-            out.append((DRAW, STOCK, WASTE, self.stock[-1], 50))
+        if self.n_stock:
+            out.append((DRAW, STOCK, WASTE, self._deck_stock[self.n_stock - 1], 50))
         out.sort(key=_by_score, reverse=True)
         return out
 
@@ -236,7 +241,8 @@ class FortyState:
             self.cols[b].append(card)
             self.colkey[b] = self._colkey(b)
         else:
-            self.waste.append(self.stock.pop())
+            self.n_stock -= 1
+            self.waste.append(self._deck_stock[self.n_stock])
         return False
 
     def undo(self, m: SolverMove, flip: bool) -> None:
@@ -263,7 +269,8 @@ class FortyState:
             self.cols[b].pop()
             self.colkey[b] = self._colkey(b)
         else:
-            self.stock.append(self.waste.pop())
+            self.waste.pop()
+            self.n_stock += 1
 
     # -- text ------------------------------------------------------------
 
