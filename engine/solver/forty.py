@@ -125,13 +125,9 @@ class FortyState:
         A pile's counts depend on its cards alone, so they are remembered by the
         pile's bytes: most piles recur many times in a search."""
         memo = self._memo
-        blocked = unbuilt = 0
-        for pile in (*self.colkey, bytes((len(self.waste),)) + bytes(self.waste)):
-            counts = memo.get(pile)
-            if counts is None:
-                if len(memo) >= MEMO_CAP:
-                    memo.clear()
-                counts = memo[pile] = _pile_counts(pile)
+        blocked, unbuilt = _remembered(memo, _LENGTHS[len(self.waste)] + bytes(self.waste))
+        for pile in self.colkey:
+            counts = _remembered(memo, pile)
             blocked += counts[0]
             unbuilt += counts[1]
         return blocked, unbuilt
@@ -349,6 +345,17 @@ def _onto_columns(out: list[SolverMove], columns: int, kind: int, source: int, c
             out.append((kind, source, j, card, score))
         columns >>= 1
         j += 1
+
+
+def _remembered(memo: dict[bytes, tuple[int, int]], pile: bytes) -> tuple[int, int]:
+    """``pile``'s counts (:func:`_pile_counts`) from ``memo``, or worked out and remembered there
+    (at most MEMO_CAP piles: then it starts afresh)."""
+    counts = memo.get(pile)
+    if counts is None:
+        if len(memo) >= MEMO_CAP:
+            memo.clear()
+        counts = memo[pile] = _pile_counts(pile)
+    return counts
 
 
 def _pile_counts(pile: bytes) -> tuple[int, int]:
