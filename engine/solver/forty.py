@@ -181,11 +181,11 @@ class FortyState:
             if slot >= 0:
                 out.append((COL_UP, i, slot, c, 1000))
             n = len(src)
-            under = src[-2] if n > 1 else -1
+            score = _score_col(found, src[-2] if n > 1 else -1, c)
             if c % 13 != 12:
-                _onto_columns(out, onto[c + 1] & ~(1 << i), COL_COL, i, c, _score_col(found, under, c))
+                _onto_columns(out, onto[c + 1] & ~(1 << i), COL_COL, i, c, score)
             if empty >= 0 and n > 1:
-                out.append((COL_COL, i, empty, c, _score_col(found, under, c) - 150))
+                out.append((COL_COL, i, empty, c, score - 150))
         if self.waste:
             c = self.waste[-1]
             slot = _first_slot(found, c)

@@ -77,7 +77,8 @@ ALL_CARDS: Final = (1 << 52) - 1  # the bit mask of every card (YukonState.dead)
 NO_CARD: Final = 52  # "no card" in YukonState.dead's tables
 #: ``NO_CARD_BIT >> NO_CARD - c`` is card ``c``'s bit: mypyc writes ``1 << c`` with a 32-bit 1
 NO_CARD_BIT: Final = 1 << NO_CARD
-#: ``_HEADS[n << 3 | d]``: the first two bytes of the key of a column of ``n`` cards, ``d`` of them face down
+#: ``_HEADS[n << 3 | d]``: the first two bytes of the key of a column of ``n`` cards, ``d`` of them face down,
+#: made once (mypyc builds ``bytes((n, d))`` by a generic call)
 _HEADS: Final = tuple(bytes((n, d)) for n in range(53) for d in range(8))
 #: ``_UP_TO[14 * s + f]``: the bit mask of the ``f`` lowest cards of suit ``s`` (up when its foundation is at ``f``)
 _UP_TO: Final = tuple(((1 << f) - 1) << 13 * s for s in range(4) for f in range(14))
