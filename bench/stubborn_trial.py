@@ -7,6 +7,10 @@ stuck-card test in both):
 
     python -m bench.stubborn_trial YU1-C-2KU2AKA YU1-C-WUOO352 --nodes 3000000
 
+With ``--never``, it instead runs the solver's own depth-first search with a second dead-end
+test after the stuck-card test (:func:`never_up`: a card whose going up no line can ever make
+possible) and prints how many positions each test dropped.
+
 Actions are named by cards, not columns, so that a set does not depend on the columns' order:
 ``card * 53 + target`` puts a card (with the cards on it) onto ``target`` (a card, or ``EMPTY``:
 an empty column), ``UP + card`` puts a card up, ``BACK + card * 53 + target`` takes one back.
@@ -289,6 +293,59 @@ class Stubborn:
         return best
 
 
+def universe(relaxed: bool) -> list[int]:
+    """Every action there is (by cards: see the module's text)."""
+    targets = targets_of(relaxed)
+    out: list[int] = []
+    for c in range(52):
+        for t in targets[c]:
+            out += (c * 53 + t, BACK + c * 53 + t)
+        if c % 13 == 12:
+            out += (c * 53 + EMPTY, BACK + c * 53 + EMPTY)
+        out.append(UP + c)
+    return out
+
+
+def never_up(state: Any, actions: list[int]) -> bool:
+    """Whether some column card can never go up. The actions no line can ever make are a greatest
+    fixed point: one that cannot be made now stays in it while some condition it lacks is made
+    true only by actions in it (the first of them ever made would need one of them made before)."""
+    sets = Stubborn(state.cols, state.down, state.found, state.loc, state.above, state.onto,
+                    targets_of(state.relaxed), [0] * N_ACTIONS, 0)
+    possible = {a for a in actions if sets.applicable(a)}
+    pending = {a: sets.enabling(a) for a in actions if a not in possible}
+    changed = True
+    while changed:
+        changed = False
+        for a, conditions in list(pending.items()):
+            if all(any(b in possible for b in makers) for makers in conditions):
+                possible.add(a)
+                del pending[a]
+                changed = True
+    return any(state.loc[c] >= 0 and UP + c not in possible for c in range(52))
+
+
+def with_never_up(code: str, max_nodes: int) -> tuple[Any, list[int]]:
+    """The solver's depth-first search with :func:`never_up` after the stuck-card test: its
+    outcome, and the positions dropped by each test and those expanded."""
+    from engine.solver.search import depth_first
+
+    state: Any = state_for(Game.from_code(code).position)
+    actions = universe(state.relaxed)
+    counts = [0, 0, 0]
+
+    class Tested:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(state, name)
+
+        def dead(self) -> bool:
+            which = 0 if state.dead() else 1 if never_up(state, actions) else 2
+            counts[which] += 1
+            return which < 2
+
+    return depth_first(Tested(), max_nodes=max_nodes, deadline=None, max_table=10**8), counts
+
+
 def stubborn_moves(state: Any, marks: list[int], stamp: list[int]) -> list[tuple[int, ...]]:
     """The state's moves that are in the smallest stubborn set found (none: the position is lost)."""
     moves: list[tuple[int, ...]] = state.moves()
@@ -357,7 +414,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("codes", nargs="+")
     parser.add_argument("--nodes", type=int, default=3_000_000)
+    parser.add_argument("--never", action="store_true", help="the second dead-end test instead")
     args = parser.parse_args()
+    if args.never:
+        for code in args.codes:
+            started = time.process_time()
+            out, (stuck, never, expanded) = with_never_up(code, args.nodes)
+            print(f"{code} {out.end:9s} {out.nodes:>9,} nodes; dropped by the stuck-card test {stuck:,}, "
+                  f"by never_up {never:,}; expanded {expanded:,}; {time.process_time() - started:.1f} CPU s")
+        return
     for code in args.codes:
         for stubborn in (False, True):
             end, nodes, positions, seconds = search(code, args.nodes, stubborn)
