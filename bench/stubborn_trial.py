@@ -1,15 +1,15 @@
 """A trial, not part of the solver: strong stubborn sets for Yukon's depth-first search
-(docs/winnability.md, "Stubborn sets, tried"). Of a position's moves, only those of a set that
-some shortest winning line starts with (after reordering) need trying, so a complete search may
-leave the others out. Prints, for each deal, a depth-first search with every move against one
-with the stubborn sets' moves only (no other pruning but the table, the safe moves and the
-stuck-card test in both):
+(docs/winnability.md, "Issue 25, seventh round"). Of a position's moves, only those of a set
+that some shortest winning line starts with (after reordering) need trying, so a complete search
+may leave the others out. Prints, for each deal, the solver's depth-first search against the
+same search trying the stubborn sets' moves only (and without its "same card twice" rules),
+with the positions each dropped as lost and those it expanded:
 
     python -m bench.stubborn_trial YU1-C-2KU2AKA YU1-C-WUOO352 --nodes 3000000
 
 With ``--never``, it instead runs the solver's own depth-first search with a second dead-end
 test after the stuck-card test (:func:`never_up`: a card whose going up no line can ever make
-possible) and prints how many positions each test dropped.
+possible).
 
 Actions are named by cards, not columns, so that a set does not depend on the columns' order:
 ``card * 53 + target`` puts a card (with the cards on it) onto ``target`` (a card, or ``EMPTY``:
@@ -23,7 +23,6 @@ that cannot, every action that makes one of its missing conditions true.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from functools import lru_cache
 from typing import Any, Final
@@ -325,27 +324,6 @@ def never_up(state: Any, actions: list[int]) -> bool:
     return any(state.loc[c] >= 0 and UP + c not in possible for c in range(52))
 
 
-def with_never_up(code: str, max_nodes: int) -> tuple[Any, list[int]]:
-    """The solver's depth-first search with :func:`never_up` after the stuck-card test: its
-    outcome, and the positions dropped by each test and those expanded."""
-    from engine.solver.search import depth_first
-
-    state: Any = state_for(Game.from_code(code).position)
-    actions = universe(state.relaxed)
-    counts = [0, 0, 0]
-
-    class Tested:
-        def __getattr__(self, name: str) -> Any:
-            return getattr(state, name)
-
-        def dead(self) -> bool:
-            which = 0 if state.dead() else 1 if never_up(state, actions) else 2
-            counts[which] += 1
-            return which < 2
-
-    return depth_first(Tested(), max_nodes=max_nodes, deadline=None, max_table=10**8), counts
-
-
 def stubborn_moves(state: Any, marks: list[int], stamp: list[int]) -> list[tuple[int, ...]]:
     """The state's moves that are in the smallest stubborn set found (none: the position is lost)."""
     moves: list[tuple[int, ...]] = state.moves()
@@ -369,45 +347,37 @@ def stubborn_moves(state: Any, marks: list[int], stamp: list[int]) -> list[tuple
     return out
 
 
-def search(code: str, max_nodes: int, stubborn: bool) -> tuple[str, int, int, float]:
-    """Depth-first with a table, the safe moves and the stuck-card test: (end, nodes, positions, CPU s)."""
-    state = state_for(Game.from_code(code).position)
+def search(code: str, max_nodes: int, *, stubborn: bool = False, never: bool = False) -> tuple[Any, list[int]]:
+    """The solver's depth-first search on ``code``: with ``stubborn``, the stubborn sets' moves only
+    and without the "same card twice" rules (their proof needs every move of the positions up the
+    line tried), and with ``never``, :func:`never_up` after the stuck-card test. Its outcome, and
+    the positions dropped by each test and those expanded."""
+    from engine.solver.search import depth_first
+
+    state: Any = state_for(Game.from_code(code).position)
+    actions = universe(state.relaxed)
     marks, stamp = [0] * N_ACTIONS, [0]
-    seen: set[bytes] = set()
-    nodes = 0
-    sys.setrecursionlimit(100_000)
+    counts = [0, 0, 0]
+    fresh = iter(range(-1, -(1 << 62), -2))
 
-    def enter() -> str:
-        nonlocal nodes
-        nodes += 1
-        done = []
-        m = state.auto_move()
-        while m is not None:
-            done.append((m, state.do(m)))
-            m = state.auto_move()
-        try:
-            if state.won():
-                return "won"
-            k = state.key()
-            if k in seen or state.dead():
-                return "exhausted"
-            seen.add(k)
-            for m in stubborn_moves(state, marks, stamp) if stubborn else state.moves():
-                if nodes >= max_nodes:
-                    return "nodes"
-                flip = state.do(m)
-                end = enter()
-                state.undo(m, flip)
-                if end != "exhausted":
-                    return end
-            return "exhausted"
-        finally:
-            for m, flip in reversed(done):
-                state.undo(m, flip)
+    class Tried:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(state, name)
 
-    started = time.process_time()
-    end = enter()
-    return end, nodes, len(seen), time.process_time() - started
+        def dead(self) -> bool:
+            which = 0 if state.dead() else 1 if never and never_up(state, actions) else 2
+            counts[which] += 1
+            return which < 2
+
+        def moves(self) -> list[tuple[int, ...]]:
+            return stubborn_moves(state, marks, stamp) if stubborn else state.moves()
+
+        def places(self, m: tuple[int, ...]) -> tuple[int, int, int]:
+            if not stubborn:
+                return state.places(m)  # type: ignore[no-any-return]
+            return m[4], next(fresh), next(fresh)  # places that never match: no "same card" rule fires
+
+    return depth_first(Tried(), max_nodes=max_nodes, deadline=None, max_table=10**8), counts
 
 
 def main() -> None:
@@ -416,18 +386,15 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=3_000_000)
     parser.add_argument("--never", action="store_true", help="the second dead-end test instead")
     args = parser.parse_args()
-    if args.never:
-        for code in args.codes:
-            started = time.process_time()
-            out, (stuck, never, expanded) = with_never_up(code, args.nodes)
-            print(f"{code} {out.end:9s} {out.nodes:>9,} nodes; dropped by the stuck-card test {stuck:,}, "
-                  f"by never_up {never:,}; expanded {expanded:,}; {time.process_time() - started:.1f} CPU s")
-        return
+    runs = (("never_up", {"never": True}),) if args.never else (
+        ("every move", {}), ("stubborn", {"stubborn": True}))
     for code in args.codes:
-        for stubborn in (False, True):
-            end, nodes, positions, seconds = search(code, args.nodes, stubborn)
-            print(f"{code} {'stubborn' if stubborn else 'every move':10s} {end:9s} {nodes:>9,} nodes "
-                  f"{positions:>8,} positions {seconds:7.1f} CPU s", flush=True)
+        for name, options in runs:
+            started = time.process_time()
+            out, (stuck, never, expanded) = search(code, args.nodes, **options)
+            print(f"{code} {name:10s} {out.end:9s} {out.nodes:>9,} nodes; dropped by the stuck-card test {stuck:,}, "
+                  f"by never_up {never:,}; expanded {expanded:,}; {time.process_time() - started:.1f} CPU s",
+                  flush=True)
 
 
 if __name__ == "__main__":
