@@ -24,34 +24,24 @@ from __future__ import annotations
 
 import argparse
 import time
-from functools import lru_cache
 from typing import Any, Final
 
 from engine import Game
 from engine.solver import state_for
 from engine.solver.state import CardValue
 from engine.solver.yukon import BACK as MOVE_BACK
+from engine.solver.yukon import MAX_GROUP, NO_CARD
 from engine.solver.yukon import UP as MOVE_UP
 
 EMPTY: Final = 52
 UP: Final = 53 * 53
 BACK: Final = UP + 52
 N_ACTIONS: Final = BACK + 52 * 53
-MAX_GROUP: Final = 20
-NO_CARD: Final = 52
 
 
-@lru_cache(maxsize=2)
-def targets_of(relaxed: bool) -> tuple[tuple[int, ...], ...]:
-    """``targets_of(relaxed)[g]``: the cards ``g`` builds on (one rank higher; the other colour
-    unless ``relaxed``)."""
-
-    def red(card: int) -> bool:
-        return card // 13 in (1, 2)
-
-    return tuple(
-        tuple(t for t in range(52) if t % 13 == g % 13 + 1 and (relaxed or red(g) != red(t))) for g in range(52)
-    )
+def targets_of(state: Any) -> tuple[tuple[int, ...], ...]:
+    """``targets_of(state)[g]``: the cards ``g`` builds on, from the state's own bit masks."""
+    return tuple(tuple(t for t in range(52) if state.targets[g] >> t & 1) for g in range(52))
 
 
 class Stubborn:
@@ -292,9 +282,8 @@ class Stubborn:
         return best
 
 
-def universe(relaxed: bool) -> list[int]:
+def universe(targets: tuple[tuple[int, ...], ...]) -> list[int]:
     """Every action there is (by cards: see the module's text)."""
-    targets = targets_of(relaxed)
     out: list[int] = []
     for c in range(52):
         for t in targets[c]:
@@ -305,12 +294,12 @@ def universe(relaxed: bool) -> list[int]:
     return out
 
 
-def never_up(state: Any, actions: list[int]) -> bool:
+def never_up(state: Any, targets: tuple[tuple[int, ...], ...], actions: list[int]) -> bool:
     """Whether some column card can never go up. The actions no line can ever make are a greatest
     fixed point: one that cannot be made now stays in it while some condition it lacks is made
     true only by actions in it (the first of them ever made would need one of them made before)."""
     sets = Stubborn(state.cols, state.down, state.found, state.loc, state.above, state.onto,
-                    targets_of(state.relaxed), [0] * N_ACTIONS, 0)
+                    targets, [0] * N_ACTIONS, 0)
     possible = {a for a in actions if sets.applicable(a)}
     pending = {a: sets.enabling(a) for a in actions if a not in possible}
     changed = True
@@ -324,13 +313,14 @@ def never_up(state: Any, actions: list[int]) -> bool:
     return any(state.loc[c] >= 0 and UP + c not in possible for c in range(52))
 
 
-def stubborn_moves(state: Any, marks: list[int], stamp: list[int]) -> list[tuple[int, ...]]:
+def stubborn_moves(state: Any, targets: tuple[tuple[int, ...], ...], marks: list[int], stamp: list[int]
+                   ) -> list[tuple[int, ...]]:
     """The state's moves that are in the smallest stubborn set found (none: the position is lost)."""
     moves: list[tuple[int, ...]] = state.moves()
     if len(moves) < 2:
         return moves
     cols = state.cols
-    sets = Stubborn(cols, state.down, state.found, state.loc, state.above, state.onto, targets_of(state.relaxed),
+    sets = Stubborn(cols, state.down, state.found, state.loc, state.above, state.onto, targets,
                     marks, stamp[0])
     keep = set(sets.smallest())
     stamp[0] = sets.stamp
@@ -355,7 +345,8 @@ def search(code: str, max_nodes: int, *, stubborn: bool = False, never: bool = F
     from engine.solver.search import depth_first
 
     state: Any = state_for(Game.from_code(code).position)
-    actions = universe(state.relaxed)
+    targets = targets_of(state)
+    actions = universe(targets)
     marks, stamp = [0] * N_ACTIONS, [0]
     counts = [0, 0, 0]
     fresh = iter(range(-1, -(1 << 62), -2))
@@ -365,12 +356,12 @@ def search(code: str, max_nodes: int, *, stubborn: bool = False, never: bool = F
             return getattr(state, name)
 
         def dead(self) -> bool:
-            which = 0 if state.dead() else 1 if never and never_up(state, actions) else 2
+            which = 0 if state.dead() else 1 if never and never_up(state, targets, actions) else 2
             counts[which] += 1
             return which < 2
 
         def moves(self) -> list[tuple[int, ...]]:
-            return stubborn_moves(state, marks, stamp) if stubborn else state.moves()
+            return stubborn_moves(state, targets, marks, stamp) if stubborn else state.moves()
 
         def places(self, m: tuple[int, ...]) -> tuple[int, int, int]:
             if not stubborn:
