@@ -70,7 +70,7 @@ class Stubborn:
         return self.loc[c] >= 0 and self.above[c] == NO_CARD
 
     def target_ok(self, t: int) -> bool:
-        return self.empty if t == EMPTY else self.loc[t] >= 0 and self.above[t] == NO_CARD
+        return self.empty if t == EMPTY else self.clear(t)
 
     def applicable(self, a: int) -> bool:
         loc, idx = self.loc, self.idx
@@ -81,7 +81,7 @@ class Stubborn:
                 return False
             if t == EMPTY:
                 return idx[x] > 0 and self.empty  # a king already at the bottom changes nothing
-            return loc[t] >= 0 and loc[t] != i and self.above[t] == NO_CARD
+            return loc[t] != i and self.clear(t)
         if a < BACK:
             c = a - UP
             return self.clear(c) and self.found[c // 13] == c % 13
@@ -89,6 +89,14 @@ class Stubborn:
         return self.found[c // 13] == c % 13 + 1 and self.target_ok(t)
 
     # -- sets of actions -----------------------------------------------------
+
+    def every_action(self) -> list[int]:
+        """Every action there is, whether it can be made now or not."""
+        out: list[int] = []
+        for c in range(52):
+            self.leaving(c, out)
+            self.backs(c, out)
+        return out
 
     def leaving(self, d: int, out: list[int]) -> None:
         """Every action taking card ``d`` off its place."""
@@ -282,24 +290,13 @@ class Stubborn:
         return best
 
 
-def universe(targets: tuple[tuple[int, ...], ...]) -> list[int]:
-    """Every action there is (by cards: see the module's text)."""
-    out: list[int] = []
-    for c in range(52):
-        for t in targets[c]:
-            out += (c * 53 + t, BACK + c * 53 + t)
-        if c % 13 == 12:
-            out += (c * 53 + EMPTY, BACK + c * 53 + EMPTY)
-        out.append(UP + c)
-    return out
-
-
-def never_up(state: Any, targets: tuple[tuple[int, ...], ...], actions: list[int]) -> bool:
+def never_up(state: Any, targets: tuple[tuple[int, ...], ...]) -> bool:
     """Whether some column card can never go up. The actions no line can ever make are a greatest
     fixed point: one that cannot be made now stays in it while some condition it lacks is made
     true only by actions in it (the first of them ever made would need one of them made before)."""
     sets = Stubborn(state.cols, state.down, state.found, state.loc, state.above, state.onto,
                     targets, [0] * N_ACTIONS, 0)
+    actions = sets.every_action()
     possible = {a for a in actions if sets.applicable(a)}
     pending = {a: sets.enabling(a) for a in actions if a not in possible}
     changed = True
@@ -346,7 +343,6 @@ def search(code: str, max_nodes: int, *, stubborn: bool = False, never: bool = F
 
     state: Any = state_for(Game.from_code(code).position)
     targets = targets_of(state)
-    actions = universe(targets)
     marks, stamp = [0] * N_ACTIONS, [0]
     counts = [0, 0, 0]
     fresh = iter(range(-1, -(1 << 62), -2))
@@ -356,7 +352,7 @@ def search(code: str, max_nodes: int, *, stubborn: bool = False, never: bool = F
             return getattr(state, name)
 
         def dead(self) -> bool:
-            which = 0 if state.dead() else 1 if never and never_up(state, targets, actions) else 2
+            which = 0 if state.dead() else 1 if never and never_up(state, targets) else 2
             counts[which] += 1
             return which < 2
 
