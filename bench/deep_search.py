@@ -7,9 +7,10 @@ round") reads it.
     python -m bench.deep_search FT1-N-K37R6LJ --nodes 20000000 --table 8000000
 
 ``--depth``: the complete depth-first search alone (what decides a lost classic deal);
-without it, the solver as the service runs it (beams, then the complete search). A
-distinct position takes about 200 bytes of table depth-first and 700 with the beams, so
-size ``--table`` to the memory at hand.
+without it, the solver as the service runs it (beams, then the complete search). Size
+``--table`` to the memory at hand: the process peaked at 0.53 GB for 3.65 million distinct
+positions of a classic deal depth-first (about 150 bytes each) and at 5.55 GB for 4.8 million
+of a Forty Thieves deal with the beams (about 1,150 bytes each).
 """
 
 from __future__ import annotations
