@@ -290,8 +290,9 @@ def store_with_upkeep(upkeep: bool = True) -> Any:
 
     One row: the new id (``None``: not stored), the ids of the challenges whose entry changed
     (then :func:`challenge_entries_changed` follows), whether the version was bumped, and the
-    player's id. Built once, run as a :class:`api.db.DollarStatement`. (``upkeep=False``:
-    without the boards and totals, for ``bench.scale``'s comparison.)"""
+    player's id. Built once, run as a :class:`api.db.DollarStatement`. ``upkeep=False``:
+    without the boards and totals, for a record that takes no part in them yet (flagged
+    ``pending``, ``FAIRPLAY_JUDGE=worker``) and for ``bench.scale``'s comparison."""
     key = "store" if upkeep else "store, no upkeep"
     if key in _UPKEEP:
         return _UPKEEP[key]

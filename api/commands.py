@@ -55,12 +55,18 @@ fairplay_cli = AppGroup("fairplay", help="Fair play: the evidence on records, ju
 
 @fairplay_cli.command("reevaluate")
 def fairplay_reevaluate() -> None:
-    """Compute the effective lines of records that have none, then judge every deal's ranked
-    records again with what the service knows of each deal (as the worker tier does when it
-    learns a new line); records that lose their rank get a history entry saying why."""
-    from .fairplay import backfill_lines, reevaluate_all
+    """Judge the records waiting for their judgement (``FAIRPLAY_JUDGE=worker``), compute the
+    effective lines of records that have none, then judge every deal's ranked records again
+    with what the service knows of each deal (as the worker tier does when it learns a new
+    line); records that lose their rank get a history entry saying why."""
+    from .fairplay import backfill_lines, judge_pending, reevaluate_all, waiting_deals
 
     with get_db().sessions() as session:
+        judged = 0
+        while codes := waiting_deals(session, datetime.now(UTC)):  # (before their lines are filled in below)
+            judged += sum(len(judge_pending(session, code)) for code in codes)
+        if judged:
+            click.echo(f"{judged} records waiting for their judgement judged")
         filled = backfill_lines(session.connection())
         session.commit()
         changed = reevaluate_all(session)

@@ -147,6 +147,17 @@ def parse_log_level(name: str, value: Any) -> str:
     return level
 
 
+#: where a new record is judged (``FAIRPLAY_JUDGE``)
+JUDGE_PLACES = ("submission", "worker")
+
+
+def parse_judge_place(name: str, value: Any) -> str:
+    place = str(value).strip().lower()
+    if place not in JUDGE_PLACES:
+        raise ConfigError(f"{name}={value!r}: expected one of {', '.join(JUDGE_PLACES)}")
+    return place
+
+
 def parse_proxies(name: str, value: Any) -> int:
     """How many proxies set ``X-Forwarded-For``: ``0`` (or empty) to 10."""
     return 0 if str(value).strip() in ("", "0") else parse_positive_int(name, value, most=10)
@@ -334,6 +345,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("FAIRPLAY_SOLVE_TOP", "10", parse_optional_positive_int,
             "a record entering the top N of a board has its deal solved on the worker tier, so that its "
             "evidence includes the service's own line (empty: never)"),
+    Setting("FAIRPLAY_JUDGE", "submission", parse_judge_place,
+            "where a new record's game is judged: `submission` (in its request: the answer says whether it "
+            "ranks) or `worker` (on the worker tier, within seconds: stored unranked with the flag `pending` "
+            "until then, and `record.created` is sent once it is judged: a web process stores more records a "
+            "second, docs/performance.md). Without a broker, always `submission`"),
 )
 
 

@@ -103,10 +103,16 @@ FLAGS: tuple[FlagKind, ...] = (
              "the per-action times are faster than people play, or the game's time disagrees with them"),
     FlagKind("untimed", False, N_("untimed: the game has no per-action times"),
              "the record has no per-action times (`FAIRPLAY_TIMES_REQUIRED`)"),
+    FlagKind("pending", False, N_("pending: this game is still being judged"),
+             "the record waits for the worker tier to judge it (`FAIRPLAY_JUDGE=worker`), within seconds of its "
+             "submission; the judgement then replaces this flag"),
     FlagKind("empty-log", False, N_("empty log: the game has no action"),
              "only on records stored before 0005 with no action; new empty logs are refused"),
 )
 FLAG_KINDS = {kind.name: kind for kind in FLAGS}
+#: the flag of a record whose line the worker tier has not judged yet (``FAIRPLAY_JUDGE=worker``)
+PENDING = "pending"
+PENDING_REASON = "stored before its judgement: the worker tier judges its line within seconds"
 #: what a flag does when present: every flag unranks; these also send the record to review
 REVIEW_FLAGS = frozenset(kind.name for kind in FLAGS if kind.review)
 #: most records listed per review page
@@ -126,10 +132,11 @@ def flags_of(findings: Iterable[Finding]) -> list[dict[str, Any]]:
 
 # -- the columns of a new record ---------------------------------------------
 
-def columns(findings: Sequence[Finding], times: list[int] | None) -> dict[str, Any]:
+def columns(findings: Sequence[Finding], times: list[int] | None, pending: bool = False) -> dict[str, Any]:
     """The fair-play columns of a new record from its evidence: ``flags``, ``ranked``, ``status``,
-    ``copy_of``, ``times``."""
-    flags = flags_of(findings)
+    ``copy_of``, ``times``. ``pending``: its line is judged later (:func:`judge_pending`), so it
+    carries the flag ``pending`` until then."""
+    flags = flags_of(findings) + ([flag(PENDING, PENDING_REASON)] if pending else [])
     copy_of = next((found.copy_of for found in findings if found.copy_of is not None), None)
     return {"flags": flags, "ranked": not flags, "status": "review" if any(f["review"] for f in flags) else "visible",
             "copy_of": copy_of, "times": None if times is None else pack_times(times)}
@@ -263,8 +270,24 @@ class DealRead:
     reads as (``None``: nobody yet, or the claim is a token's player)."""
 
     known: Known
-    version: int
+    version: int | None
     named: Submitter | None
+
+
+#: :func:`read_player`'s statement: the id, name and whether registered of the player a name reads as
+_NAMED_PLAYER = named(Player.id, Player.name, Player.token_hash.is_not(None))
+
+
+def read_player(session: Session, claim: Claim) -> DealRead:
+    """What a submission stored before its judgement reads (``FAIRPLAY_JUDGE=worker``): only the
+    player the claimed name reads as (nothing for a token's player); no evidence, and no version
+    (the worker tier judges the deal's records in the order they were stored)."""
+    player = None
+    if claim.known is None:
+        row = session.connection().execute(_NAMED_PLAYER, name_params(claim.name)).first()  # (Core: no ORM)
+        if row is not None:
+            player = Submitter(int(row[0]), str(row[1]), bool(row[2]))
+    return DealRead(Known(), None, player)
 
 
 def read_deal(session: Session, code: str, claim: Claim, positions: frozenset[int], bands: list[int],
@@ -349,6 +372,66 @@ def reevaluate_deal(session: Session, code: str) -> list[int]:
             by_band.setdefault(band, []).append(record)
     session.commit()
     return changed
+
+
+def judged_later(config: Any) -> bool:
+    """Whether new records are judged on the worker tier (``FAIRPLAY_JUDGE=worker``, with a broker:
+    embedded, every task runs where it is sent, so the submission judges its own record)."""
+    return bool(config["FAIRPLAY_JUDGE"] == "worker" and config["CELERY_BROKER_URL"] is not None)
+
+
+def judge_pending(session: Session, code: str) -> list[int]:
+    """Judge the records of a deal stored before their judgement (flag ``pending``,
+    ``FAIRPLAY_JUDGE=worker``), oldest first, as their submissions would have: each line against
+    what was known of the deal and the records stored before it, with the deal held
+    (:func:`hold_deal`; SQLite: its write lock), so that of near-equal games the first stored
+    is the original whichever worker judges. The flag gives way to the line's findings and
+    the times' (judged at submission); a record without any ranks and joins its boards (the
+    records' update hook), and ``record.created`` is sent. The ids judged; commits."""
+    from . import metrics
+    from .boards import version_upsert
+    from .models import dialect_insert
+
+    bump = version_upsert(dialect_insert(session.get_bind().dialect.name))
+    hold_deal(session, code)
+    lock_deal(session)
+    waiting = [record for record in session.scalars(
+        select(Record).where(Record.code == code, Record.line.is_(None)).order_by(Record.id))
+        if any(found.get("flag") == PENDING for found in record.flags or [])]
+    for record in waiting:
+        line = effective_line(code, record.canonical.split())
+        positions, bands = frozenset(line), sorted(set(band_keys(code, line)))
+        who = Claim(known=Submitter(record.player_id, record.player))
+        read = read_deal(session, code, who, positions, bands, record.received_at)
+        flags = [found for found in record.flags or [] if found.get("flag") != PENDING]
+        found_now = judge_line(code, positions, read.known)
+        flags += flags_of(found_now)
+        record.line, record.flags, record.ranked = pack(positions), flags, not flags
+        record.status = "review" if any(found.get("review") for found in flags) else record.status
+        record.copy_of = next((found.copy_of for found in found_now if found.copy_of is not None), None)
+        session.add_all(LineBand(band=band, record_id=record.id) for band in bands)
+        session.flush()  # (the update hook keeps the player's boards and totals)
+        # (a submission judged meanwhile, FAIRPLAY_JUDGE switched back, judges again with this line)
+        session.execute(bump, {"code": code, "seen": None, "lock_key": deal_lock_key(code)})
+        webhooks.emit(session, "record.created", record_json(record))
+        metrics.record_stored(record.variant, record.ranked, flags)
+    session.commit()
+    return [record.id for record in waiting]
+
+
+#: most waiting records one sweep reads (:func:`waiting_deals`)
+SWEEP_RECORDS = 500
+
+
+def waiting_deals(session: Session, received_before: datetime) -> list[str]:
+    """The deals of the records received before ``received_before`` that still wait for their
+    judgement (flag ``pending``), oldest first, from at most :data:`SWEEP_RECORDS` of them
+    (the index ``ix_records_unjudged``: records without their line)."""
+    rows: Sequence[Any] = session.execute(select(Record.code, Record.flags).where(
+        Record.line.is_(None), Record.received_at < received_before).order_by(Record.received_at)
+        .limit(SWEEP_RECORDS)).all()
+    return list(dict.fromkeys(str(code) for code, flags in rows
+                              if any(found.get("flag") == PENDING for found in flags or [])))
 
 
 def _judge_again(record: Record, findings: list[Finding]) -> bool:

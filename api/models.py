@@ -101,6 +101,10 @@ class Record(Base):
         Index("ix_records_code_log_hash_id", "code", "log_hash", "id"),
         # a player's records newest first, a page at a time (the player page); serves the foreign key too
         Index("ix_records_player_id_id", "player_id", "id"),
+        # the records waiting for their judgement on the worker tier (FAIRPLAY_JUDGE=worker), oldest
+        # first, for the sweep that judges those whose ask was lost; a record leaves it when judged
+        Index("ix_records_unjudged", "received_at", postgresql_where=text("line IS NULL"),
+              sqlite_where=text("line IS NULL")),
     )
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)

@@ -71,14 +71,15 @@ class Stale(Exception):
 
 
 def insert_record(connection: Connection, values: dict[str, Any], bands: list[int] | None = None,
-                  seen: int | None = None) -> int | None:
+                  seen: int | None = None, upkeep: bool = True) -> int | None:
     """Insert a record with the column ``values`` and keep its boards and the player's totals,
     through SQLAlchemy Core for either dialect; the new id, or ``None`` if the same game is stored.
 
     ``seen``: the deal's version the record was judged at; :class:`Stale` if it changed since
     (``None``: store whatever it is). A ``player_id`` of ``None`` makes a new tokenless player
     of the record's name (its id is set in ``values``). ``bands``: the index keys of the
-    record's effective line (``line_bands``), stored with it.
+    record's effective line (``line_bands``), stored with it. ``upkeep=False``: without the
+    boards and totals, for a record that takes no part in them yet (flagged ``pending``).
 
     On PostgreSQL all of it is one statement (:func:`api.boards.store_with_upkeep`: one round
     trip, atomic, and its own commit in autocommit); a record that improves a challenge entry
@@ -91,7 +92,7 @@ def insert_record(connection: Connection, values: dict[str, Any], bands: list[in
     new_player = {"new_name": values["player"] if new else None,
                   "new_skeleton": skeleton_hash(values["player"]) if new else None}
     if connection.dialect.name == "postgresql":
-        [row] = boards.store_with_upkeep().execute(connection, {
+        [row] = boards.store_with_upkeep(upkeep).execute(connection, {
             **values, **new_player, "bands": evidence.pack(bands), "seen": seen,
             "lock_key": fairplay.deal_lock_key(values["code"])})
         new_id, changed, fresh, player_id = row
@@ -110,21 +111,21 @@ def insert_record(connection: Connection, values: dict[str, Any], bands: list[in
         if values["player_id"] is None:
             raise Stale(values["code"])
     new_id = connection.execute(_INSERT_SQLITE, values).scalar()
-    if new_id is not None:
+    if new_id is not None and upkeep:
         boards.record_stored(connection, new_id)
-        if bands:
-            connection.execute(insert(LineBand), [{"band": band, "record_id": new_id} for band in bands])
+    if new_id is not None and bands:
+        connection.execute(insert(LineBand), [{"band": band, "record_id": new_id} for band in bands])
     return new_id
 
 
 def store_record(session: Session, values: dict[str, Any], bands: list[int] | None = None,
-                 seen: int | None = None) -> tuple[dict[str, Any] | Record, bool]:
+                 seen: int | None = None, upkeep: bool = True) -> tuple[dict[str, Any] | Record, bool]:
     """Store a record with the column ``values`` (:func:`insert_record`) unless the same
     player's same canonical log of the deal is stored already. Return the record to answer
     with, and whether it is new: a new one as a dict (``values`` with its id and an empty
     history), a stored one as its :class:`Record`. A new record skips the ORM: building a
     mapped object and flushing it costs several times the CPU of the statement."""
-    new_id = insert_record(session.connection(), values, bands, seen)
+    new_id = insert_record(session.connection(), values, bands, seen, upkeep)
     if new_id is not None:
         claimed = claims(values["claimed_score"], values["claimed_moves"], values["claimed_won"])
         return {**values, "id": new_id, "history": [], "claimed": claimed}, True
@@ -166,12 +167,14 @@ class RejectedLog(Refused):
 
 @dataclass(frozen=True)
 class Submitted:
-    """A stored submission: the record to answer with (a dict when new), whether it is new, and
-    whether it ranked on a deal no search has looked at yet (the caller may have it solved)."""
+    """A stored submission: the record to answer with (a dict when new), whether it is new,
+    whether it ranked on a deal no search has looked at yet (the caller may have it solved),
+    and whether it waits for the worker tier's judgement (``FAIRPLAY_JUDGE=worker``)."""
 
     record: dict[str, Any] | Record
     new: bool
     ranked_unsearched: bool
+    pending: bool = False
 
 
 def check_times(times: list[int] | None, actions: int) -> None:
@@ -191,7 +194,7 @@ JUDGEMENTS = 20
 
 
 def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any], submitted_by: str | None,
-           times_required: bool) -> Submitted:
+           times_required: bool, judge_later: bool = False) -> Submitted:
     """Replay a submitted game, judge it on its effective line and its times, and store it once.
 
     On PostgreSQL that is two round trips: one statement reads what the game is judged by
@@ -200,7 +203,11 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
     version is unchanged (:func:`insert_record`); in autocommit (:func:`begin`) that is its
     commit. Of near-equal games sent at once, the first stored is the original: the others
     find the deal changed and are judged again, holding the deal then
-    (:func:`api.fairplay.hold_deal`). Raises :class:`Refused`."""
+    (:func:`api.fairplay.hold_deal`). Raises :class:`Refused`.
+
+    ``judge_later`` (``FAIRPLAY_JUDGE=worker``): the game's times are judged here, its line on the
+    worker tier (:func:`api.fairplay.judge_pending`); it is stored unranked, flagged ``pending``,
+    and the read is only the player's and the deal's version."""
     if not body["moves"]:
         raise EmptyLog("the log has no action: there is no game to store")
     times = body.get("times")
@@ -211,9 +218,12 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
         raise RejectedLog(verdict)
     values = new_record(verdict, body, submitted_by)
     actions = values["canonical"].split()
-    line = evidence.effective_line(values["code"], actions)
-    positions, bands = frozenset(line), evidence.band_keys(values["code"], line)
-    values["line"] = evidence.pack(positions)
+    positions: frozenset[int] = frozenset()
+    bands: list[int] = []
+    if not judge_later:
+        line = evidence.effective_line(values["code"], actions)
+        positions, bands = frozenset(line), evidence.band_keys(values["code"], line)
+        values["line"] = evidence.pack(positions)
     time_findings = evidence.judge_times(times, body.get("elapsed_ms"), len(actions), times_required)
     for judgement in range(JUDGEMENTS):
         if judgement:  # another record of the deal was stored since this one's read
@@ -222,7 +232,8 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
             except fairplay.DealBusy:
                 raise Busy(values["code"]) from None
         fairplay.lock_deal(session)
-        read = fairplay.read_deal(session, values["code"], claim, positions, bands, values["received_at"])
+        read = (fairplay.read_player(session, claim) if judge_later
+                else fairplay.read_deal(session, values["code"], claim, positions, bands, values["received_at"]))
         player, vouched_by = settle(claim, read.named)
         values.update(player=player.name, player_id=player.id, vouched_by=vouched_by)
         if body.get("attempt") is not None:  # a challenge attempt's game (AttemptError, AttemptUsed)
@@ -230,11 +241,12 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
 
             values.update(attempt_values(session, body["attempt"], player, values["code"], values["log_hash"],
                                          values["received_at"]))
-        findings = (evidence.judge_line(values["code"], positions, read.known) + time_findings
+        findings = (([] if judge_later else evidence.judge_line(values["code"], positions, read.known))
+                    + time_findings
                     + evidence.judge_server_time(values["server_elapsed_ms"], body.get("elapsed_ms"), times))
-        values.update(fairplay.columns(findings, times))
+        values.update(fairplay.columns(findings, times, pending=judge_later))
         try:
-            stored, new = store_record(session, values, bands, read.version)
+            stored, new = store_record(session, values, bands, read.version, upkeep=not judge_later)
             break
         except Stale:
             continue
@@ -247,12 +259,12 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
             raise AttemptUsed(values["attempt_id"], None) from None
     else:
         raise Busy(values["code"])
-    if new:
+    if new and not judge_later:  # (a pending record's event is sent once it is judged)
         webhooks.emit(session, "record.created", lambda: record_json(stored))
     session.commit()
-    if new:
+    if new and not judge_later:
         metrics.record_stored(values["variant"], values["ranked"], values["flags"])
-    return Submitted(stored, new, new and values["ranked"] and not read.known.solver_lines)
+    return Submitted(stored, new, new and values["ranked"] and not read.known.solver_lines, new and judge_later)
 
 
 def begin(session: Session) -> None:

@@ -71,9 +71,9 @@ log = logging.getLogger(__name__)
 #: the task names, and which queue each goes to
 SEARCH, HINT, REVERIFY = "api.solve_deal", "api.hint", "api.reverify_range"
 PREPARE, REFILL, REEVALUATE = "api.prepare_challenges", "api.refill_winnable_pool", "api.reevaluate_deal"
-DELIVER, WEBHOOK_SWEEP = DELIVER_TASK, "api.webhook_sweep"
+DELIVER, WEBHOOK_SWEEP, JUDGE_SWEEP = DELIVER_TASK, "api.webhook_sweep", "api.judge_sweep"
 QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk", PREPARE: "bulk", REFILL: "bulk",
-          REEVALUATE: "bulk", DELIVER: "bulk", WEBHOOK_SWEEP: "bulk"}
+          REEVALUATE: "bulk", DELIVER: "bulk", WEBHOOK_SWEEP: "bulk", JUDGE_SWEEP: "bulk"}
 #: the ticket task of each search kind (``api.solving.SearchKind.name``)
 TICKETS = {"deal": SEARCH, "hint": HINT}
 #: the queues, in the order a worker takes from them on Redis: the tickets of API keys' searches
@@ -84,7 +84,9 @@ FAIRPLAY_CLIENT = "task:fair-play"
 #: what a re-verification range may take on a worker (a range of 5,000 records takes seconds)
 REVERIFY_SOFT_LIMIT, REVERIFY_HARD_LIMIT = 600, 660
 #: how often the beat sends each (seconds); a task not started within its period is dropped
-PREPARE_EVERY, REFILL_EVERY, WEBHOOK_SWEEP_EVERY = 3600.0, 300.0, 60.0
+PREPARE_EVERY, REFILL_EVERY, WEBHOOK_SWEEP_EVERY, JUDGE_SWEEP_EVERY = 3600.0, 300.0, 60.0, 60.0
+#: a record still waiting for its judgement this long after it was received is judged by the sweep (its ask was lost)
+JUDGE_SWEEP_AFTER = 60.0
 #: what preparing the challenges of two days (12 windows, a few searches each) and one
 #: refill round may take on a worker: both end (hard limit) before the beat sends the next
 PREPARE_SOFT_LIMIT, PREPARE_HARD_LIMIT = 1500, 1560
@@ -107,6 +109,8 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
                              "options": {"expires": REFILL_EVERY, "priority": LOW_PRIORITY}},
     "webhook-sweep": {"task": WEBHOOK_SWEEP, "schedule": WEBHOOK_SWEEP_EVERY,
                       "options": {"expires": WEBHOOK_SWEEP_EVERY, "priority": LOW_PRIORITY}},
+    "judge-sweep": {"task": JUDGE_SWEEP, "schedule": JUDGE_SWEEP_EVERY,
+                    "options": {"expires": JUDGE_SWEEP_EVERY, "priority": LOW_PRIORITY}},
 }
 
 
@@ -176,6 +180,8 @@ def _register(app: Celery) -> None:
              **common)(webhook_sweep)
     app.task(name=REEVALUATE, soft_time_limit=REFILL_SOFT_LIMIT, time_limit=REFILL_HARD_LIMIT,
              **common)(reevaluate_deal)
+    app.task(name=JUDGE_SWEEP, soft_time_limit=SWEEP_SOFT_LIMIT, time_limit=SWEEP_HARD_LIMIT,
+             **common)(judge_sweep)
 
 
 # -- the tasks: each runs in a Flask app context, on the app's database --------
@@ -260,8 +266,10 @@ def _run_ticket(task: Any, kind: str) -> str | None:
         return app.extensions["api.solver"].run_next(kind, task.request.id or "eager")
 
 
-def reevaluate_deal(code: str | list[str], solve: bool = False) -> dict[str, Any]:
-    """Judge a deal's ranked records again with what is known of it now (``api.fairplay``);
+def reevaluate_deal(code: str | list[str], solve: bool = False, pending_only: bool = False) -> dict[str, Any]:
+    """Judge a deal's records stored before their judgement (``FAIRPLAY_JUDGE=worker``:
+    :func:`api.fairplay.judge_pending`), then, unless ``pending_only`` (the ask of a new
+    record), its ranked records again with what is known of it now (``api.fairplay``);
     with ``solve``, also have the deal searched if none was and one of its records is in the
     first ``FAIRPLAY_SOLVE_TOP`` places of a board (through the solver's fair queue, as the
     client ``task:fair-play``: a full queue skips it, the next high record asks again).
@@ -271,11 +279,11 @@ def reevaluate_deal(code: str | list[str], solve: bool = False) -> dict[str, Any
     asked: list[str] = []
     with app.app_context():
         if isinstance(code, str):
-            changed, solve_asked = _reevaluate_one(app, code, solve)
+            changed, solve_asked = _reevaluate_one(app, code, solve, pending_only)
             return {"changed": changed, "solve_asked": solve_asked}
         for deal in code:
             try:  # (one deal's failure does not cost the others their turn)
-                deal_changed, solve_asked = _reevaluate_one(app, deal, solve)
+                deal_changed, solve_asked = _reevaluate_one(app, deal, solve, pending_only)
             except Exception:
                 log.exception("fair play: the re-evaluation of %s failed", deal)
                 continue
@@ -284,16 +292,37 @@ def reevaluate_deal(code: str | list[str], solve: bool = False) -> dict[str, Any
         return {"changed": changed, "solve_asked": asked}
 
 
-def _reevaluate_one(app: Flask, code: str, solve: bool) -> tuple[list[int], bool]:
+def _reevaluate_one(app: Flask, code: str, solve: bool, pending_only: bool = False) -> tuple[list[int], bool]:
     from . import fairplay
 
     with app.extensions["api.db"].sessions() as session:
-        changed = fairplay.reevaluate_deal(session, code)
+        changed = fairplay.judge_pending(session, code)
+        if not pending_only:
+            changed += fairplay.reevaluate_deal(session, code)
         top = app.config["FAIRPLAY_SOLVE_TOP"]
         if solve and top and app.config["SOLVER_ENABLED"] and not fairplay.is_searched(session, code) \
                 and fairplay.in_a_top(session, code, top):
             return changed, _ask_solver(app, session, code)
         return changed, False
+
+
+def judge_sweep() -> dict[str, Any]:
+    """Judge the records still waiting for their judgement :data:`JUDGE_SWEEP_AFTER` seconds after
+    they were received (``FAIRPLAY_JUDGE=worker``: their ask was lost with a web process, or
+    failed), a deal at a time, oldest first (:func:`api.fairplay.waiting_deals`)."""
+    from . import fairplay
+
+    app = flask_app()
+    judged: list[int] = []
+    with app.app_context():
+        with app.extensions["api.db"].sessions() as session:
+            codes = fairplay.waiting_deals(session, datetime.now(UTC) - timedelta(seconds=JUDGE_SWEEP_AFTER))
+        for code in codes:
+            try:  # (one deal's failure does not cost the others their turn)
+                judged += _reevaluate_one(app, code, solve=False, pending_only=True)[0]
+            except Exception:
+                log.exception("fair play: the sweep could not judge the records of %s", code)
+    return {"judged": judged}
 
 
 def _ask_solver(app: Flask, session: Any, code: str) -> bool:
@@ -323,19 +352,21 @@ class Asks:
     every new deal's first ranked record asks. An ask is advice: the record's own evidence is
     stored with it, and the next record or hint of the deal asks again, so the asks of a
     process killed within that quarter second are lost as those refused by a full solver
-    queue are. A process made by ``fork`` starts its own thread on its first ask."""
+    queue are (a record waiting for its judgement is asked for again by :func:`judge_sweep`).
+    A process made by ``fork`` starts its own thread on its first ask."""
 
     def __init__(self, app: Flask) -> None:
         self.app = app
         self.lock = threading.Lock()
-        self.pending: dict[bool, dict[str, None]] = {False: {}, True: {}}  # (ordered sets)
+        #: the deals asked for, by the task's (solve, pending_only) arguments (ordered sets)
+        self.pending: dict[tuple[bool, bool], dict[str, None]] = {}
         self.thread: threading.Thread | None = None
         self.pid = 0
         atexit.register(self.send)  # (what the thread has not sent yet)
 
-    def add(self, code: str, solve: bool) -> None:
+    def add(self, code: str, solve: bool, pending_only: bool = False) -> None:
         with self.lock:
-            self.pending[solve][code] = None
+            self.pending.setdefault((solve, pending_only), {})[code] = None
             if self.thread is None or self.pid != os.getpid():
                 self.pid = os.getpid()
                 self.thread = threading.Thread(target=self._run, name="reevaluation-asks", daemon=True)
@@ -344,14 +375,14 @@ class Asks:
     def send(self) -> None:
         """Send what is pending (the thread, every :data:`ASKS_EVERY` seconds; and at exit)."""
         with self.lock:
-            batches = {solve: list(codes) for solve, codes in self.pending.items() if codes}
-            self.pending = {False: {}, True: {}}
+            batches = {kind: list(codes) for kind, codes in self.pending.items() if codes}
+            self.pending = {}
         task = self.app.extensions["api.celery"].tasks[REEVALUATE]
-        for solve, codes in batches.items():
+        for (solve, pending_only), codes in batches.items():
             for start in range(0, len(codes), ASKS_AT_MOST):
                 chunk = codes[start:start + ASKS_AT_MOST]
                 try:
-                    task.apply_async(args=(chunk[0] if len(chunk) == 1 else chunk, solve))
+                    task.apply_async(args=(chunk[0] if len(chunk) == 1 else chunk, solve, pending_only))
                 except Exception:
                     log.exception("fair play: the re-evaluation of %d deals could not be sent", len(chunk))
 
@@ -361,16 +392,16 @@ class Asks:
             self.send()
 
 
-def evidence_learned(app: Flask, code: str, solve: bool = False) -> None:
+def evidence_learned(app: Flask, code: str, solve: bool = False, pending_only: bool = False) -> None:
     """The service learned a new line of deal ``code`` (a solver line, a hint handed out, a
-    ranked record): have its records judged again on the bulk queue, within a quarter second
-    (:class:`Asks`; embedded: here, now). Never fails its caller: the evidence of the moment
-    is stored already."""
+    ranked record), or stored a record before its judgement (``pending_only``): have its
+    records judged (again) on the bulk queue, within a quarter second (:class:`Asks`;
+    embedded: here, now). Never fails its caller: the evidence of the moment is stored already."""
     try:
         if app.config["CELERY_BROKER_URL"] is None:
-            app.extensions["api.celery"].tasks[REEVALUATE].apply_async(args=(code, solve))
+            app.extensions["api.celery"].tasks[REEVALUATE].apply_async(args=(code, solve, pending_only))
         else:
-            app.extensions["api.asks"].add(code, solve)
+            app.extensions["api.asks"].add(code, solve, pending_only)
     except Exception:
         log.exception("fair play: the re-evaluation of %s could not be sent (or, embedded, failed)", code)
 

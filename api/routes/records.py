@@ -12,7 +12,7 @@ from sqlalchemy import literal, select, tuple_
 from .. import boards, db
 from ..auth import authenticate
 from ..challenges import AttemptError, AttemptUsed
-from ..fairplay import decide
+from ..fairplay import decide, judged_later
 from ..models import ApiKey, Record
 from ..players import claimant, credentials
 from ..problems import Problem, invalid_field, rejected_log
@@ -46,9 +46,10 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
     body = load(RECORD_REQUEST, json_body())
     code = parse_code(body["code"])
     claim = claimant(session, sender, body.get("player"))
+    later = judged_later(current_app.config)
     try:
         done = submit(session, claim, code, body, sender.name if isinstance(sender, ApiKey) else None,
-                      current_app.config["FAIRPLAY_TIMES_REQUIRED"])
+                      current_app.config["FAIRPLAY_TIMES_REQUIRED"], later)
     except Busy as error:
         raise Problem(503, f"the deal {error} was busy with other submissions while this game was judged: "
                            "send it again", headers={"Retry-After": "1"}) from None
@@ -62,7 +63,10 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
         raise Problem(409, str(error), "attempt-used") from None
     except AttemptError as error:
         raise invalid_field("attempt", str(error)) from None
-    if done.ranked_unsearched and current_app.config["FAIRPLAY_SOLVE_TOP"]:
+    solve = bool(current_app.config["FAIRPLAY_SOLVE_TOP"])
+    if done.pending:  # judged on the worker tier within seconds (and solved if it ranks high)
+        evidence_learned(current_app, str(code), solve=solve, pending_only=True)
+    elif done.ranked_unsearched and solve:
         evidence_learned(current_app, str(code), solve=True)  # on the worker tier: solved if it ranks high
     answer = record_json(done.record)
     return answer, 201 if done.new else 200, {"Location": url_for("records.get_record", record_id=answer["id"])}

@@ -281,7 +281,8 @@ def test_the_beat_schedule_sends_registered_tasks_to_their_queues(tmp_path):
     celery = tasks.make_celery({**load_settings(str(tmp_path)), "CELERY_BROKER_URL": "redis://127.0.0.1:6379/15",
                                 "CELERY_QUEUE_PREFIX": "beat-test"})
     schedule = celery.conf.beat_schedule
-    assert {entry["task"] for entry in schedule.values()} == {tasks.PREPARE, tasks.REFILL, tasks.WEBHOOK_SWEEP}
+    assert {entry["task"] for entry in schedule.values()} == {tasks.PREPARE, tasks.REFILL, tasks.WEBHOOK_SWEEP,
+                                                              tasks.JUDGE_SWEEP}
     routes = celery.conf.task_routes
     for entry in schedule.values():
         task = celery.tasks[entry["task"]]  # registered

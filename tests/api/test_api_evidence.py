@@ -421,15 +421,18 @@ def test_a_web_process_sends_its_reevaluation_asks_together(monkeypatch):
         asks.add(code, True)
     asks.add("FT1-N-AAAAAAB", False)
     asks.send()
-    assert sorted(celery.sent, key=lambda args: args[1]) == [
-        ("FT1-N-AAAAAAB", False), (["YU1-C-AAAAAAB", "YU1-C-AAAAAAC"], True)]
+    asks.add("FT1-N-AAAAAAC", True, pending_only=True)  # a record stored before its judgement
+    asks.send()
+    assert sorted(celery.sent, key=lambda args: args[1:]) == [
+        ("FT1-N-AAAAAAB", False, False), (["YU1-C-AAAAAAB", "YU1-C-AAAAAAC"], True, False),
+        ("FT1-N-AAAAAAC", True, True)]
     asks.send()  # nothing new: nothing sent
-    assert len(celery.sent) == 2
+    assert len(celery.sent) == 3
     monkeypatch.setattr(tasks, "ASKS_AT_MOST", 2)
     for number in range(5):
         asks.add(f"YU1-C-AAAAAA{'BCDEF'[number]}", False)
     asks.send()
-    assert [len(args[0]) if isinstance(args[0], list) else 1 for args in celery.sent[2:]] == [2, 2, 1]
+    assert [len(args[0]) if isinstance(args[0], list) else 1 for args in celery.sent[3:]] == [2, 2, 1]
 
 
 def test_the_reevaluation_task_takes_a_list_of_deals(fair):

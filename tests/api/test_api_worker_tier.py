@@ -384,3 +384,25 @@ def test_a_key_is_accepted_and_served_first_while_32_anonymous_addresses_hold_th
         answered = session.scalars(select(Solvability).where(Solvability.status != "pending")
                                    .order_by(Solvability.solved_at)).all()
     assert answered[0].code == keyed, [row.code for row in answered]  # ahead of the 32 waiting searches
+
+
+def test_with_fairplay_judge_worker_a_record_is_judged_by_a_worker_and_joins_its_board(tier, legal_log):
+    """``FAIRPLAY_JUDGE=worker`` end to end: the web process's ask goes through the broker, a worker
+    judges the record (a copy of another player's earlier game as well), and the boards follow."""
+    app = tier.app(FAIRPLAY_JUDGE="worker")
+    tier.worker()
+    client = app.test_client()
+    code = "FT1-N-AAAAAAB"
+    log = legal_log(code, 12)
+    stored = [client.post(f"{API}/records", json={"code": code, "moves": log, "player": name}).get_json()
+              for name in ("tier-ann", "tier-bob")]
+    assert [[found["flag"] for found in record["flags"]] for record in stored] == [["pending"], ["pending"]]
+    deadline = time.monotonic() + WAIT_SECONDS
+    while any(found["flag"] == "pending" for record in stored for found in record["flags"]):
+        assert time.monotonic() < deadline, f"still waiting for their judgement: {stored}"
+        time.sleep(0.2)
+        stored = [client.get(f"{API}/records/{record['id']}").get_json() for record in stored]
+    assert [record["ranked"] for record in stored] == [True, False]
+    assert stored[1]["copy_of"] == stored[0]["id"]
+    board = client.get(f"{API}/leaderboard?variant=forty-thieves").get_json()["entries"]
+    assert [entry["player"] for entry in board] == ["tier-ann"]
