@@ -13,6 +13,7 @@ CPU time the gunicorn workers and PostgreSQL spent per request.
     python -m bench.http_bench --seconds 3     # quicker
     python -m bench.http_bench --workers 1 --threads 4   # another gunicorn layout
     python -m bench.http_bench --against ../old-checkout --rounds 3   # two checkouts, alternating
+    python -m bench.http_bench --judge both --rounds 3   # FAIRPLAY_JUDGE=submission and worker, alternating
 
 Needs wrk (``apt-get install wrk``) and PostgreSQL (``--database-url``,
 default ``postgresql://postgres@127.0.0.1:5432/test``; a scratch database is
@@ -119,12 +120,13 @@ def processes(*, name: str | None = None, parent: int | None = None) -> list[int
 
 @contextmanager
 def server(database_url: str, port: int, workers: int, threads: int, root: Path = ROOT,
-           broker: str | None = None) -> Iterator[tuple[str, int]]:
+           broker: str | None = None, judge: str = "submission") -> Iterator[tuple[str, int]]:
     """gunicorn serving the app of the checkout at ``root`` on CPU 0 (``workers`` processes of
     ``threads`` threads, the ``gthread`` worker, which keeps connections alive); yields its URL
-    and the master's pid. ``broker``: the worker tier's (no worker runs: what the app sends it waits)."""
+    and the master's pid. ``broker``: the worker tier's (no worker runs: what the app sends it waits);
+    ``judge``: ``FAIRPLAY_JUDGE``, where new records are judged."""
     env = checkout_env(root, DATABASE_URL=database_url, API_KEYS_REQUIRED="0", RATELIMIT_ENABLED="0",
-                       LOG_LEVEL="WARNING", **({"CELERY_BROKER_URL": broker} if broker else {}))
+                       LOG_LEVEL="WARNING", FAIRPLAY_JUDGE=judge, **({"CELERY_BROKER_URL": broker} if broker else {}))
     worker_class = ["--worker-class", "gthread", "--threads", str(threads)]
     cmd = cpu_pin(0) + [sys.executable, "-m", "gunicorn", "--workers", str(workers), *worker_class,
                         "--bind", f"127.0.0.1:{port}",
@@ -187,13 +189,14 @@ def typical_log(length: int = 150) -> tuple[str, str]:
     return game.code, " ".join(game.moves)
 
 
-def measure(root: Path, args: argparse.Namespace, code: str, log: str, records: str) -> dict[str, dict]:
-    """One round on the checkout at ``root``: healthz, /verify, /records, healthz, each for
-    ``args.seconds``, on a scratch database of its own."""
+def measure(root: Path, args: argparse.Namespace, code: str, log: str, records: str,
+            judge: str = "submission") -> dict[str, dict]:
+    """One round on the checkout at ``root`` with ``FAIRPLAY_JUDGE=judge``: healthz, /verify,
+    /records, healthz, each for ``args.seconds``, on a scratch database of its own."""
     verify_body = json.dumps({"code": code, "moves": log})
     with scratch_postgres_database(args.database_url, f"bench_{os.getpid()}") as db, \
             tempfile.TemporaryDirectory() as tmp, \
-            server(db, free_port(), args.workers, args.threads, root, args.broker) as (base, master):
+            server(db, free_port(), args.workers, args.threads, root, args.broker, judge) as (base, master):
         workdir = Path(tmp)
         workers = processes(parent=master)
 
@@ -249,6 +252,8 @@ def main() -> None:
     parser.add_argument("--against", type=Path, default=None,
                         help="another checkout (say of the previous commit), measured in the same run, alternating")
     parser.add_argument("--rounds", type=int, default=1, help="rounds per checkout")
+    parser.add_argument("--judge", choices=("submission", "worker", "both"), default="submission",
+                        help="FAIRPLAY_JUDGE of the server (both: each round measures each, alternating)")
     args = parser.parse_args()
     if not shutil.which("wrk"):
         raise SystemExit("wrk is not installed: apt-get install wrk")
@@ -259,21 +264,23 @@ def main() -> None:
           f"{args.seconds:g} s each; /verify: a log of {len(log.split())} actions ({code}); /records: "
           f"{records.count(chr(10)) + 1} honest timed games of new players, each of another deal")
     roots = [ROOT] + ([args.against.resolve()] if args.against else [])
-    seen: dict[Path, list[dict[str, dict]]] = {root: [] for root in roots}
+    judges = ("submission", "worker") if args.judge == "both" else (args.judge,)
+    runs = [(root, judge) for root in roots for judge in judges]
+    seen: dict[str, list[dict[str, dict]]] = {f"{root} ({judge})": [] for root, judge in runs}
     for round_ in range(args.rounds):
-        for root in roots:
-            results = measure(root, args, code, log, records)
-            seen[root].append(results)
-            print_round(results, f"round {round_ + 1}, {root}")
+        for root, judge in runs:
+            results = measure(root, args, code, log, records, judge)
+            seen[f"{root} ({judge})"].append(results)
+            print_round(results, f"round {round_ + 1}, {root}, FAIRPLAY_JUDGE={judge}")
     print()
     for root, rounds in seen.items():
         figures = [shares(r) for r in rounds]
         verify = ", ".join(f"{v:.0%}" for v, _ in figures)
         records = ", ".join(f"{r:.0%}" for _, r in figures)
         cpu = ", ".join(f"{r['POST /verify']['server_ms']:.3f}/{r['POST /records']['server_ms']:.3f}" for r in rounds)
-        print(f"{str(root):40s} POST /verify of healthz: {verify}; POST /records: {records}; "
+        print(f"{root:40s} POST /verify of healthz: {verify}; POST /records: {records}; "
               f"server CPU ms /verify/records: {cpu}")
-    figures = [shares(r) for r in seen[ROOT]]
+    figures = [shares(r) for r in seen[f"{ROOT} ({judges[0]})"]]
     print(f"\ntargets: POST /verify >= 80% of healthz ({', '.join(f'{v:.0%}' for v, _ in figures)}), "
           f"POST /records >= 35% ({', '.join(f'{r:.0%}' for _, r in figures)})")
 
