@@ -12,11 +12,6 @@ runs under valgrind, divided by the difference of their counts (the start-up can
     valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \\
         python -m bench.record_cpu --records 1 --healthz 0       # then --records 201
     (… --records 0 --healthz 1, then --healthz 401, for healthz's)
-
-``--parts`` also measures what a record would cost if its judgement (the effective line, the
-evidence read, the boards) ran on the worker tier: ``POST /verify`` of the same games, and the
-store statement alone (a new player and the record, no boards, no index keys), on the same
-process and database; docs/performance.md ("Judging on the worker tier: what it would cost").
 """
 
 from __future__ import annotations
@@ -24,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from typing import Any
 
 #: records sent before the measured ones (caches, prepared statements, the first deals' asks)
 WARM = 100
@@ -65,64 +59,17 @@ def measure(args: argparse.Namespace) -> None:
             for _ in range(args.healthz):
                 client.get("/api/v1/healthz")
             healthz = time.process_time() - started
-            parts = measure_parts(client, bodies, args.records) if args.parts else {}
         finally:
             redis.Redis.from_url(args.broker).flushdb()  # (the asks the records sent)
-    for name, seconds, count in (("POST /records", records, args.records), ("GET /healthz", healthz, args.healthz),
-                                 *((name, seconds, args.records) for name, seconds in parts.items())):
+    for name, seconds, count in (("POST /records", records, args.records), ("GET /healthz", healthz, args.healthz)):
         if count:
             print(f"{name:14s} {1000 * seconds / count:7.3f} ms of CPU a request ({count})")
-    if parts and args.records and args.healthz:
-        each = {name: seconds / args.records for name, seconds in
-                {"POST /records": records, **parts}.items()}
-        health = healthz / args.healthz
-        judged_later = each["POST /verify"] + each["store alone"]
-        print(f"of healthz: a record {health / each['POST /records']:.0%}, "
-              f"/verify {health / each['POST /verify']:.0%}, "
-              f"/verify + the store alone (a record judged on the worker tier) {health / judged_later:.0%}")
-
-
-def measure_parts(client: Any, bodies: list[str], count: int) -> dict[str, float]:
-    """CPU seconds of ``count`` ``POST /verify`` of the records' games (from after those sent), and of
-    ``count`` runs of the store statement alone, new players' records stored without their boards
-    or index keys (:func:`api.boards.store_with_upkeep` without upkeep), in this process."""
-    import json
-
-    from flask import current_app
-
-    from api import evidence
-    from api.boards import store_with_upkeep
-    from api.db import session
-    from api.records import new_record
-    from engine import GameCode
-    from verifier import replay
-
-    games = [json.loads(body.replace("{{N}}", f"part-{index}")) for index, body in enumerate(bodies)][-count:]
-    started = time.process_time()
-    for game in games:
-        response = client.post("/api/v1/verify", json={"code": game["code"], "moves": game["moves"]})
-        assert response.status_code == 200, response.get_data(as_text=True)[:300]
-    verify = time.process_time() - started
-    with client.application.app_context():
-        assert current_app.config["DATABASE_URL"].startswith("postgresql")
-        connection = session().connection(execution_options={"isolation_level": "AUTOCOMMIT"})
-        rows = [new_record(replay(GameCode.from_text(game["code"]), game["moves"], None), game) for game in games]
-        statement, no_bands = store_with_upkeep(upkeep=False), evidence.pack([])
-        started = time.process_time()
-        for values in rows:
-            statement.execute(connection, {**values, "new_name": values["player"], "new_skeleton": "",
-                                           "bands": no_bands, "seen": None, "lock_key": 0})
-        store = time.process_time() - started
-        session().close()
-    return {"POST /verify": verify, "store alone": store}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=1000)
     parser.add_argument("--healthz", type=int, default=1000)
-    parser.add_argument("--parts", action="store_true",
-                        help="also /verify and the store statement alone (a record judged on the worker tier)")
     # (bench.add_service_options's two options, written out: this file also runs against another
     # checkout's packages, whose bench may predate that function)
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
