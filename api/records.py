@@ -207,7 +207,7 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
 
     ``judge_later`` (``FAIRPLAY_JUDGE=worker``): the game's times are judged here, its line on the
     worker tier (:func:`api.fairplay.judge_pending`); it is stored unranked, flagged ``pending``,
-    and the read is only the player's and the deal's version."""
+    without its boards, after reading only the claimed player (:func:`api.fairplay.read_player`)."""
     if not body["moves"]:
         raise EmptyLog("the log has no action: there is no game to store")
     times = body.get("times")
