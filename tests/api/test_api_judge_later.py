@@ -145,3 +145,34 @@ def test_the_reevaluate_command_judges_the_records_waiting_first(app, client, la
     assert "1 records waiting for their judgement judged" in result.output
     judged = client.get(f"{API}/records/{stored['id']}").get_json()
     assert judged["ranked"] is True and judged["flags"] == []
+
+
+def test_record_created_is_sent_once_the_record_is_judged_with_its_verdict(make_empty_app, legal_log, monkeypatch):
+    import json
+
+    from api.auth import create_key
+    from api.db import session
+    from api.models import WebhookMessage
+
+    app = make_empty_app(WEBHOOK_ALLOW_PRIVATE=True)
+    monkeypatch.setitem(app.config, "FAIRPLAY_JUDGE", "worker")
+    monkeypatch.setitem(app.config, "CELERY_BROKER_URL", "redis://127.0.0.1:1/0")
+    monkeypatch.setitem(app.extensions, "api.asks", CaughtAsks())
+    client = app.test_client()
+    with app.extensions["api.db"].sessions() as db:
+        admin = create_key(db, "ops", admin=True)[1]
+    # (an endpoint that answers nothing: the event's message is what is checked, not its delivery)
+    made = client.post(f"{API}/webhooks", json={"url": "http://127.0.0.1:9/hooks", "events": ["record.created"]},
+                       headers={"Authorization": f"Bearer {admin}"})
+    assert made.status_code == 201, made.get_json()
+
+    def events():
+        with app.app_context():
+            return [json.loads(m.payload) for m in session().scalars(select(WebhookMessage)
+                                                                     .where(WebhookMessage.type == "record.created"))]
+
+    stored = submit(client, "ann", moves=legal_log(FT, 12)).get_json()
+    assert events() == []  # not while it waits
+    judge(app, FT)
+    [event] = events()
+    assert event["data"]["id"] == stored["id"] and event["data"]["ranked"] is True and event["data"]["flags"] == []
