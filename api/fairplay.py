@@ -78,6 +78,11 @@ from .times import pack_times
 log = logging.getLogger(__name__)
 
 
+#: the flag of a record whose line the worker tier has not judged yet (``FAIRPLAY_JUDGE=worker``)
+PENDING = "pending"
+PENDING_REASON = "stored before its judgement: the worker tier judges its line within seconds"
+
+
 @dataclass(frozen=True)
 class FlagKind:
     """A fair-play flag: its name, whether it sends the record to review, the line the
@@ -103,16 +108,13 @@ FLAGS: tuple[FlagKind, ...] = (
              "the per-action times are faster than people play, or the game's time disagrees with them"),
     FlagKind("untimed", False, N_("untimed: the game has no per-action times"),
              "the record has no per-action times (`FAIRPLAY_TIMES_REQUIRED`)"),
-    FlagKind("pending", False, N_("pending: this game is still being judged"),
+    FlagKind(PENDING, False, N_("pending: this game is still being judged"),
              "the record waits for the worker tier to judge it (`FAIRPLAY_JUDGE=worker`), within seconds of its "
              "submission; the judgement then replaces this flag"),
     FlagKind("empty-log", False, N_("empty log: the game has no action"),
              "only on records stored before 0005 with no action; new empty logs are refused"),
 )
 FLAG_KINDS = {kind.name: kind for kind in FLAGS}
-#: the flag of a record whose line the worker tier has not judged yet (``FAIRPLAY_JUDGE=worker``)
-PENDING = "pending"
-PENDING_REASON = "stored before its judgement: the worker tier judges its line within seconds"
 #: what a flag does when present: every flag unranks; these also send the record to review
 REVIEW_FLAGS = frozenset(kind.name for kind in FLAGS if kind.review)
 #: most records listed per review page
@@ -124,6 +126,11 @@ ACTOR = "fair-play"
 def flag(name: str, reason: str, **evidence: Any) -> dict[str, Any]:
     """One flag as records store and show it."""
     return {"flag": name, "reason": reason, "review": FLAG_KINDS[name].review, "evidence": evidence}
+
+
+def is_pending(flags: Iterable[dict[str, Any]] | None) -> bool:
+    """Whether stored ``flags`` say the record waits for its judgement (:data:`PENDING`)."""
+    return any(found.get("flag") == PENDING for found in flags or [])
 
 
 def flags_of(findings: Iterable[Finding]) -> list[dict[str, Any]]:
@@ -397,7 +404,7 @@ def judge_pending(session: Session, code: str) -> list[int]:
     lock_deal(session)
     waiting = [record for record in session.scalars(
         select(Record).where(Record.code == code, Record.line.is_(None)).order_by(Record.id))
-        if any(found.get("flag") == PENDING for found in record.flags or [])]
+        if is_pending(record.flags)]
     for record in waiting:
         line = effective_line(code, record.canonical.split())
         positions, bands = frozenset(line), sorted(set(band_keys(code, line)))
@@ -430,8 +437,7 @@ def waiting_deals(session: Session, received_before: datetime) -> list[str]:
     rows: Sequence[Any] = session.execute(select(Record.code, Record.flags).where(
         Record.line.is_(None), Record.received_at < received_before).order_by(Record.received_at)
         .limit(SWEEP_RECORDS)).all()
-    return list(dict.fromkeys(str(code) for code, flags in rows
-                              if any(found.get("flag") == PENDING for found in flags or [])))
+    return list(dict.fromkeys(str(code) for code, flags in rows if is_pending(flags)))
 
 
 def _judge_again(record: Record, findings: list[Finding]) -> bool:
