@@ -77,6 +77,7 @@ from .models import (
     UTCDateTime,
     dialect_insert,
 )
+from .players import named
 
 #: challenge points
 POINTS_WON, POINTS_PLAYED = 3, 1
@@ -261,16 +262,19 @@ def _totals_upsert(insert_of: Any, records: Any, *where: ColumnElement[bool]) ->
 
 
 @cache
-def version_upsert(insert: Any) -> Any:
+def version_upsert(insert: Any, unless: Any = None) -> Any:
     """Bump a deal's version (``:code``) if it is still ``:seen`` (``None``: whatever it is),
     returning the new one; nothing when another record of the deal came first. On PostgreSQL
     also nothing while another submission holds the deal (``:lock_key``,
-    :func:`api.fairplay.hold_deal`): it gives way to the one that lost a race before."""
+    :func:`api.fairplay.hold_deal`): it gives way to the one that lost a race before; and
+    nothing where the condition ``unless`` holds (a record refused in the same statement)."""
     versions = DealVersion.__table__
     seen = bindparam("seen", type_=BigInteger)
     row = select(bindparam("code", type_=versions.c.code.type), literal(1, BigInteger))
     if insert is postgresql.insert:
         row = row.where(func.pg_try_advisory_xact_lock(bindparam("lock_key", type_=BigInteger)))
+    if unless is not None:
+        row = row.where(~unless)
     return (insert(versions).from_select(["code", "version"], row)
             .on_conflict_do_update(index_elements=["code"], set_={"version": versions.c.version + 1},
                                    where=or_(seen.is_(None), versions.c.version == seen))
@@ -283,14 +287,18 @@ def store_with_upkeep(upkeep: bool = True) -> Any:
 
     - the deal's version is bumped if it is still ``:seen`` (:func:`version_upsert`), else
       nothing is stored (a record of the deal came first: the caller judges again);
-    - the player is ``:player_id``, or a new tokenless player ``:new_name`` made here, with
-      the version bumped (if the name was taken meanwhile, nothing is stored);
+    - the player is ``:player_id``; or, for a claimed name (``:nfc`` and ``:skeleton``,
+      :func:`api.players.name_params`), the player it reads as, unless that is a registered
+      one and no key vouches (``:vouch``: then nothing is stored or changed); or a new
+      tokenless player ``:new_name`` made here, with the version bumped (if the name was
+      taken meanwhile, nothing is stored);
     - the record (the columns as bind parameters; nothing if the same game is stored), its
       line's index keys (``:bands``), its boards and the player's totals.
 
     One row: the new id (``None``: not stored), the ids of the challenges whose entry changed
-    (then :func:`challenge_entries_changed` follows), whether the version was bumped, and the
-    player's id. Built once, run as a :class:`api.db.DollarStatement`. ``upkeep=False``:
+    (then :func:`challenge_entries_changed` follows), whether the version was bumped, the
+    player's id, and the id, name and registration of the player a claimed name reads as
+    (for :func:`api.players.settle`). Built once, run as a :class:`api.db.DollarStatement`. ``upkeep=False``:
     without the boards and totals, for a record that takes no part in them yet (flagged
     ``pending``, ``FAIRPLAY_JUDGE=worker``) and for ``bench.scale``'s comparison."""
     key = "store" if upkeep else "store, no upkeep"
@@ -299,16 +307,25 @@ def store_with_upkeep(upkeep: bool = True) -> Any:
     table, players = Record.__table__, Player.__table__
     columns = [column.name for column in table.columns if not column.primary_key]
     params = {name: bindparam(name, type_=table.c[name].type) for name in columns}
-    version = version_upsert(postgresql.insert).cte("version")
+    claimed = named(players.c.id, players.c.name, players.c.token_hash.is_not(None).label("registered")).where(
+        bindparam("nfc", type_=players.c.name.type).is_not(None)).cte("named")
+    vouch = bindparam("vouch", type_=String)
+    refused = select(claimed.c.id).where(claimed.c.registered, vouch.is_(None)).exists()
+    version = version_upsert(postgresql.insert, refused).cte("version")
     new_player = (postgresql.insert(players).from_select(  # type: ignore[arg-type]
         ("name", "skeleton_hash", "token_hash", "created_at"),
         select(bindparam("new_name", type_=players.c.name.type), bindparam("new_skeleton", type_=String),
                cast(null(), players.c.token_hash.type), params["received_at"])
-        .where(bindparam("new_name", type_=players.c.name.type).is_not(None), select(version.c.version).exists()))
+        .where(bindparam("new_name", type_=players.c.name.type).is_not(None), select(version.c.version).exists(),
+               ~select(claimed.c.id).exists()))
         .on_conflict_do_nothing().returning(players.c.id).cte("new_player"))
-    me = union_all(select(new_player.c.id.label("id")),
+    me = union_all(select(new_player.c.id.label("id")), select(claimed.c.id),
                    select(params["player_id"].label("id")).where(params["player_id"].is_not(None))).cte("me")
-    values = select(*(me.c.id if name == "player_id" else params[name] for name in columns)).where(
+    settled = {  # the player a claimed name reads as, and the key that vouched for them if registered
+        "player": func.coalesce(select(claimed.c.name).scalar_subquery(), params["player"]),
+        "vouched_by": func.coalesce(select(vouch).where(claimed.c.registered).scalar_subquery(), params["vouched_by"]),
+        "player_id": me.c.id}
+    values = select(*(settled.get(name, params[name]) for name in columns)).where(
         select(version.c.version).exists())
     stored = (postgresql.insert(table).from_select(columns, values)  # type: ignore[arg-type]
               .on_conflict_do_nothing(index_elements=["player", "code", "log_hash"])
@@ -322,7 +339,8 @@ def store_with_upkeep(upkeep: bool = True) -> Any:
         entries.c.challenge_id.is_not(None)).scalar_subquery() if upkeep else null()
     kept = [entries, totals, bands] if upkeep else [bands]
     statement = select(select(stored.c.id).scalar_subquery(), changed, select(version.c.version).exists(),
-                       select(me.c.id).limit(1).scalar_subquery()).add_cte(*kept)
+                       select(me.c.id).limit(1).scalar_subquery(), *(select(column).scalar_subquery()
+                                                                    for column in claimed.c)).add_cte(*kept)
     _UPKEEP[key] = DollarStatement(statement)  # (8 KB: psycopg would parse it on every execution)
     return _UPKEEP[key]
 

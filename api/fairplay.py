@@ -71,7 +71,7 @@ from .models import (
     Solvability,
     UTCDateTime,
 )
-from .players import Claim, Submitter, name_params, named
+from .players import Claim, Submitter, name_params, named, named_player
 from .schemas import record_json
 from .times import pack_times
 
@@ -281,20 +281,16 @@ class DealRead:
     named: Submitter | None
 
 
-#: :func:`read_player`'s statement: the id, name and whether registered of the player a name reads as
-_NAMED_PLAYER = named(Player.id, Player.name, Player.token_hash.is_not(None))
+#: what a submission stored before its judgement reads where the store settles its player
+UNREAD = DealRead(Known(), None, None)
 
 
 def read_player(session: Session, claim: Claim) -> DealRead:
-    """What a submission stored before its judgement reads (``FAIRPLAY_JUDGE=worker``): only the
-    player the claimed name reads as (nothing for a token's player); no evidence, and no version
-    (the worker tier judges the deal's records in the order they were stored)."""
-    player = None
-    if claim.known is None:
-        row = session.connection().execute(_NAMED_PLAYER, name_params(claim.name)).first()  # (Core: no ORM)
-        if row is not None:
-            player = Submitter(int(row[0]), str(row[1]), bool(row[2]))
-    return DealRead(Known(), None, player)
+    """What a submission stored before its judgement reads (``FAIRPLAY_JUDGE=worker``) when it
+    needs its player first (a challenge attempt's): only the player the claimed name reads as
+    (nothing for a token's player); no evidence, and no version (the worker tier judges the
+    deal's records in the order they were stored)."""
+    return DealRead(Known(), None, None if claim.known is not None else named_player(session.connection(), claim.name))
 
 
 def read_deal(session: Session, code: str, claim: Claim, positions: frozenset[int], bands: list[int],

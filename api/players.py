@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import bindparam, or_, select
+from sqlalchemy import Connection, bindparam, or_, select
 from sqlalchemy.orm import Session
 
 from .auth import (
@@ -119,6 +119,14 @@ def named(*columns: Any) -> Any:
 
 #: :func:`find_player`'s statement, built once
 _FIND_PLAYER = named(Player)
+#: :func:`named_player`'s: the id, name and whether registered of the player a name reads as
+_NAMED_SUBMITTER = named(Player.id, Player.name, Player.token_hash.is_not(None))
+
+
+def named_player(connection: Connection, name: str) -> Submitter | None:
+    """The player ``name`` reads as (:func:`find_player`), as :func:`settle` takes it (Core: no ORM)."""
+    row = connection.execute(_NAMED_SUBMITTER, name_params(name)).first()
+    return None if row is None else Submitter(int(row[0]), str(row[1]), bool(row[2]))
 
 
 def register(session: Session, name: str) -> tuple[Player, str]:

@@ -23,7 +23,7 @@ from verifier import Verdict, replay
 
 from . import boards, evidence, fairplay, metrics, webhooks
 from .models import LineBand, Player, Record, claims
-from .players import Claim, settle, skeleton_hash
+from .players import Claim, Submitter, name_params, named_player, settle, skeleton_hash
 from .schemas import record_json
 
 #: the ones of a record's columns that make it the same game (its unique constraint)
@@ -71,7 +71,7 @@ class Stale(Exception):
 
 
 def insert_record(connection: Connection, values: dict[str, Any], bands: list[int] | None = None,
-                  seen: int | None = None, upkeep: bool = True) -> int | None:
+                  seen: int | None = None, upkeep: bool = True, claim: Claim | None = None) -> int | None:
     """Insert a record with the column ``values`` and keep its boards and the player's totals,
     through SQLAlchemy Core for either dialect; the new id, or ``None`` if the same game is stored.
 
@@ -80,6 +80,9 @@ def insert_record(connection: Connection, values: dict[str, Any], bands: list[in
     of the record's name (its id is set in ``values``). ``bands``: the index keys of the
     record's effective line (``line_bands``), stored with it. ``upkeep=False``: without the
     boards and totals, for a record that takes no part in them yet (flagged ``pending``).
+    ``claim``: a claimed name whose player is settled here (:func:`settle_player`), in the same
+    statement on PostgreSQL, where nothing was read before (``FAIRPLAY_JUDGE=worker``); a
+    registered player no key vouches for stores and changes nothing (403 ``wrong-player``).
 
     On PostgreSQL all of it is one statement (:func:`api.boards.store_with_upkeep`: one round
     trip, atomic, and its own commit in autocommit); a record that improves a challenge entry
@@ -88,14 +91,21 @@ def insert_record(connection: Connection, values: dict[str, Any], bands: list[in
     challenge record, or ``flask --app api boards rebuild``). Elsewhere these are statements of
     the caller's transaction, which holds SQLite's write lock (:func:`api.fairplay.lock_deal`)."""
     bands = sorted(set(bands or ()))
-    new = values["player_id"] is None  # a new tokenless player of the record's name
+    postgres = connection.dialect.name == "postgresql"
+    if claim is not None and not postgres:  # (SQLite: read in the caller's transaction, which holds the write lock)
+        settle_player(values, claim, named_player(connection, claim.name))
+    by_name = name_params(claim.name) if claim is not None and postgres else {"nfc": None, "skeleton": None}
+    new = values["player_id"] is None  # a new tokenless player of the record's name (unless the claim reads as one)
     new_player = {"new_name": values["player"] if new else None,
-                  "new_skeleton": skeleton_hash(values["player"]) if new else None}
-    if connection.dialect.name == "postgresql":
+                  "new_skeleton": (by_name["skeleton"] or skeleton_hash(values["player"])) if new else None}
+    if postgres:
         [row] = boards.store_with_upkeep(upkeep).execute(connection, {
-            **values, **new_player, "bands": evidence.pack(bands), "seen": seen,
-            "lock_key": fairplay.deal_lock_key(values["code"])})
-        new_id, changed, fresh, player_id = row
+            **values, **new_player, **by_name, "vouch": claim.vouch if claim is not None else None,
+            "bands": evidence.pack(bands), "seen": seen, "lock_key": fairplay.deal_lock_key(values["code"])})
+        new_id, changed, fresh, player_id, named_id, named_name, registered = row
+        if claim is not None:
+            settle_player(values, claim, None if named_id is None else Submitter(int(named_id), named_name,
+                                                                                   bool(registered)))
         if not fresh or player_id is None:
             raise Stale(values["code"])
         values["player_id"] = player_id
@@ -119,19 +129,28 @@ def insert_record(connection: Connection, values: dict[str, Any], bands: list[in
 
 
 def store_record(session: Session, values: dict[str, Any], bands: list[int] | None = None,
-                 seen: int | None = None, upkeep: bool = True) -> tuple[dict[str, Any] | Record, bool]:
+                 seen: int | None = None, upkeep: bool = True,
+                 claim: Claim | None = None) -> tuple[dict[str, Any] | Record, bool]:
     """Store a record with the column ``values`` (:func:`insert_record`) unless the same
     player's same canonical log of the deal is stored already. Return the record to answer
     with, and whether it is new: a new one as a dict (``values`` with its id and an empty
     history), a stored one as its :class:`Record`. A new record skips the ORM: building a
     mapped object and flushing it costs several times the CPU of the statement."""
-    new_id = insert_record(session.connection(), values, bands, seen, upkeep)
+    new_id = insert_record(session.connection(), values, bands, seen, upkeep, claim)
     if new_id is not None:
         claimed = claims(values["claimed_score"], values["claimed_moves"], values["claimed_won"])
         return {**values, "id": new_id, "history": [], "claimed": claimed}, True
     # the same game is stored (perhaps a moment ago, by a concurrent request): answer with that one
     same_game = [getattr(Record, column) == values[column] for column in SAME_GAME]
     return session.scalars(select(Record).where(*same_game)).one(), False
+
+
+def settle_player(values: dict[str, Any], claim: Claim, named: Submitter | None) -> Submitter:
+    """A record's player columns, from the ``claim`` and the player its name reads as
+    (:func:`api.players.settle`); that player."""
+    player, vouched_by = settle(claim, named)
+    values.update(player=player.name, player_id=player.id, vouched_by=vouched_by)
+    return player
 
 
 # -- a submission ---------------------------------------------------------------
@@ -225,6 +244,9 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
         positions, bands = frozenset(line), evidence.band_keys(values["code"], line)
         values["line"] = evidence.pack(positions)
     time_findings = evidence.judge_times(times, body.get("elapsed_ms"), len(actions), times_required)
+    # judged later, a claimed name's player is settled in the store's own statement (one round trip);
+    # a challenge attempt needs its player before (its attempt is read by player)
+    store_settles = judge_later and claim.known is None and body.get("attempt") is None
     for judgement in range(JUDGEMENTS):
         if judgement:  # another record of the deal was stored since this one's read
             try:
@@ -232,10 +254,13 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
             except fairplay.DealBusy:
                 raise Busy(values["code"]) from None
         fairplay.lock_deal(session)
-        read = (fairplay.read_player(session, claim) if judge_later
-                else fairplay.read_deal(session, values["code"], claim, positions, bands, values["received_at"]))
-        player, vouched_by = settle(claim, read.named)
-        values.update(player=player.name, player_id=player.id, vouched_by=vouched_by)
+        if store_settles:  # the claimed name's player is read by the statement that stores the record
+            read = fairplay.UNREAD
+            values.update(player=claim.name, player_id=None, vouched_by=None)
+        else:
+            read = (fairplay.read_player(session, claim) if judge_later
+                    else fairplay.read_deal(session, values["code"], claim, positions, bands, values["received_at"]))
+            player = settle_player(values, claim, read.named)
         if body.get("attempt") is not None:  # a challenge attempt's game (AttemptError, AttemptUsed)
             from .challenges import attempt_values
 
@@ -246,7 +271,8 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
                     + evidence.judge_server_time(values["server_elapsed_ms"], body.get("elapsed_ms"), times))
         values.update(fairplay.columns(findings, times, pending=judge_later))
         try:
-            stored, new = store_record(session, values, bands, read.version, upkeep=not judge_later)
+            stored, new = store_record(session, values, bands, read.version, upkeep=not judge_later,
+                                       claim=claim if store_settles else None)
             break
         except Stale:
             continue

@@ -123,6 +123,41 @@ def test_the_sweep_judges_the_records_whose_ask_was_lost(app, client, later, leg
     assert ranked == {old["id"]: True, new["id"]: False}
 
 
+def test_a_claimed_name_is_settled_by_the_statement_that_stores_the_record(app, client, later, legal_log,
+                                                                         count_records):
+    """Judged later, a record under a claimed name reads nothing before its store: the store's
+    statement finds the player the name reads as, makes a new one, or refuses a registered one."""
+    from api.auth import create_key
+    from api.db import session
+    from api.models import DealVersion, Player
+
+    def send(code, name, key=None, **body):
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return client.post(f"{API}/records", json={"code": code, "player": name, "moves": legal_log(code, 8), **body},
+                           headers=headers)
+
+    first = send(FT, "dora")
+    assert first.status_code == 201 and first.get_json()["player"] == "dora"
+    again = send("FT1-N-AAAAAAD", "ＤＯＲＡ")  # (full-width: reads as dora, a tokenless player)
+    assert again.status_code == 201 and again.get_json()["player"] == "dora"
+    token_of(client, "ann")
+    refused = send("FT1-N-AAAAAAE", "ANN")  # a registered player's name, and no key to vouch
+    assert refused.status_code == 403 and refused.get_json()["type"].endswith("/wrong-player")
+    with app.extensions["api.db"].sessions() as db:
+        vouching = create_key(db, "game-server", vouch=True)[1]
+    vouched = send("FT1-N-AAAAAAF", "ann", vouching)
+    assert vouched.status_code == 201
+    assert (vouched.get_json()["player"], vouched.get_json()["vouched_by"]) == ("ann", "game-server")
+    assert count_records() == 3
+    with app.app_context():
+        assert session().scalar(select(Player.id).where(Player.name == "dora")) is not None
+        assert session().scalars(select(Player.name).order_by(Player.name)).all() == ["ann", "dora"]
+        # the refused record changed nothing: its deal has no version
+        assert session().scalars(select(DealVersion.code).order_by(DealVersion.code)).all() == [
+            FT, "FT1-N-AAAAAAD", "FT1-N-AAAAAAF"]
+    assert judge(app, "FT1-N-AAAAAAF")["changed"] == [vouched.get_json()["id"]]
+
+
 def test_without_a_broker_the_submission_judges_its_own_record(app, client, legal_log, monkeypatch):
     monkeypatch.setitem(app.config, "FAIRPLAY_JUDGE", "worker")  # (embedded: every task runs where it is sent)
     stored = submit(client, "ann", moves=legal_log(FT, 12)).get_json()
