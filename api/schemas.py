@@ -325,7 +325,7 @@ class RecordSchema(Schema):
 
     def _times(self, record: Any) -> list[int] | None:
         packed = record["times"] if isinstance(record, dict) else record.times
-        return unpack_times(packed)
+        return packed if isinstance(packed, list) else unpack_times(packed)  # (a list: a new record's, as sent)
 
 
 class PlainDump:

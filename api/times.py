@@ -14,12 +14,20 @@ def pack_times(times: list[int]) -> bytes:
     [300, 1000, 1000, 1099511627776]
     """
     out = bytearray()
+    append = out.append
     previous = 0
     for time in times:
         gap, previous = time - previous, time
+        if gap < 0x4000:  # (gaps under 16 s: one or two bytes, written out)
+            if gap < 0x80:
+                append(gap)
+            else:
+                append(gap & 0x7F | 0x80)
+                append(gap >> 7)
+            continue
         while True:
             byte, gap = gap & 0x7F, gap >> 7
-            out.append(byte | (0x80 if gap else 0))
+            append(byte | (0x80 if gap else 0))
             if not gap:
                 break
     return bytes(out)
