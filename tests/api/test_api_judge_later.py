@@ -158,6 +158,39 @@ def test_a_claimed_name_is_settled_by_the_statement_that_stores_the_record(app, 
     assert judge(app, "FT1-N-AAAAAAF")["changed"] == [vouched.get_json()["id"]]
 
 
+def test_a_new_name_taken_meanwhile_is_stored_again_as_that_player(app, later, legal_log, monkeypatch):
+    """PostgreSQL: the store's statement found nobody under the claimed name, but another
+    submission made the name's player before it could (here: its lookup misses, once, a
+    player already made). Nothing is stored; the submission is stored again and reads the
+    name as that player."""
+    from api import records
+    from api.db import session
+    from api.models import Player, Record
+
+    client = app.test_client()
+    first = client.post(f"{API}/records", json={"code": FT, "player": "zed", "moves": legal_log(FT, 8)})
+    assert first.status_code == 201
+    lookups = []
+
+    def first_misses(name):
+        lookups.append(name)
+        found = real(name)
+        return {"nfc": "nobody", "skeleton": "0" * 64} if len(lookups) == 1 else found
+
+    real = records.name_params
+    monkeypatch.setattr(records, "name_params", first_misses)
+    with app.app_context():
+        if session().get_bind().dialect.name != "postgresql":
+            pytest.skip("SQLite holds its write lock from the read: no other store comes between")
+    code = "FT1-N-AAAAAAD"
+    again = client.post(f"{API}/records", json={"code": code, "player": "zed", "moves": legal_log(code, 8)})
+    assert again.status_code == 201 and again.get_json()["player"] == "zed"
+    assert lookups == ["zed", "zed"]  # the first statement stored nothing: the name was taken
+    with app.app_context():
+        [player_id] = session().scalars(select(Player.id).where(Player.name == "zed")).all()
+        assert set(session().scalars(select(Record.player_id))) == {player_id}
+
+
 def test_without_a_broker_the_submission_judges_its_own_record(app, client, legal_log, monkeypatch):
     monkeypatch.setitem(app.config, "FAIRPLAY_JUDGE", "worker")  # (embedded: every task runs where it is sent)
     stored = submit(client, "ann", moves=legal_log(FT, 12)).get_json()
