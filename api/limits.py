@@ -94,6 +94,11 @@ def request_line(environ: dict) -> int:
         len(environ.get("SERVER_PROTOCOL", "")) + 2
 
 
+#: the environ's keys of the two header fields WSGI keeps without ``HTTP_`` (and their ``HTTP_`` forms, skipped)
+_ENVIRON_HEADERS = frozenset({"CONTENT_TYPE", "CONTENT_LENGTH"})
+_BODY_HEADERS = frozenset({"HTTP_CONTENT_TYPE", "HTTP_CONTENT_LENGTH"})
+
+
 def _check_request_head() -> None:
     """``MAX_REQUEST_LINE``, ``MAX_REQUEST_HEADERS`` and ``MAX_HEADER_BYTES``, answered as problems
     (gunicorn.conf.py gives gunicorn's own, HTML, limits twice as much room)."""
@@ -102,14 +107,28 @@ def _check_request_head() -> None:
     if length > config["MAX_REQUEST_LINE"]:
         raise Problem(414, f"the request line is {length} bytes, more than the {config['MAX_REQUEST_LINE']} this "
                            f"server accepts")
-    headers = request.headers
-    if len(headers) > config["MAX_REQUEST_HEADERS"]:
-        raise Problem(431, f"the request has {len(headers)} header fields, more than the "
+    # the header fields as werkzeug's EnvironHeaders lists them, in one pass over the environ
+    # and without formatting each name (done for the field refused only)
+    count, limit, refused = 0, config["MAX_HEADER_BYTES"], None
+    for key, value in request.environ.items():
+        if key.startswith("HTTP_"):
+            if key in _BODY_HEADERS:
+                continue
+            size = len(key) - 3 + len(value)  # (name: the key without HTTP_; then ": ")
+        elif key in _ENVIRON_HEADERS and value:
+            size = len(key) + 2 + len(value)
+        else:
+            continue
+        count += 1
+        if size > limit and refused is None:
+            refused = key, size
+    if count > config["MAX_REQUEST_HEADERS"]:
+        raise Problem(431, f"the request has {count} header fields, more than the "
                            f"{config['MAX_REQUEST_HEADERS']} this server accepts")
-    for name, value in headers.items():
-        if len(name) + 2 + len(value) > config["MAX_HEADER_BYTES"]:
-            raise Problem(431, f"the header field {name[:64]} is {len(name) + 2 + len(value)} bytes, more than the "
-                               f"{config['MAX_HEADER_BYTES']} this server accepts")
+    if refused is not None:
+        name = refused[0].removeprefix("HTTP_").replace("_", "-").title()
+        raise Problem(431, f"the header field {name[:64]} is {refused[1]} bytes, more than the {limit} this "
+                           "server accepts")
 
 
 def init_app(app: Flask) -> Limiter:

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from marshmallow import ValidationError
 from openapi_schema_validator import OAS31Validator
 
@@ -192,3 +194,40 @@ def test_schema_examples_fit_their_schemas_and_make_legal_games(client):
     for code, log in itertools.product(codes, logs):  # any request a client builds from them
         verdict = client.post(f"{API}/verify", json={"code": code, "moves": log}).get_json()
         assert verdict["legal"] is True, (code, log, verdict["error"])
+
+
+@given(st.lists(st.tuples(st.sampled_from(["X-A", "X-Long-Name", "Content-Type", "Content-Length", "Accept"]),
+                          st.integers(0, 40)), max_size=12),
+       st.integers(1, 8), st.integers(10, 40))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_header_limits_count_and_measure_fields_as_werkzeug_lists_them(app, fields, most, largest):
+    """``api.limits``' one pass over the environ refuses exactly what werkzeug's header list
+    (names ``Title-Cased``, Content-Type and Content-Length only when set) would."""
+    from werkzeug.datastructures import EnvironHeaders
+
+    from api.limits import _check_request_head
+    from api.problems import Problem
+
+    headers = [(name, "v" * size) for name, size in fields]
+    with app.test_request_context(headers=headers):
+        from flask import request
+
+        listed = list(EnvironHeaders(request.environ))
+        too_big = [f"{name}: is {len(name) + 2 + len(value)} bytes" for name, value in listed
+                   if len(name) + 2 + len(value) > largest]
+        expected = ("fields" if len(listed) > most else too_big[0] if too_big else None)
+        app.config.update(MAX_REQUEST_HEADERS=most, MAX_HEADER_BYTES=largest)
+        try:
+            _check_request_head()
+            refused = None
+        except Problem as problem:
+            refused = problem.detail
+        finally:
+            app.config.update(MAX_REQUEST_HEADERS=100, MAX_HEADER_BYTES=8190)
+    if expected is None:
+        assert refused is None
+    elif expected == "fields":
+        assert refused is not None and f"has {len(listed)} header fields" in refused
+    else:
+        name, size = expected.split(": is ")
+        assert refused is not None and f"the header field {name} is {size}" in refused
