@@ -140,7 +140,8 @@ def store_record(session: Session, values: dict[str, Any], bands: list[int] | No
     new_id = insert_record(session.connection(), values, bands, seen, upkeep, claim)
     if new_id is not None:
         claimed = claims(values["claimed_score"], values["claimed_moves"], values["claimed_won"])
-        return {**values, "id": new_id, "history": [], "claimed": claimed, "times": times}, True
+        return {**values, "id": new_id, "history": [], "claimed": claimed,
+                "times": values["times"] if times is None else times}, True
     # the same game is stored (perhaps a moment ago, by a concurrent request): answer with that one
     same_game = [getattr(Record, column) == values[column] for column in SAME_GAME]
     return session.scalars(select(Record).where(*same_game)).one(), False
@@ -227,7 +228,8 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
 
     ``judge_later`` (``FAIRPLAY_JUDGE=worker``): the game's times are judged here, its line on the
     worker tier (:func:`api.fairplay.judge_pending`); it is stored unranked, flagged ``pending``,
-    without its boards, after reading only the claimed player (:func:`api.fairplay.read_player`)."""
+    without its boards, in one statement that also settles a claimed name's player (a challenge
+    attempt's player is read first: :func:`api.fairplay.read_player`)."""
     if not body["moves"]:
         raise EmptyLog("the log has no action: there is no game to store")
     times = body.get("times")
