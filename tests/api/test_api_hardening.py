@@ -216,6 +216,7 @@ def test_the_header_limits_count_and_measure_fields_as_werkzeug_lists_them(app, 
         too_big = [f"{name}: is {len(name) + 2 + len(value)} bytes" for name, value in listed
                    if len(name) + 2 + len(value) > largest]
         expected = ("fields" if len(listed) > most else too_big[0] if too_big else None)
+        before = {name: app.config[name] for name in ("MAX_REQUEST_HEADERS", "MAX_HEADER_BYTES")}
         app.config.update(MAX_REQUEST_HEADERS=most, MAX_HEADER_BYTES=largest)
         try:
             _check_request_head()
@@ -223,7 +224,7 @@ def test_the_header_limits_count_and_measure_fields_as_werkzeug_lists_them(app, 
         except Problem as problem:
             refused = problem.detail
         finally:
-            app.config.update(MAX_REQUEST_HEADERS=100, MAX_HEADER_BYTES=8190)
+            app.config.update(before)
     if expected is None:
         assert refused is None
     elif expected == "fields":
