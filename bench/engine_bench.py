@@ -26,7 +26,7 @@ from verifier import replay
 from verifier.batch import run_batch
 
 from . import cold_bench
-from .checkouts import ROOT, checkout_env
+from .checkouts import ROOT, checkout_env, say_builds
 from .corpus import VARIANTS, build_corpus, long_game
 
 
@@ -63,6 +63,7 @@ def warm_against(texts: dict[str, list[tuple[str, str]]], actions: dict[str, int
     """The warm replay of this checkout and of ``other``, each in a process of its own, the two
     alternating ``runs`` times (each process times every rule set ``runs`` times, best kept)."""
     roots = [ROOT, other.resolve()]
+    say_builds(roots)
     best: dict[Path, dict[str, float]] = {root: {} for root in roots}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "texts.json"

@@ -41,7 +41,7 @@ import redis
 from api.db import scratch_postgres_database
 
 from . import add_service_options
-from .checkouts import ROOT, checkout_env
+from .checkouts import ROOT, checkout_env, say_builds
 from .corpus import build_corpus
 
 PREFIX = "/api/v1"
@@ -264,6 +264,7 @@ def main() -> None:
           f"{args.seconds:g} s each; /verify: a log of {len(log.split())} actions ({code}); /records: "
           f"{records.count(chr(10)) + 1} honest timed games of new players, each of another deal")
     roots = [ROOT] + ([args.against.resolve()] if args.against else [])
+    say_builds(roots)
     judges = ("submission", "worker") if args.judge == "both" else (args.judge,)
     runs = [(root, judge) for root in roots for judge in judges]
     seen: dict[str, list[dict[str, dict]]] = {f"{root} ({judge})": [] for root, judge in runs}
