@@ -129,17 +129,19 @@ def insert_record(connection: Connection, values: dict[str, Any], bands: list[in
 
 
 def store_record(session: Session, values: dict[str, Any], bands: list[int] | None = None,
-                 seen: int | None = None, upkeep: bool = True,
-                 claim: Claim | None = None) -> tuple[dict[str, Any] | Record, bool]:
+                 seen: int | None = None, upkeep: bool = True, claim: Claim | None = None,
+                 times: list[int] | None = None) -> tuple[dict[str, Any] | Record, bool]:
     """Store a record with the column ``values`` (:func:`insert_record`) unless the same
     player's same canonical log of the deal is stored already. Return the record to answer
-    with, and whether it is new: a new one as a dict (``values`` with its id and an empty
-    history), a stored one as its :class:`Record`. A new record skips the ORM: building a
-    mapped object and flushing it costs several times the CPU of the statement."""
+    with, and whether it is new: a new one as a dict (``values`` with its id, an empty
+    history, and its ``times`` as a list, not packed), a stored one as its :class:`Record`.
+    A new record skips the ORM: building a mapped object and flushing it costs several times
+    the CPU of the statement."""
     new_id = insert_record(session.connection(), values, bands, seen, upkeep, claim)
     if new_id is not None:
         claimed = claims(values["claimed_score"], values["claimed_moves"], values["claimed_won"])
-        return {**values, "id": new_id, "history": [], "claimed": claimed}, True
+        return {**values, "id": new_id, "history": [], "claimed": claimed,
+                "times": values["times"] if times is None else times}, True
     # the same game is stored (perhaps a moment ago, by a concurrent request): answer with that one
     same_game = [getattr(Record, column) == values[column] for column in SAME_GAME]
     return session.scalars(select(Record).where(*same_game)).one(), False
@@ -273,7 +275,7 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
         values.update(fairplay.columns(findings, times, pending=judge_later))
         try:
             stored, new = store_record(session, values, bands, read.version, upkeep=not judge_later,
-                                       claim=claim if store_settles else None)
+                                       claim=claim if store_settles else None, times=times)
             break
         except Stale:
             continue
@@ -286,8 +288,6 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
             raise AttemptUsed(values["attempt_id"], None) from None
     else:
         raise Busy(values["code"])
-    if new and isinstance(stored, dict):
-        stored["times"] = times  # (the answer's times as sent: not unpacked again)
     if new and not judge_later:  # (a pending record's event is sent once it is judged)
         webhooks.emit(session, "record.created", lambda: record_json(stored))
     session.commit()
