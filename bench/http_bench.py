@@ -168,6 +168,11 @@ def wrk(base: str, path: str, seconds: int, body: str | None, workdir: Path, con
 
 #: distinct games ``POST /records`` cycles through (more than a run sends: each is a new game)
 RECORD_GAMES = 4000
+#: further distinct games, posted to warm the server up before the measured run (as healthz is):
+#: a web process's first record imports what its first ask and first name check use
+WARM_GAMES = 600
+#: seconds of that warm-up (fewer records than WARM_GAMES at this machine's rates)
+WARM_SECONDS = 2
 
 
 def record_bodies(length: int = 150, games: int = RECORD_GAMES) -> str:
@@ -190,9 +195,10 @@ def typical_log(length: int = 150) -> tuple[str, str]:
 
 
 def measure(root: Path, args: argparse.Namespace, code: str, log: str, records: str,
-            judge: str = "submission") -> dict[str, dict]:
+            judge: str = "submission", warm: str | None = None) -> dict[str, dict]:
     """One round on the checkout at ``root`` with ``FAIRPLAY_JUDGE=judge``: healthz, /verify,
-    /records, healthz, each for ``args.seconds``, on a scratch database of its own."""
+    /records, healthz, each for ``args.seconds``, on a scratch database of its own, after a
+    warm-up of healthz and, with ``warm`` (other games than ``records``), of /records."""
     verify_body = json.dumps({"code": code, "moves": log})
     with scratch_postgres_database(args.database_url, f"bench_{os.getpid()}") as db, \
             tempfile.TemporaryDirectory() as tmp, \
@@ -200,16 +206,18 @@ def measure(root: Path, args: argparse.Namespace, code: str, log: str, records: 
         workdir = Path(tmp)
         workers = processes(parent=master)
 
-        def run(path: str, body: str | None = None) -> dict:
+        def run(path: str, body: str | None = None, seconds: int = args.seconds) -> dict:
             """wrk on ``path``, with the CPU time the gunicorn worker and PostgreSQL spent per request
             (PostgreSQL's processes are listed again after the run: a connection's process may be new)."""
             before = cpu_seconds(workers), cpu_seconds(processes(name="postgres"))
-            result = wrk(base, PREFIX + path, args.seconds, body, workdir, args.connections)
+            result = wrk(base, PREFIX + path, seconds, body, workdir, args.connections)
             after = cpu_seconds(workers), cpu_seconds(processes(name="postgres"))
             result["server_ms"], result["db_ms"] = (1000 * (a - b) / result["requests"] for a, b in zip(after, before))
             return result
 
         run("/healthz")  # warm up
+        if warm is not None:
+            run("/records", warm, WARM_SECONDS)
         try:
             return {"healthz (before)": run("/healthz"), "POST /verify": run("/verify", verify_body),
                     "POST /records": run("/records", records), "healthz (after)": run("/healthz")}
@@ -258,11 +266,13 @@ def main() -> None:
     if not shutil.which("wrk"):
         raise SystemExit("wrk is not installed: apt-get install wrk")
     code, log = typical_log()
-    records = record_bodies()
+    bodies = record_bodies(games=RECORD_GAMES + WARM_GAMES).split("\n")
+    records, warm = "\n".join(bodies[:RECORD_GAMES]), "\n".join(bodies[RECORD_GAMES:])
     print(f"gunicorn {args.workers} workers x {args.threads} threads (gthread) on CPU 0, "
           f"wrk 1 thread x {args.connections} connections on CPU 1, "
           f"{args.seconds:g} s each; /verify: a log of {len(log.split())} actions ({code}); /records: "
-          f"{records.count(chr(10)) + 1} honest timed games of new players, each of another deal")
+          f"{records.count(chr(10)) + 1} honest timed games of new players, each of another deal "
+          f"(after a warm-up of healthz and of {warm.count(chr(10)) + 1} other games)")
     roots = [ROOT] + ([args.against.resolve()] if args.against else [])
     say_builds(roots)
     judges = ("submission", "worker") if args.judge == "both" else (args.judge,)
@@ -270,7 +280,7 @@ def main() -> None:
     seen: dict[str, list[dict[str, dict]]] = {f"{root} ({judge})": [] for root, judge in runs}
     for round_ in range(args.rounds):
         for root, judge in runs:
-            results = measure(root, args, code, log, records, judge)
+            results = measure(root, args, code, log, records, judge, warm)
             seen[f"{root} ({judge})"].append(results)
             print_round(results, f"round {round_ + 1}, {root}, FAIRPLAY_JUDGE={judge}")
     print()
