@@ -215,9 +215,9 @@ def measure(root: Path, args: argparse.Namespace, code: str, log: str, records: 
             result["server_ms"], result["db_ms"] = (1000 * (a - b) / result["requests"] for a, b in zip(after, before))
             return result
 
-        run("/healthz")  # warm up
-        if warm is not None:
+        if warm is not None:  # (first: what the database does after these records settles in healthz's warm-up)
             run("/records", warm, WARM_SECONDS)
+        run("/healthz")  # warm up
         try:
             return {"healthz (before)": run("/healthz"), "POST /verify": run("/verify", verify_body),
                     "POST /records": run("/records", records), "healthz (after)": run("/healthz")}
