@@ -210,3 +210,6 @@ def test_the_shipped_gunicorn_config_answers_like_the_app_and_shares_metrics(gun
     lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
     booting = [json.loads(line) for line in lines if "Booting worker" in line]
     assert len(booting) == 2 and booting[0]["logger"] == "gunicorn.error", lines[:5]
+    # one access line a request, the app's (gunicorn.conf.py's Logger writes none of gunicorn's)
+    deals = [json.loads(line) for line in lines if "/deals/FT1-N-AAAAAAB" in line]
+    assert len(deals) == 12 and {entry["logger"] for entry in deals} == {"api.access"}, deals[:2]
