@@ -210,6 +210,40 @@ def test_the_shipped_gunicorn_config_answers_like_the_app_and_shares_metrics(gun
     lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
     booting = [json.loads(line) for line in lines if "Booting worker" in line]
     assert len(booting) == 2 and booting[0]["logger"] == "gunicorn.error", lines[:5]
-    # one access line a request, the app's (gunicorn.conf.py's Logger writes none of gunicorn's)
-    deals = [json.loads(line) for line in lines if "/deals/FT1-N-AAAAAAB" in line]
+    # one access line a request: the app's
+    deals = [entry for entry in map(json.loads, lines) if f"GET {API}/deals/FT1-N-AAAAAAB" in entry["message"]]
     assert len(deals) == 12 and {entry["logger"] for entry in deals} == {"api.access"}, deals[:2]
+
+
+def test_the_shipped_gunicorn_logger_builds_access_fields_only_for_its_own_access_log(monkeypatch, tmp_path):
+    """gunicorn builds every request's access fields whenever a logging configuration is set,
+    and the app logs each request itself: ``gunicorn.conf.py``'s ``Logger`` builds them only
+    when ``--access-logfile`` asks for gunicorn's access log too."""
+    import importlib.util
+    from types import SimpleNamespace
+
+    from gunicorn import glogging
+
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))  # (the file makes one when unset)
+    spec = importlib.util.spec_from_file_location("shipped_gunicorn_conf", ROOT / "gunicorn.conf.py")
+    assert spec is not None and spec.loader is not None
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+
+    class Built(Exception):
+        pass
+
+    def atoms(self, *args):
+        raise Built
+
+    monkeypatch.setattr(glogging.Logger, "atoms", atoms)
+    settings = dict(accesslog=None, logconfig=None, logconfig_dict=conf.logconfig_dict, logconfig_json=None,
+                    syslog=False, disable_redirect_access_to_syslog=False)
+    shipped, plain = conf.Logger.__new__(conf.Logger), glogging.Logger.__new__(glogging.Logger)
+    shipped.cfg = plain.cfg = SimpleNamespace(**settings)
+    shipped.access(None, None, {}, None)  # nothing built
+    with pytest.raises(Built):  # gunicorn's own logger builds them, to log nothing
+        plain.access(None, None, {}, None)
+    shipped.cfg = SimpleNamespace(**{**settings, "accesslog": "-"})
+    with pytest.raises(Built):
+        shipped.access(None, None, {}, None)
