@@ -237,8 +237,8 @@ def test_the_shipped_gunicorn_logger_builds_access_fields_only_for_its_own_acces
         raise Built
 
     monkeypatch.setattr(glogging.Logger, "atoms", atoms)
-    settings = dict(accesslog=None, logconfig=None, logconfig_dict=conf.logconfig_dict, logconfig_json=None,
-                    syslog=False, disable_redirect_access_to_syslog=False)
+    settings = {"accesslog": None, "logconfig": None, "logconfig_dict": conf.logconfig_dict, "logconfig_json": None,
+                "syslog": False, "disable_redirect_access_to_syslog": False}
     shipped, plain = conf.Logger.__new__(conf.Logger), glogging.Logger.__new__(glogging.Logger)
     shipped.cfg = plain.cfg = SimpleNamespace(**settings)
     shipped.access(None, None, {}, None)  # nothing built
