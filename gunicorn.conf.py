@@ -32,10 +32,11 @@ from api.config import load_settings  # noqa: E402 (after the environment above)
 _settings = load_settings(os.path.join(os.path.dirname(os.path.abspath(__file__)), "instance"))
 
 bind = "127.0.0.1:8000"  # behind the proxy on the same machine; --bind (or GUNICORN_CMD_ARGS) for others
-#: two processes a core, of two threads each (docs/performance.md compares the layouts)
+#: two processes a core, of four threads each: a record's request mostly waits for its commit to be flushed
+#: (docs/performance.md compares the layouts)
 workers = int(os.environ.get("WEB_CONCURRENCY", 2 * (os.cpu_count() or 1)))
 worker_class = "gthread"
-threads = 2
+threads = 4
 timeout = 30
 graceful_timeout = 30
 keepalive = 5

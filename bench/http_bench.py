@@ -1,5 +1,5 @@
 """HTTP figures under a real load generator: gunicorn (two worker processes of
-two threads each, all pinned to CPU 0) on PostgreSQL, driven by wrk (pinned to
+four threads each, as gunicorn.conf.py, all pinned to CPU 0) on PostgreSQL, driven by wrk (pinned to
 CPU 1).
 
 Measures ``GET /healthz``, ``POST /verify`` (a typical 150-action log) and ``POST
@@ -250,7 +250,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes, all on CPU 0")
-    parser.add_argument("--threads", type=int, default=2,
+    parser.add_argument("--threads", type=int, default=4,
                         help="threads per worker (gunicorn's gthread worker): while one request waits for "
                              "PostgreSQL to flush its commit, another runs; the threads of one process share its "
                              "interpreter lock, so a second process runs CPU-bound replays with less contention")

@@ -1,6 +1,6 @@
 """Figures of the longest record a player may store (issue 22): ``"S U"`` x 2,500 on a Forty
 Thieves deal, 5,000 actions (``MAX_LOG_ACTIONS``), against gunicorn on loopback (two worker
-processes of two threads, the ``gthread`` worker, pinned to CPU 0 as in bench.http_bench) on a
+processes of four threads, the ``gthread`` worker, pinned to CPU 0 as in bench.http_bench) on a
 scratch PostgreSQL database.
 
 For the record's page (``GET /records/{id}?step=N``), its frames (``GET …/frames.json?step=N``)
@@ -131,7 +131,7 @@ def main() -> None:
     parser.add_argument("--alone", type=int, default=10, help="requests of each kind one after another")
     parser.add_argument("--requests", type=int, default=32, help="requests of each kind, eight at a time")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=4)
     add_service_options(parser)
     parser.add_argument("--against", type=Path, default=None, help="another checkout, measured in the same run")
     args = parser.parse_args()
