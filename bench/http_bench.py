@@ -1,6 +1,6 @@
 """HTTP figures under a real load generator: gunicorn (two worker processes of
-four threads each, as gunicorn.conf.py, all pinned to CPU 0) on PostgreSQL, driven by wrk (pinned to
-CPU 1).
+four threads each, as gunicorn.conf.py has them, all pinned to CPU 0) on
+PostgreSQL, driven by wrk (pinned to CPU 1).
 
 Measures ``GET /healthz``, ``POST /verify`` (a typical 150-action log) and ``POST
 /records`` (honest timed games of new players, each of another deal: every request
