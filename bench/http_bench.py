@@ -171,8 +171,8 @@ RECORD_GAMES = 4000
 #: further distinct games, posted to warm the server up before the measured run (as healthz is):
 #: a web process's first record imports what its first ask and first name check use
 WARM_GAMES = 600
-#: seconds of that warm-up (fewer records than WARM_GAMES at this machine's rates)
-WARM_SECONDS = 2
+#: seconds of that warm-up (fewer records than WARM_GAMES: this machine stores at most about 520 a second)
+WARM_SECONDS = 1
 
 
 def record_bodies(length: int = 150, games: int = RECORD_GAMES) -> str:
