@@ -14,6 +14,7 @@ CPU time the gunicorn workers and PostgreSQL spent per request.
     python -m bench.http_bench --workers 1 --threads 4   # another gunicorn layout
     python -m bench.http_bench --against ../old-checkout --rounds 3   # two checkouts, alternating
     python -m bench.http_bench --judge both --rounds 3   # FAIRPLAY_JUDGE=submission and worker, alternating
+    python -m bench.http_bench --build both --rounds 3   # the compiled engine and pure Python, alternating
 
 Needs wrk (``apt-get install wrk``) and PostgreSQL (``--database-url``,
 default ``postgresql://postgres@127.0.0.1:5432/test``; a scratch database is
@@ -120,13 +121,15 @@ def processes(*, name: str | None = None, parent: int | None = None) -> list[int
 
 @contextmanager
 def server(database_url: str, port: int, workers: int, threads: int, root: Path = ROOT,
-           broker: str | None = None, judge: str = "submission") -> Iterator[tuple[str, int]]:
+           broker: str | None = None, judge: str = "submission", pure: bool = False) -> Iterator[tuple[str, int]]:
     """gunicorn serving the app of the checkout at ``root`` on CPU 0 (``workers`` processes of
     ``threads`` threads, the ``gthread`` worker, which keeps connections alive); yields its URL
     and the master's pid. ``broker``: the worker tier's (no worker runs: what the app sends it waits);
-    ``judge``: ``FAIRPLAY_JUDGE``, where new records are judged."""
+    ``judge``: ``FAIRPLAY_JUDGE``, where new records are judged; ``pure``: ``SOLITAIRE_PURE=1``
+    (the engine from its Python source, as where no C compiler built it)."""
     env = checkout_env(root, DATABASE_URL=database_url, API_KEYS_REQUIRED="0", RATELIMIT_ENABLED="0",
-                       LOG_LEVEL="WARNING", FAIRPLAY_JUDGE=judge, **({"CELERY_BROKER_URL": broker} if broker else {}))
+                       LOG_LEVEL="WARNING", FAIRPLAY_JUDGE=judge, SOLITAIRE_PURE="1" if pure else "",
+                       **({"CELERY_BROKER_URL": broker} if broker else {}))
     worker_class = ["--worker-class", "gthread", "--threads", str(threads)]
     cmd = cpu_pin(0) + [sys.executable, "-m", "gunicorn", "--workers", str(workers), *worker_class,
                         "--bind", f"127.0.0.1:{port}",
@@ -136,7 +139,7 @@ def server(database_url: str, port: int, workers: int, threads: int, root: Path 
     try:
         for _ in range(100):
             try:
-                urllib.request.urlopen(base + PREFIX + "/healthz", timeout=1).read()
+                health = json.loads(urllib.request.urlopen(base + PREFIX + "/healthz", timeout=1).read())
                 break
             except OSError:
                 if proc.poll() is not None:
@@ -144,6 +147,8 @@ def server(database_url: str, port: int, workers: int, threads: int, root: Path 
                 time.sleep(0.2)
         else:
             raise SystemExit("gunicorn did not answer")
+        if pure and health["engine"] != "pure":
+            raise SystemExit(f"SOLITAIRE_PURE=1 was set, but the server runs the {health['engine']} engine")
         yield base, proc.pid
     finally:
         proc.terminate()
@@ -195,14 +200,15 @@ def typical_log(length: int = 150) -> tuple[str, str]:
 
 
 def measure(root: Path, args: argparse.Namespace, code: str, log: str, records: str,
-            judge: str = "submission", warm: str | None = None) -> dict[str, dict]:
-    """One round on the checkout at ``root`` with ``FAIRPLAY_JUDGE=judge``: healthz, /verify,
+            judge: str = "submission", warm: str | None = None, pure: bool = False) -> dict[str, dict]:
+    """One round on the checkout at ``root`` with ``FAIRPLAY_JUDGE=judge`` (``pure``: its engine
+    as pure Python, ``SOLITAIRE_PURE=1``): healthz, /verify,
     /records, healthz, each for ``args.seconds``, on a scratch database of its own, after a
     warm-up of healthz and, with ``warm`` (other games than ``records``), of /records."""
     verify_body = json.dumps({"code": code, "moves": log})
     with scratch_postgres_database(args.database_url, f"bench_{os.getpid()}") as db, \
             tempfile.TemporaryDirectory() as tmp, \
-            server(db, free_port(), args.workers, args.threads, root, args.broker, judge) as (base, master):
+            server(db, free_port(), args.workers, args.threads, root, args.broker, judge, pure) as (base, master):
         workdir = Path(tmp)
         workers = processes(parent=master)
 
@@ -262,6 +268,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="rounds per checkout")
     parser.add_argument("--judge", choices=("submission", "worker", "both"), default="submission",
                         help="FAIRPLAY_JUDGE of the server (both: each round measures each, alternating)")
+    parser.add_argument("--build", choices=("default", "pure", "both"), default="default",
+                        help="the engine build the server runs: the checkout's own (compiled where it was built), "
+                             "pure Python (SOLITAIRE_PURE=1), or both (each round measures each, alternating)")
     args = parser.parse_args()
     if not shutil.which("wrk"):
         raise SystemExit("wrk is not installed: apt-get install wrk")
@@ -276,13 +285,19 @@ def main() -> None:
     roots = [ROOT] + ([args.against.resolve()] if args.against else [])
     say_builds(roots)
     judges = ("submission", "worker") if args.judge == "both" else (args.judge,)
-    runs = [(root, judge) for root in roots for judge in judges]
-    seen: dict[str, list[dict[str, dict]]] = {f"{root} ({judge})": [] for root, judge in runs}
+    builds = {"default": (False,), "pure": (True,), "both": (False, True)}[args.build]
+    runs = [(root, judge, pure) for root in roots for judge in judges for pure in builds]
+
+    def name(root: Path, judge: str, pure: bool) -> str:
+        return f"{root} ({judge}{', pure' if pure else ''})"
+
+    seen: dict[str, list[dict[str, dict]]] = {name(*run): [] for run in runs}
     for round_ in range(args.rounds):
-        for root, judge in runs:
-            results = measure(root, args, code, log, records, judge, warm)
-            seen[f"{root} ({judge})"].append(results)
-            print_round(results, f"round {round_ + 1}, {root}, FAIRPLAY_JUDGE={judge}")
+        for root, judge, pure in runs:
+            results = measure(root, args, code, log, records, judge, warm, pure)
+            seen[name(root, judge, pure)].append(results)
+            print_round(results, f"round {round_ + 1}, {root}, FAIRPLAY_JUDGE={judge}"
+                                 f"{', SOLITAIRE_PURE=1' if pure else ''}")
     print()
     for root, rounds in seen.items():
         figures = [shares(r) for r in rounds]
@@ -291,7 +306,7 @@ def main() -> None:
         cpu = ", ".join(f"{r['POST /verify']['server_ms']:.3f}/{r['POST /records']['server_ms']:.3f}" for r in rounds)
         print(f"{root:40s} POST /verify of healthz: {verify}; POST /records: {records}; "
               f"server CPU ms /verify/records: {cpu}")
-    figures = [shares(r) for r in seen[f"{ROOT} ({judges[0]})"]]
+    figures = [shares(r) for r in seen[name(ROOT, judges[0], builds[0])]]
     print(f"\ntargets: POST /verify >= 80% of healthz ({', '.join(f'{v:.0%}' for v, _ in figures)}), "
           f"POST /records >= 35% ({', '.join(f'{r:.0%}' for _, r in figures)})")
 
