@@ -14,7 +14,7 @@ machine a round with much of it ran slow for reasons outside the code).
     python -m bench.http_bench                 # 10 s per endpoint
     python -m bench.http_bench --seconds 3     # quicker
     python -m bench.http_bench --workers 1 --threads 4   # another gunicorn layout
-    python -m bench.http_bench --against ../old-checkout --rounds 3   # two checkouts, alternating
+    python -m bench.http_bench --against ../old-checkout --rounds 4   # two checkouts, in the order A B, B A, …
     python -m bench.http_bench --judge both --rounds 3   # FAIRPLAY_JUDGE=submission and worker, alternating
     python -m bench.http_bench --build both --rounds 3   # the compiled engine and pure Python, alternating
 
@@ -319,7 +319,9 @@ def main() -> None:
 
     seen: dict[str, list[dict[str, dict]]] = {name(*run): [] for run in runs}
     for round_ in range(args.rounds):
-        for root, judge, pure in runs:
+        # every other round in the reverse order (A B, B A, …): a slot's place in the round is
+        # no longer the same for one of them (the second has measured faster on a shared machine)
+        for root, judge, pure in runs if round_ % 2 == 0 else runs[::-1]:
             results = measure(root, args, code, log, records, judge, warm, pure)
             seen[name(root, judge, pure)].append(results)
             print_round(results, f"round {round_ + 1}, {root}, FAIRPLAY_JUDGE={judge}"
