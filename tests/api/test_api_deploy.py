@@ -50,6 +50,41 @@ def test_the_compose_file_runs_the_services_programs_with_known_settings():
     assert services["beat"]["volumes"] == ["beat-state:/var/lib/solitaire-verifier"]
 
 
+def dockerfile_stages(text: str) -> list[list[str]]:
+    """The Dockerfile's instructions (continued lines joined), a list a ``FROM`` stage."""
+    stages: list[list[str]] = []
+    for line in re.sub(r"\\\n", " ", text).splitlines():
+        line = line.strip()
+        if line.startswith("FROM "):
+            stages.append([])
+        if line and not line.startswith("#") and stages:
+            stages[-1].append(line)
+    return stages
+
+
+def test_the_image_is_built_from_every_file_the_install_reads_with_a_compiler():
+    """The image's build stage gets what ``pip install`` reads (pyproject.toml, setup.py,
+    the readme, the packages) and what the app runs with (migrations/ beside api/,
+    gunicorn.conf.py), installs a C compiler and fails unless the compiled engine loads; the
+    context carries no compiled module of the checkout's own."""
+    import tomllib
+
+    from api.db import MIGRATIONS
+
+    build, run = dockerfile_stages((DEPLOY / "Dockerfile").read_text(encoding="utf-8"))
+    copied = {source for line in build if line.startswith("COPY ")
+              for source in shlex.split(line)[1:-1] if not source.startswith("--")}
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    packages = {pattern.rstrip("*") for pattern in project["tool"]["setuptools"]["packages"]["find"]["include"]}
+    assert {"pyproject.toml", "setup.py", project["project"]["readme"], MIGRATIONS.name,
+            "gunicorn.conf.py"} | packages <= copied, copied
+    assert any("apt-get install" in line and " gcc " in line for line in build)
+    assert any("pip install" in line and "engine.BUILD" in line and "'compiled'" in line for line in build)
+    assert any(line.startswith("COPY --from=build /app /app") for line in run)  # the compiled modules
+    assert not any("apt-get" in line for line in run)  # no compiler in the image that runs
+    assert "**/*.so" in (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
+
+
 def test_the_example_environment_sets_only_settings_that_parse():
     values = env_file(DEPLOY / "solitaire-verifier.env.example")
     assert set(values) <= SETTING_NAMES | OTHER_VARIABLES, set(values) - SETTING_NAMES - OTHER_VARIABLES
