@@ -129,6 +129,21 @@ def _waiting(connection: Any, name: str) -> int:
         channel.close()
 
 
+class EngineBuild:
+    """``solitaire_engine_info{build, version}``: 1, labelled with the engine this process runs,
+    ``compiled`` or ``pure`` (:data:`engine.BUILD`), on both tiers. A server installed
+    without a C compiler runs pure Python, with the same results, but its replays and searches
+    are several times slower. An alert rule catches that."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        import engine
+
+        family = GaugeMetricFamily("solitaire_engine_info", "The engine this server runs (1), by build and version",
+                                   labels=["build", "version"])
+        family.add_metric([engine.BUILD, engine.__version__], 1)
+        yield family
+
+
 class _ThisProcess:
     """The default registry's families (this process's values), inside another registry."""
 
@@ -143,7 +158,7 @@ def registry(extra: Iterable[Any] = ()) -> CollectorRegistry:
         multiprocess.MultiProcessCollector(out)
     else:
         out.register(_ThisProcess())
-    for collector in extra:
+    for collector in (EngineBuild(), *extra):
         out.register(collector)
     return out
 

@@ -75,6 +75,9 @@ def test_the_web_metrics_count_real_traffic(make_app, legal_log):
            'status="200"}' in after
     assert "solitaire_db_pool_checked_out" in after and after["solitaire_db_pool_size"] >= 5
     assert "solitaire_solver_queue_depth" not in "".join(after)  # no broker: no queues to read
+    import engine
+
+    assert after[f'solitaire_engine_info{{build="{engine.BUILD}",version="{engine.__version__}"}}'] == 1
 
 
 def test_metrics_are_for_loopback_and_the_allowed_networks(make_app):
@@ -126,6 +129,8 @@ def test_both_tiers_metrics_after_a_search_on_a_real_worker(tier, tmp_path):
     assert scraped[f'solitaire_searches_total{{kind="deal",outcome="{outcome}"}}'] == 1
     assert scraped['solitaire_search_nodes_total{kind="deal"}'] > 0
     assert scraped["solitaire_db_pool_size"] >= 5  # the pool processes' engines, added up
+    assert [sample for sample in scraped if sample.startswith("solitaire_engine_info{")] == [
+        next(sample for sample in scrape_app(app) if sample.startswith("solitaire_engine_info{"))]  # one build
     assert scrape_app(app)[searches] == 0  # taken off the queue
 
     logged = [line for line in worker.output if '"level"' in line]
