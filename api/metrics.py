@@ -36,6 +36,8 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from sqlalchemy import event
 
+import engine
+
 from .problems import Problem
 
 log = logging.getLogger(__name__)
@@ -136,8 +138,6 @@ class EngineBuild:
     are several times slower. An alert rule catches that."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        import engine
-
         family = GaugeMetricFamily("solitaire_engine_info", "The engine this server runs (1), by build and version",
                                    labels=["build", "version"])
         family.add_metric([engine.BUILD, engine.__version__], 1)
