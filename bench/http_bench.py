@@ -227,12 +227,16 @@ def measure(root: Path, args: argparse.Namespace, code: str, log: str, records: 
 
         def run(path: str, body: str | None = None, seconds: int = args.seconds) -> dict:
             """wrk on ``path``, with the CPU time the gunicorn worker and PostgreSQL spent per request
-            (PostgreSQL's processes are listed again after the run: a connection's process may be new)."""
-            before, steal = (cpu_seconds(workers), cpu_seconds(processes(name="postgres"))), stolen()
+            (PostgreSQL's processes are listed again after the run: a connection's process may be new),
+            and the share of CPU 0's time stolen meanwhile."""
+            def counters() -> tuple[float, float, int, int]:  # CPU s: server, database; CPU 0: stolen, all ticks
+                return cpu_seconds(workers), cpu_seconds(processes(name="postgres")), *stolen()
+
+            before = counters()
             result = wrk(base, PREFIX + path, seconds, body, workdir, args.connections)
-            after, steal_after = (cpu_seconds(workers), cpu_seconds(processes(name="postgres"))), stolen()
-            result["server_ms"], result["db_ms"] = (1000 * (a - b) / result["requests"] for a, b in zip(after, before))
-            result["steal"] = (steal_after[0] - steal[0]) / max(1, steal_after[1] - steal[1])
+            server, database, steal, ticks = (a - b for a, b in zip(counters(), before))
+            result["server_ms"], result["db_ms"] = (1000 * cpu / result["requests"] for cpu in (server, database))
+            result["steal"] = steal / max(1, ticks)
             return result
 
         if warm is not None:  # (first: what the database does after these records settles in healthz's warm-up)
