@@ -42,7 +42,7 @@ WINNABLE, UNWINNABLE, UNKNOWN = "winnable", "unwinnable", "unknown"
 #: default caps: seconds of search, positions examined, positions remembered
 DEFAULT_SECONDS = 10.0
 DEFAULT_NODES = 50_000_000
-DEFAULT_TABLE = 2_000_000  # about 0.9 GB at the measured 400-470 bytes a position
+DEFAULT_TABLE = 2_000_000  # about 0.3 GB for classic Yukon, 2.2 GB for Forty Thieves (docs/operations.md)
 #: share of the node and time budgets the beam searches get before the complete search, unless the
 #: rule set's :class:`SearchSettings` say otherwise (``beam_share``)
 BEAM_SHARE = 0.7
