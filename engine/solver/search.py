@@ -204,12 +204,11 @@ class _Frontier:
         self.key_bytes += len(key)
         return key
 
-    def children(self, data: bytes, pk: bytes, prev: tuple[int, int, int, bool] | None) -> Iterator[tuple[Any, ...]]:
-        """Set the state to each child of position ``data`` (key ``pk``) in turn and
-        yield (key, moves from ``pk``, its ``prev`` for the pruning); the state
-        goes back to ``data`` after each. Stops with ``end`` set on a win or a cap."""
+    def children(self, pk: bytes, prev: tuple[int, int, int, bool] | None) -> Iterator[tuple[Any, ...]]:
+        """Set the state to each child of its current position (key ``pk``) in turn and
+        yield (key, moves from ``pk``, its ``prev`` for the pruning); the state goes
+        back to that position after each. Stops with ``end`` set on a win or a cap."""
         state = self.state
-        state.decode(data)
         do, undo, won, key, places = state.do, state.undo, state.won, state.key, state.places
         for m in state.lean_moves() if self.lean else state.moves():
             card, src, dst = places(m)
@@ -279,7 +278,8 @@ def best_first(
     order = -1 if settings.newest_first else 1
     while heap:
         _, _, data, pk, prev = heapq.heappop(heap)
-        for k, moves, child_prev in tree.children(data, pk, prev):
+        state.decode(data)
+        for k, moves, child_prev in tree.children(pk, prev):
             if k not in parents:
                 if len(parents) >= max_table:
                     return tree.outcome(TABLE)
@@ -306,7 +306,9 @@ def beam(
     """Beam search, incomplete, for finding wins fast: of the new positions one
     move deeper than the current layer, keep the ``width`` of lowest estimate
     (ties: the newest) as the next layer. ``exhausted`` here only means the beam
-    died out, never that the position is lost. Only kept positions are stored."""
+    died out, never that the position is lost. Only kept positions are stored.
+    A position is expanded as soon as it is kept, while the dead-end test has
+    left the state on it, so each kept position is decoded once."""
     tree = _Frontier(state, max_nodes, deadline, clock, settings.lean_beams)
     parents, encode, dead, weights = tree.parents, state.encode, state.dead, settings.weights
     estimate = partial(state.estimate, weights)
@@ -315,38 +317,44 @@ def beam(
     if root is None:
         return tree.outcome(WON)
     # an entry: (estimate, -age, encoded position, key, prev for the pruning, parent key, moves from the parent)
-    layer: list[tuple[Any, ...]] = [(0, 0, encode(), root, None, None, ())]
+    found: dict[bytes, tuple[Any, ...]] = {}
     seq = 0
-    while layer:
-        found: dict[bytes, tuple[Any, ...]] = {}
-        for _, _, data, pk, prev, _, _ in layer:
-            for k, moves, child_prev in tree.children(data, pk, prev):
+    for k, moves, child_prev in tree.children(root, None):
+        if k not in parents and k not in found:
+            seq -= 1
+            found[k] = (estimate(), seq, encode(), k, child_prev, root, moves)
+    while found and not tree.end:
+        candidates, found = list(found.values()), {}
+        for _, _, _, pk, prev, parent, into in _alive(state, dead, candidates, width):
+            if len(parents) >= max_table:
+                return tree.outcome(TABLE)
+            parents[pk] = (parent, into)
+            tree.key_bytes += len(pk)
+            found.pop(pk, None)  # a child of this layer's earlier positions, now kept in this layer
+            for k, moves, child_prev in tree.children(pk, prev):
                 if k not in parents and k not in found:
                     seq -= 1
                     found[k] = (estimate(), seq, encode(), k, child_prev, pk, moves)
             if tree.end:
-                return tree.outcome(tree.end)
-        layer = _alive(state, dead, list(found.values()), width)
-        if len(parents) + len(layer) > max_table:
-            return tree.outcome(TABLE)
-        for _, _, _, k, _, pk, moves in layer:
-            parents[k] = (pk, moves)
-            tree.key_bytes += len(k)
-    return tree.outcome(EXHAUSTED)
+                break
+    return tree.outcome(tree.end or EXHAUSTED)
 
 
-def _alive(state: SolverState, dead: Callable[[], bool], entries: list[tuple[Any, ...]], width: int) -> list[Any]:
-    """The ``width`` entries of lowest (estimate, age) whose position is not dead, lowest first.
-    The dead-end test runs only on the entries looked at, in that order, not on every child:
-    the same layer as testing each child, at a fraction of the cost (most children are dropped)."""
+def _alive(
+    state: SolverState, dead: Callable[[], bool], entries: list[tuple[Any, ...]], width: int
+) -> Iterator[tuple[Any, ...]]:
+    """The ``width`` entries of lowest (estimate, age) whose position is not dead, lowest first,
+    each yielded with the state set to its position. The dead-end test runs only on the entries
+    looked at, in that order, not on every child: the same layer as testing each child, at a
+    fraction of the cost (most children are dropped)."""
     heapq.heapify(entries)
-    kept: list[Any] = []
-    while entries and len(kept) < width:
+    kept = 0
+    while entries and kept < width:
         entry = heapq.heappop(entries)
         state.decode(entry[2])
         if not dead():
-            kept.append(entry)
-    return kept
+            kept += 1
+            yield entry
 
 
 def stage_beam(
@@ -383,7 +391,8 @@ def stage_beam(
         while heap and budget:
             budget -= 1
             _, _, data, pk, prev = heapq.heappop(heap)
-            for k, moves, child_prev in tree.children(data, pk, prev):
+            state.decode(data)
+            for k, moves, child_prev in tree.children(pk, prev):
                 if k in parents or k in lower:
                     continue
                 seq -= 1

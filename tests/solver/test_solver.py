@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
+from functools import partial
 
 import pytest
 
 from engine import Game, Position
 from engine.solver import UNKNOWN, UNWINNABLE, WINNABLE, solve, state_for
-from engine.solver.search import best_first, depth_first
+from engine.solver.search import beam, best_first, depth_first
 from verifier import replay
 
 # Yukon classic: nothing moves without a take-back. Taking QH back onto KS lets JS
@@ -163,13 +164,21 @@ def test_same_answer_every_run(code, method):
     assert str(pos) == str(Game.from_code(code).position)  # the solver never changes its input
 
 
-@pytest.mark.parametrize("search", [best_first, depth_first])
+@pytest.mark.parametrize("search", [best_first, depth_first, partial(beam, width=50)])
 def test_searches_leave_the_state_as_they_found_it(search):
     state = state_for(Game.from_code("YU1-C-AAAAAAF").position)
     before = state.encode()
     out = search(state, max_nodes=2000, deadline=None, max_table=10**6)
     assert out.end == "nodes"
     assert state.encode() == before
+
+
+@pytest.mark.parametrize("cap", [1, 40, 400])
+def test_a_beam_keeps_no_more_positions_than_its_table_holds(cap):
+    """A beam stores each position it keeps, the root included, and stops at the cap."""
+    state = state_for(Game.from_code("YU1-C-KDURELR").position)
+    out = beam(state, width=100, max_nodes=10**6, deadline=None, max_table=cap)
+    assert out.end == "table" and out.positions == cap
 
 
 # -- keys, make/unmake and move generation against the engine ---------------

@@ -1,5 +1,5 @@
 """A beam layer tests for dead ends lazily (engine.solver.search._alive): the layer must be the
-one that testing every child first would give."""
+one that testing every child first would give, each entry handed over with the state on it."""
 
 from __future__ import annotations
 
@@ -44,7 +44,11 @@ def test_the_lazy_layer_is_the_best_live_children_in_order(seed):
     assert all(is_dead(d) for d in dead) and not all(is_dead(d) for d in live)
     for width in (1, 3, 10, len(entries)):
         expected = [e for e in sorted(entries) if not is_dead(e[2])][:width]
-        assert _alive(state, state.dead, list(entries), width) == expected
+        kept = []
+        for entry in _alive(state, state.dead, list(entries), width):
+            assert state.encode() == entry[2]  # the beam expands it from here
+            kept.append(entry)
+        assert kept == expected
 
 
 @pytest.mark.parametrize("code", ["YU1-C-AAAAAAB", "YU1-R-AAAAAAC"])
