@@ -46,10 +46,15 @@ def sources() -> list[str]:
     return sorted(path for path in found if path not in skip)
 
 
+def pure_asked(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether ``environ`` forces pure Python (``SOLITAIRE_PURE`` set, and not to 0)."""
+    return environ.get("SOLITAIRE_PURE", "") not in ("", "0")
+
+
 def why_pure(environ: Mapping[str, str] = os.environ) -> str | None:
     """Why the engine must run as pure Python, or None when the compiled modules may load
     (``environ``: the environment that decides, for asking about another process)."""
-    if environ.get("SOLITAIRE_PURE", "") not in ("", "0"):
+    if pure_asked(environ):
         return FORCED
     twins = [(source, _compiled_twin(source)) for source in sources()]
     if all(twin is None for _, twin in twins):

@@ -11,7 +11,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from engine import BUILD_NOTE, RULES_VERSION, EngineError, Game, GameCode, InvalidCodeError, __version__
+from engine import BUILD, BUILD_NOTE, RULES_VERSION, EngineError, Game, GameCode, InvalidCodeError, __version__
+from engine.build import COMPILED, PURE, pure_asked
 
 from .batch import PARALLEL_FROM, run_batch
 from .inputs import EXIT_ILLEGAL, EXIT_OK, EXIT_UNUSABLE, UnusableInput, read_log_file
@@ -19,7 +20,7 @@ from .replay import replay
 from .verdict import deal_json
 
 #: the commands that never search: their processes start without importing the solver
-REPLAY_COMMANDS = ("deal", "replay", "batch")
+REPLAY_COMMANDS = ("deal", "replay", "batch", "engine")
 
 
 def _print_json(obj: Any, out: TextIO) -> None:
@@ -82,6 +83,20 @@ def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK if failed == 0 else EXIT_ILLEGAL
 
 
+def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
+    """Print which build of the engine runs; with ``--expect``, fail unless it is that one
+    (``auto``: pure Python where ``SOLITAIRE_PURE`` asks for it, else compiled). The
+    Docker image's build and CI check an install with it."""
+    out.write(f"engine: {BUILD_NOTE}\n")
+    expected = args.expect
+    if expected == "auto":
+        expected = PURE if pure_asked() else COMPILED
+    if expected is not None and expected != BUILD:
+        print(f"verifier: the engine is {BUILD}, not {expected}", file=sys.stderr)
+        return EXIT_ILLEGAL
+    return EXIT_OK
+
+
 def _positive(text: str) -> int:
     try:
         number = int(text)
@@ -123,6 +138,10 @@ def build_parser(solver: bool = True) -> argparse.ArgumentParser:
         f"{PARALLEL_FROM} lines or more",
     )
     bat.set_defaults(func=cmd_batch)
+    eng = sub.add_parser("engine", help="print which build of the engine runs (compiled with mypyc, or pure Python)")
+    eng.add_argument("--expect", choices=(COMPILED, PURE, "auto"),
+                     help="exit with status 1 unless this build runs (auto: pure if SOLITAIRE_PURE is set)")
+    eng.set_defaults(func=cmd_engine)
     if solver:
         from .solving import register
 

@@ -1,8 +1,9 @@
 """What the command line reads: log files and documents, and the exit statuses.
 
-Exit status: 0 success, 1 an illegal log (or a claim that does not match),
-2 unusable input (bad code, unreadable file, bad JSON), 3 a search undecided
-within its budget (``solve``, ``hint``).
+Exit status: 0 success, 1 an illegal log (or a claim that does not match; for
+``engine --expect``, another build of the engine), 2 unusable input (bad code,
+unreadable file, bad JSON), 3 a search undecided within its budget (``solve``,
+``hint``).
 """
 
 from __future__ import annotations

@@ -103,3 +103,19 @@ def test_both_builds_give_identical_verdicts_on_a_large_generated_corpus(tmp_pat
     assert sum(v["legal"] for v in verdicts) > 600 and sum(v.get("won", False) for v in verdicts) > 0
     assert sum(rules.values()) > 1500 and len(rules) >= 15, rules
     assert sum("input_error" in v for v in verdicts) >= 6
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_the_engine_command_expects_the_build_the_environment_asks_for(pure):
+    """``verifier engine --expect auto`` (the Docker image's build check) passes for the build
+    ``SOLITAIRE_PURE`` asks for, and ``--expect`` of the other one fails."""
+    env = {k: v for k, v in os.environ.items() if k != "SOLITAIRE_PURE"} | ({"SOLITAIRE_PURE": "1"} if pure else {})
+
+    def engine(expect: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "verifier", "engine", "--expect", expect], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=60)
+
+    auto = engine("auto")
+    assert auto.returncode == 0 and auto.stdout.startswith("engine: pure Python" if pure else "engine: compiled")
+    other = engine("compiled" if pure else "pure")
+    assert other.returncode == 1 and "verifier: the engine is" in other.stderr

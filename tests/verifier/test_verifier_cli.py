@@ -226,3 +226,17 @@ def test_a_real_process_deal_and_replay():
     assert done.returncode == 2
     assert done.stdout == ""
     assert "unsupported version 2" in done.stderr
+
+
+# -- engine -----------------------------------------------------------------------------
+
+
+def test_engine_says_which_build_runs_and_checks_an_expected_one(capsys):
+    from engine import BUILD, BUILD_NOTE
+
+    other = "pure" if BUILD == "compiled" else "compiled"
+    assert run(["engine"], capsys) == (0, f"engine: {BUILD_NOTE}\n", "")
+    assert run(["engine", "--expect", BUILD], capsys)[0] == 0
+    status, out, err = run(["engine", "--expect", other], capsys)
+    assert (status, out) == (1, f"engine: {BUILD_NOTE}\n")
+    assert err == f"verifier: the engine is {BUILD}, not {other}\n"
