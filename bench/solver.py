@@ -217,11 +217,12 @@ def rate(deals: int, nodes: int) -> int:
     return 0
 
 
-def screen(deals: int, nodes: int | None) -> int:
+def screen(deals: int, nodes: int | None, variants: list[str] | None = None) -> int:
     """Print how fast challenge and winnable-pool candidates are screened: each deal solved
     as ``api.challenges.search`` does (``solve_code`` at a node budget, no shortening, no time
     limit beyond the safety net), one process, the deals in turn; by default at both budgets
-    the service uses, ``CHALLENGE_NODES`` (challenges) and ``WINNABLE_POOL_NODES`` (the pool)."""
+    the service uses, ``CHALLENGE_NODES`` (challenges) and ``WINNABLE_POOL_NODES`` (the pool);
+    ``variants``: these rule sets only (default: all)."""
     from verifier.solving import solve_code
 
     if nodes is None:
@@ -235,7 +236,7 @@ def screen(deals: int, nodes: int | None) -> int:
           "CPU s / deal | deals / CPU s | winnable / CPU s | wall deals / s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for budget in budgets:
-        for variant in FULL:
+        for variant in variants or FULL:
             counts = {"winnable": 0, "unwinnable": 0, "unknown": 0}
             total = 0
             cpu, wall = time.process_time(), time.perf_counter()
@@ -285,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rate:
         return rate(RATE_DEALS, RATE_NODES)
     if args.screen:
-        return screen(args.screen, args.screen_nodes)
+        return screen(args.screen, args.screen_nodes, args.only)
     if args.check_corpora:
         ok = all(load_corpus(v, FULL[v][0]) == corpus(v, FULL[v][0]) for v in FULL)
         print("corpora match their seed" if ok else "corpora DIFFER from their seed")
