@@ -100,25 +100,13 @@ class YukonState:
 
     def __init__(self, pos: Position, *, relaxed: bool) -> None:
         self.relaxed = relaxed
-        self.cols = [[c.index for c in col] for col in pos.columns]
-        self.down = list(pos.down)
-        self.found = [len(f) for f in pos.foundations]
-        self.loc = [-1] * 52
-        for i, col in enumerate(self.cols):
-            for c in col:
-                self.loc[c] = i
-        self.colkey = [self._colkey(i) for i in range(7)]
-        #: above[c], below[c]: the card right above and right below column card ``c`` (NO_CARD: none), kept
-        #: by every move for :meth:`dead` (entry NO_CARD is written freely and never read)
-        self.above, self.below = _neighbours(self.cols)
         #: onto[t]: the cards that may be put onto a face-up ``t``; targets[g]: the cards ``g``
         #: may be put onto, as a bit mask (bit ``t``); fits[g * 52 + t]: whether ``g`` may be put onto ``t``
         self.onto, self.targets, self.fits = _build_tables(self.relaxed)
-        self.placed = sum(self.found)
         #: each column's terms of the estimate by its key (:meth:`estimate`), up to TERMS_CAP columns
         self._terms: dict[bytes, int] = {}
-        #: the column keys each :meth:`do` replaced, which :meth:`undo` puts back (moves are undone last first)
-        self._saved: list[bytes] = []
+        cols = [bytes(c.index for c in col) for col in pos.columns]
+        self.decode(b"".join(_HEADS[len(col) << 3 | d] + col for col, d in zip(cols, pos.down)))
 
     def _colkey(self, i: int) -> bytes:
         """Column ``i``'s key: its length, its face-down count, its cards, a byte each."""
@@ -141,8 +129,13 @@ class YukonState:
 
     def decode(self, data: bytes) -> None:
         """The columns, their keys (sliced from ``data``: it is the keys in a row), the
-        foundations (every card not on a column is up) and each card's neighbours."""
+        foundations (every card not on a column is up), each card's column (``loc``) and
+        its neighbours: ``above[c]``, ``below[c]``, the card right above and right below column
+        card ``c`` (NO_CARD: none), kept by every move for :meth:`dead` (entry NO_CARD is
+        written freely and never read). :meth:`undo` puts back the column keys each
+        :meth:`do` replaced (``_saved``; moves are undone last first)."""
         cols, down, colkey, loc = [], [], [], [-1] * 52
+        above, below = [NO_CARD] * 53, [NO_CARD] * 53
         found = [13, 13, 13, 13]
         suit_of = _SUIT
         at = 0
@@ -151,14 +144,18 @@ class YukonState:
             colkey.append(data[at:end])
             down.append(data[at + 1])
             col = list(data[at + 2 : end])
+            prev = NO_CARD
             for c in col:
                 loc[c] = i
                 found[suit_of[c]] -= 1
+                above[prev] = c
+                below[c] = prev
+                prev = c
             cols.append(col)
             at = end
         self.cols, self.down, self.loc, self.colkey = cols, down, loc, colkey
-        self.above, self.below = _neighbours(cols)
-        self._saved = []
+        self.above, self.below = above, below
+        self._saved: list[bytes] = []
         self.found = found
         self.placed = sum(found)
 
@@ -532,19 +529,6 @@ def _column_facts(cols: list[list[CardValue]], down: list[int], found: list[int]
         tops |= NO_CARD_BIT >> NO_CARD - col[-1]
         work += col[::-1]
     return held, ALL_CARDS ^ held | tops, downs, work, empty
-
-
-def _neighbours(cols: list[list[CardValue]]) -> tuple[list[int], list[int]]:
-    """For each card, the card right above it and right below it in its column (NO_CARD: none,
-    or not on a column), with an entry for NO_CARD itself (written freely, never read)."""
-    above, below = [NO_CARD] * 53, [NO_CARD] * 53
-    for col in cols:
-        prev = NO_CARD
-        for c in col:
-            above[prev] = c
-            below[c] = prev
-            prev = c
-    return above, below
 
 
 def _enqueue(c: i64, glued: i64, queued: i64, work: list[CardValue]) -> i64:
