@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -319,25 +319,26 @@ def beam(
     # an entry: (estimate, -age, encoded position, key, prev for the pruning, parent key, moves from the parent)
     found: dict[bytes, tuple[Any, ...]] = {}
     seq = 0
-    for k, moves, child_prev in tree.children(root, None):
-        if k not in parents and k not in found:
-            seq -= 1
-            found[k] = (estimate(), seq, encode(), k, child_prev, root, moves)
-    while found and not tree.end:
-        candidates, found = list(found.values()), {}
-        for _, _, _, pk, prev, parent, into in _alive(state, dead, candidates, width):
-            if len(parents) >= max_table:
-                return tree.outcome(TABLE)
-            parents[pk] = (parent, into)
-            tree.key_bytes += len(pk)
-            found.pop(pk, None)  # a child of this layer's earlier positions, now kept in this layer
+    # the root first (tree.start() stored it and left the state on it), then each layer as _alive keeps it
+    layer: Iterable[tuple[Any, ...]] = [(0, 0, b"", root, None, None, ())]
+    while True:
+        for _, _, _, pk, prev, parent, into in layer:
+            if pk not in parents:  # every kept position but the root
+                if len(parents) >= max_table:
+                    return tree.outcome(TABLE)
+                parents[pk] = (parent, into)
+                tree.key_bytes += len(pk)
+                found.pop(pk, None)  # a child of this layer's earlier positions, now kept in this layer
             for k, moves, child_prev in tree.children(pk, prev):
                 if k not in parents and k not in found:
                     seq -= 1
                     found[k] = (estimate(), seq, encode(), k, child_prev, pk, moves)
             if tree.end:
-                break
-    return tree.outcome(tree.end or EXHAUSTED)
+                return tree.outcome(tree.end)
+        if not found:
+            return tree.outcome(EXHAUSTED)
+        layer = _alive(state, dead, list(found.values()), width)
+        found = {}
 
 
 def _alive(
