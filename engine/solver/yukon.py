@@ -105,13 +105,11 @@ class YukonState:
         self.onto, self.targets, self.fits = _build_tables(self.relaxed)
         #: each column's terms of the estimate by its key (:meth:`estimate`), up to TERMS_CAP columns
         self._terms: dict[bytes, int] = {}
-        cols = [bytes(c.index for c in col) for col in pos.columns]
-        self.decode(b"".join(_HEADS[len(col) << 3 | d] + col for col, d in zip(cols, pos.down)))
+        self.decode(b"".join(_column_key([c.index for c in col], d) for col, d in zip(pos.columns, pos.down)))
 
     def _colkey(self, i: int) -> bytes:
-        """Column ``i``'s key: its length, its face-down count, its cards, a byte each."""
-        col = self.cols[i]
-        return _HEADS[len(col) << 3 | self.down[i]] + bytes(col)
+        """Column ``i``'s key (:func:`_column_key`)."""
+        return _column_key(self.cols[i], self.down[i])
 
     # -- facts ---------------------------------------------------------
 
@@ -529,6 +527,12 @@ def _column_facts(cols: list[list[CardValue]], down: list[int], found: list[int]
         tops |= NO_CARD_BIT >> NO_CARD - col[-1]
         work += col[::-1]
     return held, ALL_CARDS ^ held | tops, downs, work, empty
+
+
+def _column_key(col: list[CardValue], down: int) -> bytes:
+    """The key of a column of cards ``col``, ``down`` of them face down: its length, its
+    face-down count, its cards, a byte each (what :meth:`YukonState.decode` reads back)."""
+    return _HEADS[len(col) << 3 | down] + bytes(col)
 
 
 def _enqueue(c: i64, glued: i64, queued: i64, work: list[CardValue]) -> i64:

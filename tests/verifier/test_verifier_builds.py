@@ -78,10 +78,14 @@ def corpus(seed: int = 25) -> list[str]:
     return lines
 
 
-def batch(path: Path, pure: bool) -> tuple[int, str]:
+def environment(pure: bool) -> dict[str, str]:
+    """This process's environment, asking for pure Python or not."""
     env = {k: v for k, v in os.environ.items() if k != "SOLITAIRE_PURE"}
-    if pure:
-        env["SOLITAIRE_PURE"] = "1"
+    return env | {"SOLITAIRE_PURE": "1"} if pure else env
+
+
+def batch(path: Path, pure: bool) -> tuple[int, str]:
+    env = environment(pure)
     done = subprocess.run([sys.executable, "-m", "verifier", "batch", str(path), "--workers", "1"], cwd=ROOT,
                           env=env, capture_output=True, text=True)
     version = subprocess.run([sys.executable, "-m", "verifier", "--version"], cwd=ROOT, env=env,
@@ -109,7 +113,7 @@ def test_both_builds_give_identical_verdicts_on_a_large_generated_corpus(tmp_pat
 def test_the_engine_command_expects_the_build_the_environment_asks_for(pure):
     """``verifier engine --expect auto`` (the Docker image's build check) passes for the build
     ``SOLITAIRE_PURE`` asks for, and ``--expect`` of the other one fails."""
-    env = {k: v for k, v in os.environ.items() if k != "SOLITAIRE_PURE"} | ({"SOLITAIRE_PURE": "1"} if pure else {})
+    env = environment(pure)
 
     def engine(expect: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "verifier", "engine", "--expect", expect], cwd=ROOT, env=env,
