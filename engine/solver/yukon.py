@@ -80,6 +80,8 @@ NO_CARD_BIT: Final = 1 << NO_CARD
 #: ``_HEADS[n << 3 | d]``: the first two bytes of the key of a column of ``n`` cards, ``d`` of them face down,
 #: made once (mypyc builds ``bytes((n, d))`` by a generic call)
 _HEADS: Final = tuple(bytes((n, d)) for n in range(53) for d in range(8))
+#: ``_BYTE[c]``: card ``c`` as the one byte of a column key
+_BYTE: Final = tuple(bytes((c,)) for c in range(52))
 #: ``_UP_TO[14 * s + f]``: the bit mask of the ``f`` lowest cards of suit ``s`` (up when its foundation is at ``f``)
 _UP_TO: Final = tuple(((1 << f) - 1) << 13 * s for s in range(4) for f in range(14))
 
@@ -107,10 +109,6 @@ class YukonState:
         self._terms: dict[bytes, int] = {}
         self.decode(b"".join(_column_key([c.index for c in col], d) for col, d in zip(pos.columns, pos.down)))
 
-    def _colkey(self, i: int) -> bytes:
-        """Column ``i``'s key (:func:`_column_key`)."""
-        return _column_key(self.cols[i], self.down[i])
-
     # -- facts ---------------------------------------------------------
 
     def won(self) -> bool:
@@ -134,18 +132,20 @@ class YukonState:
         :meth:`do` replaced (``_saved``; moves are undone last first)."""
         cols, down, colkey, loc = [], [], [], [-1] * 52
         above, below = [NO_CARD] * 53, [NO_CARD] * 53
-        found = [13, 13, 13, 13]
-        suit_of = _SUIT
+        on: i64 = 0  # the column cards of each suit, 6 bits a suit (compiled: no list item to box)
         at = 0
+        c: i64
         for i in range(7):
             end = at + 2 + data[at]
             colkey.append(data[at:end])
             down.append(data[at + 1])
-            col = list(data[at + 2 : end])
+            col: list[CardValue] = []
             prev = NO_CARD
-            for c in col:
+            for p in range(at + 2, end):  # (not list(data[…]): compiled, a generic call)
+                c = data[p]
+                col.append(c)
                 loc[c] = i
-                found[suit_of[c]] -= 1
+                on += 1 << 6 * (c // 13)
                 above[prev] = c
                 below[c] = prev
                 prev = c
@@ -154,8 +154,8 @@ class YukonState:
         self.cols, self.down, self.loc, self.colkey = cols, down, loc, colkey
         self.above, self.below = above, below
         self._saved: list[bytes] = []
-        self.found = found
-        self.placed = sum(found)
+        self.found = [13 - (on & 63), 13 - (on >> 6 & 63), 13 - (on >> 12 & 63), 13 - (on >> 18)]
+        self.placed = 52 + 14 - len(data)  # (data: a byte per column card, and two per column)
 
     def estimate(self, weights: Weights | None = None) -> int:
         """Lower is closer to a win, weighed by ``weights`` (default ``STYLES[0]``):
@@ -180,7 +180,7 @@ class YukonState:
 
     def _column_terms(self, k: bytes) -> int:
         """A column's face-down cards, covers and breaks (see :meth:`estimate`), packed into
-        one number (6 bits each, breaks highest) from its key (:meth:`_colkey`)."""
+        one number (6 bits each, breaks highest) from its key (:func:`_column_key`)."""
         n, d = k[0], k[1]
         fits = self.fits
         breaks = 0
@@ -218,70 +218,11 @@ class YukonState:
         position is lost. A greatest fixed point over held and glued cards, let out
         through a worklist; docs/winnability.md ("Computing the stuck-card test") says how.
         Sets of cards are bit masks (bit ``c``): machine words when compiled."""
-        targets, onto, above, below = self.targets, self.onto, self.above, self.below
         # may_empty: a column is or may become empty (the king's own one too: the king may
         # leave it on top of the card below it and come back to it alone)
-        held, free, downs, work, may_empty = _column_facts(self.cols, self.down, self.found)
-        glued: i64 = held  # bit NO_CARD is never set
-        stuck = len(work)  # cards still glued: at none the position is not lost, whatever is left to do
-        # cards on the worklist and not yet taken from it: a card goes on it again only once taken,
-        # and only while glued (the loop passes over the others)
-        queued: i64 = held
-        # lowest[s]: the lowest rank of suit s that may never go up (13: none): a
-        # card still glued or with a glued card right above it ("buried")
-        lowest = self.found[:]
-        c: i64
-        for c in work:  # the loop also takes the cards appended to work meanwhile
-            queued ^= NO_CARD_BIT >> NO_CARD - c
-            if not glued >> c & 1:
-                continue
-            a: i64 = above[c]  # a face-down card always has one
-            face_down = downs >> c & 1 != 0
-            if face_down and glued >> a & 1:
-                leaves = False  # it never turns up
-            else:  # face up, or face down and may turn up: a way out once up
-                r: i64 = c % 13
-                leaves = lowest[c // 13] >= r and not glued >> a & 1  # it can go up
-                if not leaves:
-                    # a king: an empty column; another card: a card it builds on with nothing glued on it
-                    leaves = may_empty if r == 12 else free & targets[c] != 0
-            b: i64 = below[c]
-            if leaves:
-                glued ^= NO_CARD_BIT >> NO_CARD - c
-                stuck -= 1
-                if not stuck:
-                    return False
-                if b == NO_CARD:
-                    if not may_empty:
-                        may_empty = True
-                        for g in (12, 25, 38, 51):
-                            queued = _enqueue(g, glued, queued, work)
-                else:
-                    queued = _enqueue(b, glued, queued, work)  # b may turn up, or go up
-                    if not downs >> b & 1:
-                        free |= NO_CARD_BIT >> NO_CARD - b  # nothing glued on b any more
-                        for g in onto[b]:
-                            queued = _enqueue(g, glued, queued, work)
-                queued = _unburied(c, glued, queued, above, lowest, work)
-                if b != NO_CARD:
-                    queued = _unburied(b, glued, queued, above, lowest, work)
-            elif not held >> c & 1:
-                continue
-            elif face_down:
-                if glued >> a & 1:
-                    continue  # it never turns up
-            elif b == NO_CARD or downs >> b & 1 or held >> b & 1:  # else it moves along with the card below
-                continue
-            if not held >> c & 1:
-                continue
-            held ^= NO_CARD_BIT >> NO_CARD - c
-            if face_down:
-                free |= NO_CARD_BIT >> NO_CARD - c  # may turn up, with nothing glued on it
-                for g in onto[c]:
-                    queued = _enqueue(g, glued, queued, work)
-            elif a != NO_CARD:
-                queued = _enqueue(a, glued, queued, work)  # may move along with c
-        return glued != 0  # a glued card never goes up
+        held, free, downs, may_empty = _column_facts(self.cols, self.down, self.found)
+        return _glued_left(self.colkey, self.found[:], held, free, downs, may_empty, 52 - self.placed,
+                           self.targets, self.onto, self.above, self.below)
 
     # -- moves -----------------------------------------------------------
 
@@ -388,10 +329,12 @@ class YukonState:
             if start and start == self.down[a]:
                 self.down[a] -= 1
                 flip = True
-            saved.append(colkey[a])
-            saved.append(colkey[b])
-            colkey[a] = self._colkey(a)
-            colkey[b] = self._colkey(b)
+            # the new keys from the old ones' bytes (cheaper than the cards': see _column_key)
+            key_a, key_b = colkey[a], colkey[b]
+            saved.append(key_a)
+            saved.append(key_b)
+            colkey[a] = _HEADS[start << 3 | self.down[a]] + key_a[2 : 2 + start]
+            colkey[b] = _HEADS[len(dst) << 3 | self.down[b]] + key_b[2:] + key_a[2 + start :]
         elif kind == UP:
             src = cols[a]
             src.pop()
@@ -403,8 +346,9 @@ class YukonState:
             if start and start == self.down[a]:
                 self.down[a] -= 1
                 flip = True
-            saved.append(colkey[a])
-            colkey[a] = self._colkey(a)
+            key_a = colkey[a]
+            saved.append(key_a)
+            colkey[a] = _HEADS[start << 3 | self.down[a]] + key_a[2 : 2 + start]
         else:
             self.found[a] -= 1
             self.placed -= 1
@@ -414,8 +358,9 @@ class YukonState:
             below[card] = onto
             dst.append(card)
             loc[card] = b
-            saved.append(colkey[b])
-            colkey[b] = self._colkey(b)
+            key_b = colkey[b]
+            saved.append(key_b)
+            colkey[b] = _HEADS[len(dst) << 3 | self.down[b]] + key_b[2:] + _BYTE[card]
         return flip
 
     def undo(self, m: SolverMove, flip: bool) -> None:
@@ -506,16 +451,14 @@ def _safe_suits(s0: int, s1: int, s2: int, s3: int, relaxed: bool) -> int:
 
 
 def _column_facts(cols: list[list[CardValue]], down: list[int], found: list[int]
-                  ) -> tuple[i64, i64, i64, list[CardValue], bool]:
+                  ) -> tuple[i64, i64, i64, bool]:
     """The starting sets of :meth:`YukonState.dead`, as bit masks: ``held`` (every column card:
     every card not up), ``free`` (a card may be put on it: a foundation card, or a column's top
-    card) and the face-down cards; then the worklist (each column top down: a card turns up
-    once the one above it leaves), and whether a column is empty."""
+    card) and the face-down cards; then whether a column is empty."""
     held: i64 = ALL_CARDS ^ (_UP_TO[found[0]] | _UP_TO[14 + found[1]] | _UP_TO[28 + found[2]]
                              | _UP_TO[42 + found[3]])
     downs: i64 = 0
     tops: i64 = 0
-    work: list[CardValue] = []
     empty = False
     for i in range(7):
         col = cols[i]
@@ -525,13 +468,97 @@ def _column_facts(cols: list[list[CardValue]], down: list[int], found: list[int]
         for p in range(down[i]):
             downs |= NO_CARD_BIT >> NO_CARD - col[p]
         tops |= NO_CARD_BIT >> NO_CARD - col[-1]
-        work += col[::-1]
-    return held, ALL_CARDS ^ held | tops, downs, work, empty
+    return held, ALL_CARDS ^ held | tops, downs, empty
+
+
+def _glued_left(keys: list[bytes], lowest: list[int], held: i64, free: i64, downs: i64, may_empty: bool,
+                stuck: int, targets: tuple[int, ...], onto: tuple[tuple[int, ...], ...], above: list[int],
+                below: list[int]) -> bool:
+    """The worklist of :meth:`YukonState.dead` from its starting sets: whether a card stays glued.
+    ``lowest[s]``: the lowest rank of suit ``s`` that may never go up (13: none), a card still glued
+    or with a glued card right above it ("buried"); ``stuck``: the cards still glued (at none the
+    position is not lost, whatever is left to do)."""
+    glued: i64 = held  # bit NO_CARD is never set
+    # cards on the worklist and not yet taken from it: a card goes on it again only once taken,
+    # and only while glued (the loop passes over the others)
+    queued: i64 = held
+    # the worklist: first each column's cards top down, read from its key (a card turns up once
+    # the one above it leaves), then the cards put back on it (``work``)
+    work: list[CardValue] = []
+    taken = 0
+    key, col, p = keys[0], 0, len(keys[0])
+    c: i64
+    while True:
+        if p > 2:
+            p -= 1
+            c = key[p]
+        elif col < 6:
+            col += 1
+            key, p = keys[col], len(keys[col])
+            continue
+        elif taken < len(work):
+            c = work[taken]
+            taken += 1
+        else:
+            break
+        queued ^= NO_CARD_BIT >> NO_CARD - c
+        if not glued >> c & 1:
+            continue
+        a: i64 = above[c]  # a face-down card always has one
+        face_down = downs >> c & 1 != 0
+        if face_down and glued >> a & 1:
+            leaves = False  # it never turns up
+        else:  # face up, or face down and may turn up: a way out once up
+            r: i64 = c % 13
+            leaves = lowest[c // 13] >= r and not glued >> a & 1  # it can go up
+            if not leaves:
+                # a king: an empty column; another card: a card it builds on with nothing glued on it
+                leaves = may_empty if r == 12 else free & targets[c] != 0
+        b: i64 = below[c]
+        if leaves:
+            glued ^= NO_CARD_BIT >> NO_CARD - c
+            stuck -= 1
+            if not stuck:
+                return False
+            if b == NO_CARD:
+                if not may_empty:
+                    may_empty = True
+                    for g in (12, 25, 38, 51):
+                        queued = _enqueue(g, glued, queued, work)
+            else:
+                queued = _enqueue(b, glued, queued, work)  # b may turn up, or go up
+                if not downs >> b & 1:
+                    free |= NO_CARD_BIT >> NO_CARD - b  # nothing glued on b any more
+                    for g in onto[b]:
+                        queued = _enqueue(g, glued, queued, work)
+            queued = _unburied(c, glued, queued, above, lowest, work)
+            if b != NO_CARD:
+                queued = _unburied(b, glued, queued, above, lowest, work)
+        elif not held >> c & 1:
+            continue
+        elif face_down:
+            if glued >> a & 1:
+                continue  # it never turns up
+        elif b == NO_CARD or downs >> b & 1 or held >> b & 1:  # else it moves along with the card below
+            continue
+        if not held >> c & 1:
+            continue
+        held ^= NO_CARD_BIT >> NO_CARD - c
+        if face_down:
+            free |= NO_CARD_BIT >> NO_CARD - c  # may turn up, with nothing glued on it
+            for g in onto[c]:
+                queued = _enqueue(g, glued, queued, work)
+        elif a != NO_CARD:
+            queued = _enqueue(a, glued, queued, work)  # may move along with c
+    return glued != 0  # a glued card never goes up
+
 
 
 def _column_key(col: list[CardValue], down: int) -> bytes:
     """The key of a column of cards ``col``, ``down`` of them face down: its length, its
-    face-down count, its cards, a byte each (what :meth:`YukonState.decode` reads back)."""
+    face-down count, its cards, a byte each (what :meth:`YukonState.decode` reads back).
+    A move makes its columns' new keys from the old ones' bytes instead (:meth:`YukonState.do`):
+    compiled, ``bytes(col)`` of a list is a generic call, several times a slice's cost."""
     return _HEADS[len(col) << 3 | down] + bytes(col)
 
 
