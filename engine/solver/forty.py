@@ -22,9 +22,18 @@ from ..cards import RANK_CHARS, SUIT_CHARS
 from ..position import Position
 from .state import Places, SearchSettings, SolverMove, Weights
 
-COL_COL, COL_UP, WASTE_COL, WASTE_UP, BACK, DRAW = range(6)
-WASTE, STOCK, SLOT = 50, 60, 100  # place numbers beside columns 0 … 9
-MEMO_CAP = 1 << 18  # piles whose estimate counts are remembered (some 40 MB at most), then forgotten
+#: move kinds (Final: compiled, constants, not module lookups in every move)
+COL_COL: Final = 0
+COL_UP: Final = 1
+WASTE_COL: Final = 2
+WASTE_UP: Final = 3
+BACK: Final = 4
+DRAW: Final = 5
+#: place numbers beside columns 0 … 9
+WASTE: Final = 50
+STOCK: Final = 60
+SLOT: Final = 100
+MEMO_CAP: Final = 1 << 18  # piles whose estimate counts are remembered (some 40 MB at most), then forgotten
 #: beam searches before the complete one; best-first ties: the newest position first, a dive
 #: toward a win (it wins more deals: docs/winnability.md)
 SETTINGS = SearchSettings(
@@ -44,7 +53,7 @@ SETTINGS = SearchSettings(
 _LENGTHS: Final = tuple(bytes((n,)) for n in range(105))
 #: a move's score (its last field), the key moves are sorted by: a C callable, cheaper than a function
 _BY_SCORE: Final = itemgetter(4)
-UNBUILT_WEIGHT = 1  # of a card not on its successor in suit, in the stage beams' estimate
+UNBUILT_WEIGHT: Final = 1  # of a card not on its successor in suit, in the stage beams' estimate
 
 
 def card_text(card: int) -> str:

@@ -24,7 +24,10 @@ from .state import CardValue, Places, SearchSettings, SolverMove, Weights
 if TYPE_CHECKING:  # (for the type checker and mypyc only: nothing is imported at run time)
     from mypy_extensions import i64
 
-GROUP, UP, BACK = 0, 1, 2
+#: move kinds (Final: compiled, a constant, not a module lookup in every move)
+GROUP: Final = 0
+UP: Final = 1
+BACK: Final = 2
 #: weights of :meth:`YukonState.estimate` (face-down cards, unbuilt face-up cards, cards on
 #: face-down ones); the first is the default. Each wins classic deals the others do not, so
 #: the beams try them in turn (how they were chosen: docs/winnability.md).
@@ -70,9 +73,9 @@ RELAXED_SETTINGS = SearchSettings(
     covered_moves=COVERED_MOVES,
     reductions=REDUCTIONS,
 )
-FOUNDATION = 100  # "place" number of a foundation, beside column numbers 0 … 6
-TERMS_CAP = 1 << 16  # columns whose estimate terms are remembered (a few MB), then forgotten
-MAX_GROUP = 20
+FOUNDATION: Final = 100  # "place" number of a foundation, beside column numbers 0 … 6
+TERMS_CAP: Final = 1 << 16  # columns whose estimate terms are remembered (a few MB), then forgotten
+MAX_GROUP: Final = 20
 ALL_CARDS: Final = (1 << 52) - 1  # the bit mask of every card (YukonState.dead)
 NO_CARD: Final = 52  # "no card" in YukonState.dead's tables
 #: ``NO_CARD_BIT >> NO_CARD - c`` is card ``c``'s bit: mypyc writes ``1 << c`` with a 32-bit 1
@@ -322,10 +325,10 @@ class YukonState:
                 loc[card] = b
             else:
                 group = src[start:]
-                del src[start:]
                 dst.extend(group)
-                for c in group:
+                for c in group:  # (pops, not del src[start:]: compiled, a slice deletion is a generic call)
                     loc[c] = b
+                    src.pop()
             if start and start == self.down[a]:
                 self.down[a] -= 1
                 flip = True
@@ -381,10 +384,10 @@ class YukonState:
                 loc[card] = a
             else:
                 group = dst[-count:]
-                del dst[-count:]
                 src.extend(group)
-                for c in group:
+                for c in group:  # (pops: see do)
                     loc[c] = a
+                    dst.pop()
             colkey[b] = saved.pop()
             colkey[a] = saved.pop()
         elif kind == UP:
