@@ -496,8 +496,7 @@ def _glued_left(keys: list[bytes], lowest: list[int], held: i64, free: i64, down
     or with a glued card right above it ("buried"); ``stuck``: the cards still glued (at none the
     position is not lost, whatever is left to do)."""
     glued: i64 = held  # bit NO_CARD is never set
-    # cards on the worklist and not yet taken from it: a card goes on it again only once taken,
-    # and only while glued (the loop passes over the others)
+    # cards on the worklist not yet taken: a card goes on it again only once taken, and only while glued
     queued: i64 = held
     # the worklist: first each column's cards top down, read from its key (a card turns up once
     # the one above it leaves), then the cards put back on it (``work``)
@@ -548,8 +547,9 @@ def _glued_left(keys: list[bytes], lowest: list[int], held: i64, free: i64, down
                     free |= NO_CARD_BIT >> NO_CARD - b  # nothing glued on b any more
                     for g in onto[b]:
                         queued = _enqueue(g, glued, queued, work)
-            queued = _unburied(c, glued, queued, above, lowest, work)
-            if b != NO_CARD:
+            if lowest[c // 13] == r:  # (checked here first: most cards leave no suit unburied)
+                queued = _unburied(c, glued, queued, above, lowest, work)
+            if b != NO_CARD and lowest[b // 13] == b % 13:
                 queued = _unburied(b, glued, queued, above, lowest, work)
         elif not held >> c & 1:
             continue
