@@ -118,23 +118,9 @@ class YukonState:
         return self.placed == 52
 
     def key(self) -> bytes:
-        """The column keys, empty columns first, then in the order of their bottom cards: their
-        order does not matter to the rules, and each column's bottom card is its own, so this
-        order is canonical (and cheaper than sorting the keys). The foundations follow from
-        the cards left on the columns."""
-        colkey, loc = self.colkey, self.loc
-        parts: list[bytes] = []
-        bottoms: i64 = 0
-        for k in colkey:
-            if len(k) > 2:
-                bottoms |= NO_CARD_BIT >> NO_CARD - k[2]
-            else:
-                parts.append(k)
-        while bottoms:
-            low: i64 = bottoms & -bottoms
-            parts.append(colkey[loc[int(low).bit_length() - 1]])
-            bottoms ^= low
-        return b"".join(parts)
+        """Columns sorted (their order does not matter to the rules); the
+        foundations follow from the cards left on the columns."""
+        return b"".join(sorted(self.colkey))
 
     def encode(self) -> bytes:
         """Everything needed to :meth:`decode` this position again (columns in order)."""
