@@ -83,6 +83,8 @@ NO_CARD_BIT: Final = 1 << NO_CARD
 #: ``_HEADS[n << 3 | d]``: the first two bytes of the key of a column of ``n`` cards, ``d`` of them face down,
 #: made once (mypyc builds ``bytes((n, d))`` by a generic call)
 _HEADS: Final = tuple(bytes((n, d)) for n in range(53) for d in range(8))
+#: where a column key's cards start, after its length and face-down count (:func:`_column_key`)
+_KEY_CARDS: Final = 2
 #: ``_BYTE[c]``: card ``c`` as the one byte of a column key
 _BYTE: Final = tuple(bytes((c,)) for c in range(52))
 #: ``_UP_TO[14 * s + f]``: the bit mask of the ``f`` lowest cards of suit ``s`` (up when its foundation is at ``f``)
@@ -332,12 +334,11 @@ class YukonState:
             if start and start == self.down[a]:
                 self.down[a] -= 1
                 flip = True
-            # the new keys from the old ones' bytes (cheaper than the cards': see _column_key)
             key_a, key_b = colkey[a], colkey[b]
             saved.append(key_a)
             saved.append(key_b)
-            colkey[a] = _HEADS[start << 3 | self.down[a]] + key_a[2 : 2 + start]
-            colkey[b] = _HEADS[len(dst) << 3 | self.down[b]] + key_b[2:] + key_a[2 + start :]
+            colkey[a] = _key_cut(key_a, start, self.down[a])
+            colkey[b] = _key_grown(key_b, self.down[b], key_a[_KEY_CARDS + start :])
         elif kind == UP:
             src = cols[a]
             src.pop()
@@ -351,7 +352,7 @@ class YukonState:
                 flip = True
             key_a = colkey[a]
             saved.append(key_a)
-            colkey[a] = _HEADS[start << 3 | self.down[a]] + key_a[2 : 2 + start]
+            colkey[a] = _key_cut(key_a, start, self.down[a])
         else:
             self.found[a] -= 1
             self.placed -= 1
@@ -363,7 +364,7 @@ class YukonState:
             loc[card] = b
             key_b = colkey[b]
             saved.append(key_b)
-            colkey[b] = _HEADS[len(dst) << 3 | self.down[b]] + key_b[2:] + _BYTE[card]
+            colkey[b] = _key_grown(key_b, self.down[b], _BYTE[card])
         return flip
 
     def undo(self, m: SolverMove, flip: bool) -> None:
@@ -560,9 +561,20 @@ def _glued_left(keys: list[bytes], lowest: list[int], held: i64, free: i64, down
 def _column_key(col: list[CardValue], down: int) -> bytes:
     """The key of a column of cards ``col``, ``down`` of them face down: its length, its
     face-down count, its cards, a byte each (what :meth:`YukonState.decode` reads back).
-    A move makes its columns' new keys from the old ones' bytes instead (:meth:`YukonState.do`):
-    compiled, ``bytes(col)`` of a list is a generic call, several times a slice's cost."""
+    A move makes its columns' new keys from the old ones' bytes instead (:func:`_key_cut`,
+    :func:`_key_grown`): compiled, ``bytes(col)`` of a list is a generic call, several times a
+    slice's cost."""
     return _HEADS[len(col) << 3 | down] + bytes(col)
+
+
+def _key_cut(key: bytes, n: int, down: int) -> bytes:
+    """The key of column ``key`` cut down to its first ``n`` cards, ``down`` of them face down."""
+    return _HEADS[n << 3 | down] + key[_KEY_CARDS : _KEY_CARDS + n]
+
+
+def _key_grown(key: bytes, down: int, cards: bytes) -> bytes:
+    """The key of column ``key`` with ``cards`` (a byte each) put on top, ``down`` face down."""
+    return _HEADS[(len(key) - _KEY_CARDS + len(cards)) << 3 | down] + key[_KEY_CARDS:] + cards
 
 
 def _enqueue(c: i64, glued: i64, queued: i64, work: list[CardValue]) -> i64:
