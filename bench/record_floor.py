@@ -25,7 +25,8 @@ from typing import Any
 
 from flask import Flask, current_app, request
 
-PREFIX = "/api/v1"
+from api.routes import PREFIX
+
 VERIFY_FLOOR, RECORD_FLOOR = "/bench/verify-floor", "/bench/record-floor"
 #: the file of the templates' bodies (:func:`write_templates`), for :func:`app`
 ENV = "BENCH_FLOOR_TEMPLATES"
@@ -34,7 +35,7 @@ ENV = "BENCH_FLOOR_TEMPLATES"
 def app() -> Flask:
     """The service's app with the two floor routes (gunicorn: ``bench.record_floor:app()``). Each
     process first sends the templates through the real routes (their records are stored under
-    the players ``floor-template-PID-N``)."""
+    the players ``bench-template-PID-N``)."""
     from api import create_app, db, records
     from api.tasks import evidence_learned
 
