@@ -141,12 +141,12 @@ class YukonState:
         at = 0
         c: i64
         for i in range(7):
-            end = at + 2 + data[at]
+            end = at + _KEY_CARDS + data[at]
             colkey.append(data[at:end])
             down.append(data[at + 1])
             col: list[CardValue] = []
             prev = NO_CARD
-            for p in range(at + 2, end):  # (not list(data[…]): compiled, a generic call)
+            for p in range(at + _KEY_CARDS, end):  # (not list(data[…]): compiled, a generic call)
                 c = data[p]
                 col.append(c)
                 loc[c] = i
@@ -160,7 +160,7 @@ class YukonState:
         self.above, self.below = above, below
         self._saved: list[bytes] = []
         self.found = [13 - (on & 63), 13 - (on >> 6 & 63), 13 - (on >> 12 & 63), 13 - (on >> 18)]
-        self.placed = 52 + 14 - len(data)  # (data: a byte per column card, and two per column)
+        self.placed = 52 + 7 * _KEY_CARDS - len(data)  # (data: a byte per column card, and a head per column)
 
     def estimate(self, weights: Weights | None = None) -> int:
         """Lower is closer to a win, weighed by ``weights`` (default ``STYLES[0]``):
@@ -489,10 +489,10 @@ def _glued_left(keys: list[bytes], lowest: list[int], held: i64, free: i64, down
     # the one above it leaves), then the cards put back on it (``work``)
     work: list[CardValue] = []
     taken = 0
-    key, col, p = keys[0], 0, len(keys[0])
+    key, col, p, first = keys[0], 0, len(keys[0]), _KEY_CARDS  # (first: a local, not a name looked up a card)
     c: i64
     while True:
-        if p > 2:
+        if p > first:
             p -= 1
             c = key[p]
         elif col < 6:
@@ -555,7 +555,6 @@ def _glued_left(keys: list[bytes], lowest: list[int], held: i64, free: i64, down
         elif a != NO_CARD:
             queued = _enqueue(a, glued, queued, work)  # may move along with c
     return glued != 0  # a glued card never goes up
-
 
 
 def _column_key(col: list[CardValue], down: int) -> bytes:
