@@ -15,8 +15,11 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Any
 
-from flask import redirect, request
+from babel.dates import format_datetime
+from flask import g, redirect, request
 from flask.typing import ResponseReturnValue
+from flask.wrappers import Response
+from sqlalchemy import select
 
 from engine.rules import by_variant
 
@@ -24,8 +27,8 @@ from .. import boards, challenge_days, challenges, db
 from ..models import Challenge, Record
 from ..players import find_player
 from .challenges import current_or_prepare
-from .leaderboard import with_records
-from .pages import VARIANT_TITLES, VARIANTS, _, bp, error_page, page_url, render
+from .leaderboard import with_records, withheld_codes
+from .pages import VARIANT_TITLES, VARIANTS, _, bp, clock_text, conditional, error_page, page_url, render
 
 #: rows of a challenge's board on its page, and on the variant's page
 DAY_BOARD_ROWS, CURRENT_BOARD_ROWS = 25, 10
@@ -196,3 +199,50 @@ def record_challenge(record: Record) -> dict[str, Any] | None:
     entry = boards.find(connection, board, record.player)
     return {"challenge": challenge, "place": place, "this_record": entry is not None and entry.record_id == record.id,
             "final": challenge.ends_at <= datetime.now(UTC)}
+
+
+# -- a record of a running challenge ------------------------------------------------
+
+def record_time(record: Record) -> str | None:
+    """A record's time as its header shows it (``7:27``): the server's measure for a challenge
+    attempt (from its start to the record's arrival), else the client's ``elapsed_ms``."""
+    elapsed = record.server_elapsed_ms if record.server_elapsed_ms is not None else record.elapsed_ms
+    return None if elapsed is None else clock_text(elapsed)
+
+
+def sealing_challenge(record: Record, moment: datetime) -> Challenge | None:
+    """The running challenge (with attempts) whose deal a record is of: the one whose window the
+    record counts in, else the one that closes last (the deal stays hidden until then)."""
+    running = db.session().scalars(select(Challenge).where(
+        Challenge.code == record.code, Challenge.starts_at <= moment, Challenge.ends_at > moment,
+        Challenge.attempts_required.is_(True))).all()
+    counted = [row for row in running if row.starts_at <= record.received_at < row.ends_at]
+    return min(counted, key=lambda row: row.ends_at - row.starts_at, default=None) or \
+        max(running, key=lambda row: row.ends_at, default=None)
+
+
+def sealed_record(record_id: int) -> Response | None:
+    """The spoiler-safe page of a record of a running challenge's deal (None: no such record, or
+    not sealed): its result, rank, moves against par and time, and when its replay unlocks; no
+    deal, log or position (the API and frames keep answering 404 until the window closes)."""
+    found = db.session().get(Record, record_id) if 0 < record_id < 2 ** 63 else None
+    moment = datetime.now(UTC)
+    if found is None or found.code not in withheld_codes():
+        return None
+    challenge = sealing_challenge(found, moment)
+    if challenge is None:
+        return None
+    board = boards.board(boards.CHALLENGE, challenge.id)
+    connection = db.session().connection()
+    place = boards.standing(connection, board, found.player)
+    entry = boards.find(connection, board, found.player)
+    unlocks = format_datetime(challenge.ends_at.astimezone(UTC), "short", tzinfo=UTC, locale=g.lang)
+    title = _("{player} · {challenge}", player=found.player, challenge=challenge_title(challenge))
+    result = _("won in {moves} moves", moves=found.moves) if found.won else _("not won")
+    return conditional(render(
+        "record_sealed.html", title=title, record=found, challenge=challenge, place=place,
+        this_record=entry is not None and entry.record_id == found.id, time=record_time(found),
+        par_diff=found.moves - challenge.par if found.won else None, unlocks=unlocks,
+        hidden=found.status == "hidden", variant=challenge.variant,
+        description=_("{player}, {challenge}: {result}.", player=found.player,
+                      challenge=challenge_title(challenge), result=result)))
