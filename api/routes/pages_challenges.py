@@ -84,7 +84,7 @@ def weekday_names() -> list[str]:
 def _challenge_helpers() -> dict[str, Any]:
     return {"day_url": day_url, "challenge_title": challenge_title, "score_tells": score_tells,
             "deal_challenges": deal_challenges, "record_challenge": record_challenge,
-            "weekday_names": weekday_names}
+            "weekday_names": weekday_names, "record_time": record_time}
 
 
 def requested_month(today: date) -> date:
@@ -203,10 +203,14 @@ def record_challenge(record: Record) -> dict[str, Any] | None:
 
 # -- a record of a running challenge ------------------------------------------------
 
-def record_time(record: Record) -> str | None:
-    """A record's time as its header shows it (``7:27``): the server's measure for a challenge
-    attempt (from its start to the record's arrival), else the client's ``elapsed_ms``."""
-    elapsed = record.server_elapsed_ms if record.server_elapsed_ms is not None else record.elapsed_ms
+def record_time(record: Record | dict[str, Any]) -> str | None:
+    """A record's (or a board entry's) time as the pages show it (``7:27``): the server's measure
+    for a challenge attempt (from its start to the record's arrival), else the client's ``elapsed_ms``."""
+    def field(name: str) -> int | None:
+        return record.get(name) if isinstance(record, dict) else getattr(record, name)
+
+    server, client = field("server_elapsed_ms"), field("elapsed_ms")
+    elapsed = server if server is not None else client
     return None if elapsed is None else clock_text(elapsed)
 
 

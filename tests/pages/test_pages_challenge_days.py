@@ -84,10 +84,10 @@ def test_a_past_day_has_its_final_board_all_winners_tied_first_par_and_the_solut
     assert board.find("h2").text == "Final board"
     # Yukon: no score column (every win scores 625); moves and the difference from par instead
     assert [th.text for th in board.find("thead").find_all("th")] == ["#", "Player", "Moves", "Against par",
-                                                                     "Result"]
+                                                                     "Time", "Result"]
     moves = days["ann"]["moves"]
-    assert rows(board) == [["1", "ann", str(moves), "+2", "★ won"], ["1", "cid", str(moves), "+2", "★ won"],
-                           ["3", "bob", str(days["bob"]["moves"]), "–",
+    assert rows(board) == [["1", "ann", str(moves), "+2", "–", "★ won"], ["1", "cid", str(moves), "+2", "–", "★ won"],
+                           ["3", "bob", str(days["bob"]["moves"]), "–", "–",
                             f"not won, {days['bob']['score']} points"]]
     solution = document.find("section", data_solution=True)
     assert days["ann"]["canonical"] in solution.find("code").text  # published: the window has closed
@@ -211,3 +211,33 @@ def test_the_streak_calendar_says_won_played_missed_and_leaves_today_open(client
     ann = states("ann")
     assert ann[yesterday.isoformat()] == "won" and ann[(yesterday - timedelta(days=1)).isoformat()] == "missed"
     assert ann[(yesterday + timedelta(days=1)).isoformat()] == "played"  # today's, played and not won yet
+
+
+def test_boards_and_the_record_header_show_the_time_the_server_measured_first(client, days, app):
+    with app.extensions["api.db"].sessions() as session:
+        session.execute(update(Record).where(Record.id == days["ann"]["id"]).values(elapsed_ms=999_000,
+                                                                                    server_elapsed_ms=447_400))
+        session.execute(update(Record).where(Record.id == days["bob"]["id"]).values(elapsed_ms=61_000))
+        session.commit()
+    board = get(client, f"/challenges/yukon-classic/daily/{days['yesterday'].isoformat()}").find(
+        "section", data_challenge_board=True)
+    assert [row[4] for row in rows(board)] == ["7:27", "–", "1:01"]  # the attempt's server time, else the client's
+    assert get(client, f"/records/{days['ann']['id']}").find("p", data_result=True).text.startswith("★ won in 7:27")
+    assert "Time 1:01" in get(client, f"/records/{days['bob']['id']}").find("p", data_result=True).text
+    assert "voitettu ajassa 7:27" in get(client, f"/records/{days['ann']['id']}?lang=fi").find("p", data_result=True).text
+
+
+def test_a_clean_record_has_no_decisions_block_and_a_hidden_win_is_not_gold_and_says_why(client, days, app):
+    from api import fairplay
+
+    document = get(client, f"/records/{days['ann']['id']}")
+    assert document.find_all("section", data_decisions=True) == []  # nothing decided, nothing flagged
+    assert document.find("p", data_result=True).find_all("span", class_="won-mark") != []
+    with app.extensions["api.db"].sessions() as session:
+        fairplay.decide(session, session.get(Record, days["ann"]["id"]), "hidden", "admin-key", "a shared account")
+        session.commit()
+    document = get(client, f"/records/{days['ann']['id']}")
+    result = document.find("p", data_result=True)
+    assert result.find_all("span", class_="won-mark") == [] and result.text.startswith("won")
+    assert "Reason: a shared account" in document.find("p", data_hidden_reason=True).text
+    assert document.find_all("section", data_decisions=True) != []  # the decision and its history
