@@ -84,7 +84,12 @@ def weekday_names() -> list[str]:
 def _challenge_helpers() -> dict[str, Any]:
     return {"day_url": day_url, "challenge_title": challenge_title, "score_tells": score_tells,
             "deal_challenges": deal_challenges, "record_challenge": record_challenge,
-            "weekday_names": weekday_names, "record_time": record_time}
+            "weekday_names": weekday_names, "record_time": record_time, "streaks_today": streaks_today}
+
+
+def streaks_today() -> date:
+    """Today (UTC), which the streak calendars mark."""
+    return datetime.now(UTC).date()
 
 
 def requested_month(today: date) -> date:

@@ -241,3 +241,21 @@ def test_a_clean_record_has_no_decisions_block_and_a_hidden_win_is_not_gold_and_
     assert result.find_all("span", class_="won-mark") == [] and result.text.startswith("won")
     assert "Reason: a shared account" in document.find("p", data_hidden_reason=True).text
     assert document.find_all("section", data_decisions=True) != []  # the decision and its history
+
+
+def test_the_streak_calendar_tells_days_by_shape_links_them_for_the_player_and_marks_today(client, days):
+    section = get(client, "/players/ann").find("section", data_streaks=True)
+    children = [child for child in section.children if not isinstance(child, str)]
+    assert [child.tag for child in children][:3] == ["h2", "ul", "h3"]  # the legend before the calendars
+    assert [li.text.strip() for li in section.find("ul", data_streak_key=True).find_all("li")] == [
+        "★ won", "• played, not won", "missed", "today"]
+    cells = {cell.attrs["title"].split(":")[0]: cell for cell in section.find_all("td")}
+    yesterday, today = days["yesterday"], days["yesterday"] + timedelta(days=1)
+    won, missed, played = (cells[day.isoformat()] for day in (yesterday, yesterday - timedelta(days=1), today))
+    assert won.find("a").find("span", aria_hidden="true").text == "★"
+    assert played.find("a").find("span", aria_hidden="true").text == "•"
+    assert won.find("a").attrs["href"] == f"/challenges/yukon-classic/daily/{yesterday.isoformat()}?player=ann"
+    assert missed.find("a").attrs["href"].endswith("?player=ann")  # a missed day links its page too
+    assert "day-today" in played.attrs["class"].split() and "today" in played.attrs["title"]
+    assert [cell for cell in cells.values() if "day-today" in cell.attrs["class"].split()] == [played]
+    assert cells[(yesterday - timedelta(days=2)).isoformat()].find_all("a") == []  # no challenge: no link
