@@ -604,3 +604,12 @@ def test_each_module_is_preloaded_once(client):
     document, _ = page(client, "/check?code=YU1-C-AAAAAAB&moves=T6>T7")
     preloaded = hashed_urls(document)
     assert len(preloaded) == len(set(preloaded)) == 5  # common, page, board, replay, check
+
+
+def test_the_main_navigation_has_the_leaderboards_and_challenges_and_the_footer_the_checker(client):
+    document = parse(client.get("/").get_data(as_text=True))
+    nav = document.find("nav", aria_label="Main")
+    assert [a.text for a in nav.find_all("a")] == ["Leaderboards", "Challenges"]
+    footer = document.find("footer")
+    assert [a.attrs["href"] for a in footer.find_all("a")] == ["/check"]  # for players, not about the API
+    assert "API" not in footer.text
