@@ -6,8 +6,11 @@ a challenge.
 
 **Who "your result" is.** A page knows its visitor only by the ``player`` query
 parameter: the day page's small form (GET) sets it, and a player's page links every
-challenge day with its own name. No cookie, no token: the page stays cacheable and
-says nothing a link does not (results are public anyway).
+challenge day with its own name. The challenge pages' links keep it (:func:`visitor`).
+No cookie, no token: the page stays cacheable and says nothing a link does not (results
+are public anyway). The browser remembers the name (``static/js/player.js``, local storage:
+a challenge page opened without ``?player=`` is opened again with the remembered one) until
+the visitor presses "Forget my name".
 """
 
 from __future__ import annotations
@@ -63,9 +66,26 @@ def rows_with_par(entries: list[dict[str, Any]], par: int | None) -> list[dict[s
             for entry in entries]
 
 
+def visitor() -> str | None:
+    """The ``player`` query parameter (whose results the challenge pages show), when it is a name."""
+    name = request.args.get("player", "").strip()
+    return name if name and len(name) <= 64 else None
+
+
+def with_visitor(values: dict[str, Any]) -> dict[str, Any]:
+    """A link's query values with the visitor's ``player`` added (unless the link names one)."""
+    name = visitor()
+    return {"player": name, **values} if name is not None else values
+
+
 def day_url(challenge: Challenge, **values: Any) -> str:
     return page_url("pages.challenge_day", variant=challenge.variant, kind=challenge.kind,
-                    day=challenge.starts_at.date().isoformat(), **values)
+                    day=challenge.starts_at.date().isoformat(), **with_visitor(values))
+
+
+def challenges_url(variant: str, **values: Any) -> str:
+    """A variant's challenge page, keeping the visitor's ``player``."""
+    return page_url("pages.challenge_page", variant=variant, **with_visitor(values))
 
 
 def challenge_title(challenge: Challenge) -> str:
@@ -84,7 +104,8 @@ def weekday_names() -> list[str]:
 def _challenge_helpers() -> dict[str, Any]:
     return {"day_url": day_url, "challenge_title": challenge_title, "score_tells": score_tells,
             "deal_challenges": deal_challenges, "record_challenge": record_challenge,
-            "weekday_names": weekday_names, "record_time": record_time, "streaks_today": streaks_today}
+            "weekday_names": weekday_names, "record_time": record_time, "streaks_today": streaks_today,
+            "challenges_url": challenges_url, "visitor": visitor}
 
 
 def streaks_today() -> date:
@@ -129,7 +150,7 @@ def challenge_page(variant: str) -> Any:
                   weeks=challenge_days.month(session, variant, shown, moment), month=shown,
                   previous_month=previous.strftime("%Y-%m"),
                   next_month=following.strftime("%Y-%m") if following <= moment.date() else None,
-                  page_scripts=["js/countdown.js"],
+                  page_scripts=["js/countdown.js", "js/player.js"],
                   description=_("The daily and weekly challenge of {variant}: today's deal, its board and past "
                                 "challenges.", variant=_(VARIANT_TITLES[variant])))
 
@@ -163,7 +184,8 @@ def challenge_day(variant: str, kind: str, day: str) -> ResponseReturnValue:
                   next_cursor=found["next_cursor"], first_page=not request.args.get("cursor"),
                   winners=challenge_days.winners(session, challenge),
                   countdown=None if final else countdown(challenge, moment),
-                  you=your_result(board, challenge), page_scripts=[] if final else ["js/countdown.js"],
+                  you=your_result(board, challenge),
+                  page_scripts=["js/player.js"] if final else ["js/countdown.js", "js/player.js"],
                   description=_("{challenge}: {variant}, deal {code}, par {par} moves.",
                                 challenge=challenge_title(challenge), variant=_(VARIANT_TITLES[variant]),
                                 code=code, par=challenge.par) if code else
@@ -173,8 +195,8 @@ def challenge_day(variant: str, kind: str, day: str) -> ResponseReturnValue:
 
 def your_result(board: boards.Board, challenge: Challenge) -> dict[str, Any] | None:
     """The ``player`` parameter's entry and rank on the board (``entry`` None: not played)."""
-    name = request.args.get("player", "").strip()
-    if not name or len(name) > 64:
+    name = visitor()
+    if name is None:
         return None
     found = find_player(db.session(), name)
     name = found.name if found is not None else name

@@ -1,7 +1,8 @@
 """The returning player's day in a real browser (issue 44), at phone and desktop widths in en/ko/fi:
 today's challenge played through the API as an attempt, then the player's record while the window runs,
 a spoiler-safe page (result, rank, time, when the replay unlocks; no deal, board or log), reached from
-the running board and from the player's own link; no request on the way answers 4xx or 5xx, and axe finds
+the running board and from the player's own link, then the challenge page remembering the name (its links
+keeping it) until "Forget my name"; no request on the way answers 4xx or 5xx, and axe finds
 no violation and no contrast it cannot judge.
 
 Today's Yukon relaxed challenge is made one with attempts (its deal secret) for the test's length, and put
@@ -9,6 +10,7 @@ back afterwards; the attempt's record stays (on a deal no other browser test ran
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -74,5 +76,21 @@ def test_your_game_while_the_window_runs_has_a_page_without_spoilers(open_page, 
     # the player's own way there: the day page's "your result" for ?player=
     page.locator(".subtitle a[href*='player=sami']").click()
     expect(page.locator("[data-your-result]")).to_contain_text("sami")
+    # the browser remembers the name: the challenge page opened without it is sami's, its links keep it
+    page.goto(f"/challenges/yukon-relaxed?lang={lang}")
+    expect(page).to_have_url(re.compile(r"[?&]player=sami"))
+    expect(page.locator("[data-visitor] p")).to_contain_text("sami")
+    assert all("player=sami" in href for href in page.locator("[data-calendar] tbody a").evaluate_all(
+        "ns => ns.map(n => n.href)"))
+    forget = page.locator("[data-forget-player]")
+    expect(forget).to_be_visible()
+    assert forget.bounding_box()["height"] >= 44 - 0.5
+    violations, unjudged = axe(page)
+    assert violations == [] and unjudged == [], (violations, unjudged)
+    forget.click()  # … until it is told to forget it
+    expect(page).to_have_url(re.compile(rf"/challenges/yukon-relaxed\?lang={lang}$"))
+    expect(page.locator("[data-visitor] p")).to_have_count(0)
+    page.reload()
+    expect(page).to_have_url(re.compile(rf"/challenges/yukon-relaxed\?lang={lang}$"))
     assert failed == [], failed
     page.context.close()

@@ -115,3 +115,20 @@ def test_a_record_of_a_running_challenge_has_a_spoiler_safe_page_until_the_windo
         session.commit()
     html = client.get(link).get_data(as_text=True)
     assert "FT1-N-AAAAAAB" in html and "data-viewer" in html and "Replay unlocks" not in html
+
+
+def test_the_challenge_pages_links_keep_the_visitors_name(client, app):
+    now = datetime.now(UTC)
+    today = datetime.combine(now.date(), datetime.min.time(), UTC)
+    add_challenge(app, "daily", today - timedelta(days=1), "FT1-N-AAAAAAC")
+    html = client.get("/challenges/forty-thieves?player=ann").get_data(as_text=True)
+    assert "Results for ann" in html and "data-forget-player" in html
+    day = (today - timedelta(days=1)).date().isoformat()
+    assert f'href="/challenges/forty-thieves/daily/{day}?player=ann"' in html  # the calendar and past days
+    assert 'href="/challenges/yukon-classic?player=ann"' in html  # the other games' challenge pages
+    assert "?player=ann&amp;month=" in html  # the month pager
+    day_page = client.get(f"/challenges/forty-thieves/daily/{day}?player=ann").get_data(as_text=True)
+    assert 'href="/challenges/forty-thieves?player=ann"' in day_page
+    anonymous = client.get("/challenges/forty-thieves").get_data(as_text=True)
+    assert "player=" not in anonymous and "Results for" not in anonymous
+    assert "Pelaajan ann tulokset" in client.get("/challenges/forty-thieves?player=ann&lang=fi").get_data(as_text=True)
