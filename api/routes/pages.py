@@ -449,7 +449,7 @@ def home() -> tuple[str, int]:
 def home_page(status: int, code: str, error: str | None) -> tuple[str, int]:
     boards = [(variant, name, standings_entries(variant)) for variant, name in VARIANTS]
     return render("home.html", status, title=_("Solitaire records"), variants=VARIANTS, boards=boards, code=code,
-                  code_error=error, example=EXAMPLE_CODE,
+                  code_error=error, example=EXAMPLE_CODE, page_scripts=["js/player.js"],
                   description=_("Verified games of Yukon and Forty Thieves, replayed action by action."))
 
 

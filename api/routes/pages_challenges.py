@@ -29,6 +29,7 @@ from engine.rules import by_variant
 from .. import boards, challenge_days, challenges, db
 from ..models import Challenge, Record
 from ..players import find_player
+from ..stats import player_stats
 from .challenges import current_or_prepare
 from .leaderboard import with_records, withheld_codes
 from .pages import VARIANT_TITLES, VARIANTS, _, bp, clock_text, conditional, error_page, page_url, render
@@ -105,7 +106,7 @@ def _challenge_helpers() -> dict[str, Any]:
     return {"day_url": day_url, "challenge_title": challenge_title, "score_tells": score_tells,
             "deal_challenges": deal_challenges, "record_challenge": record_challenge,
             "weekday_names": weekday_names, "record_time": record_time, "streaks_today": streaks_today,
-            "challenges_url": challenges_url, "visitor": visitor}
+            "challenges_url": challenges_url, "visitor": visitor, "today_strip": today_strip}
 
 
 def streaks_today() -> date:
@@ -277,3 +278,38 @@ def sealed_record(record_id: int) -> Response | None:
         hidden=found.status == "hidden", variant=challenge.variant,
         description=_("{player}, {challenge}: {result}.", player=found.player,
                       challenge=challenge_title(challenge), result=result)))
+
+
+# -- the "Today" strip ----------------------------------------------------------------
+
+def today_strip() -> list[dict[str, Any]]:
+    """Each game's running daily and weekly challenge, for the strip atop the home and challenge
+    pages: par, time left, and for the visitor (``?player=``) their place and a daily streak at risk
+    (a run of won days that today's challenge, not won yet, would end). Reads only: a window not
+    prepared yet says so (the challenge page asks for it)."""
+    session, moment, name = db.session(), datetime.now(UTC), visitor()
+    found = find_player(session, name) if name is not None else None
+    name = found.name if found is not None else name
+    streaks = {row["variant"]: row["current_streak"] for row in player_stats(session, name)} if name else {}
+    out = []
+    for variant, title in VARIANTS:
+        kinds = [today_item(variant, kind, moment, name) for kind in challenges.KINDS]
+        daily = kinds[0]
+        at_risk = streaks.get(variant, 0) if daily["challenge"] is not None and not daily["won"] else 0
+        out.append({"variant": variant, "title": title, "kinds": kinds, "streak_at_risk": at_risk})
+    return out
+
+
+def today_item(variant: str, kind: str, moment: datetime, name: str | None) -> dict[str, Any]:
+    """One running challenge of the strip, and the visitor's place on its board (None: not played)."""
+    challenge = challenges.current(db.session(), variant, kind, moment)
+    item: dict[str, Any] = {"kind": kind, "challenge": challenge, "place": None, "won": False}
+    if challenge is None:
+        return item
+    item["left"] = left_text(int((challenge.ends_at - moment).total_seconds()))
+    if name is not None:
+        board, connection = boards.board(boards.CHALLENGE, challenge.id), db.session().connection()
+        entry = boards.find(connection, board, name)
+        item.update(place=boards.standing(connection, board, name) if entry else None,
+                    won=bool(entry and entry.won))
+    return item

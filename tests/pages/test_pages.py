@@ -55,9 +55,12 @@ def test_the_home_page_has_the_code_form_and_three_standings(client):
     assert [section.attrs["data-variant"] for section in document.find_all("section", data_standings=True)] == \
         ["yukon-classic", "yukon-relaxed", "forty-thieves"]
     assert not document.find_all("section", data_leaderboard=True)  # no raw-score board across deals
-    assert [h.text for h in document.find_all("h2")] == ["Challenge standings"]
-    assert [h.text for h in document.find_all("h3")] == ["Yukon, classic rules", "Yukon, relaxed rules",
-                                                          "Forty Thieves"]
+    assert [h.text for h in document.find_all("h2")] == ["Today", "Open a deal", "Challenge standings"]
+    games = ["Yukon, classic rules", "Yukon, relaxed rules", "Forty Thieves"]
+    assert [h.text for h in document.find_all("h3")] == games + games  # the Today strip's, the standings'
+    # no challenge prepared here: the strip says so, and asks nobody to prepare one (it only reads)
+    assert [li.text.strip() for li in document.find("section", data_today=True).find_all("li", data_today_kind=True)][:2] \
+        == ["Daily challenge · being prepared", "Weekly challenge · being prepared"]
     assert re.fullmatch(r"/static/js/page\.[0-9a-f]{10}\.js", document.find("script", type="module").attrs["src"])
     assert response.headers["Content-Language"] == "en"
     assert "Accept-Language" in response.headers["Vary"]

@@ -247,8 +247,10 @@ def test_the_streak_calendar_tells_days_by_shape_links_them_for_the_player_and_m
     section = get(client, "/players/ann").find("section", data_streaks=True)
     children = [child for child in section.children if not isinstance(child, str)]
     assert [child.tag for child in children][:3] == ["h2", "ul", "h3"]  # the legend before the calendars
-    assert [li.text.strip() for li in section.find("ul", data_streak_key=True).find_all("li")] == [
-        "★ won", "• played, not won", "missed", "today"]
+    key = section.find("ul", data_streak_key=True).find_all("li")
+    assert [li.text.strip() for li in key] == ["won", "played, not won", "missed", "today"]
+    assert [li.find("span").attrs["class"] for li in key] == [  # the shapes: pages.css draws them
+        "swatch day-won", "swatch day-played", "swatch day-missed", "swatch day-today"]
     cells = {cell.attrs["title"].split(":")[0]: cell for cell in section.find_all("td")}
     yesterday, today = days["yesterday"], days["yesterday"] + timedelta(days=1)
     won, missed, played = (cells[day.isoformat()] for day in (yesterday, yesterday - timedelta(days=1), today))
@@ -259,3 +261,29 @@ def test_the_streak_calendar_tells_days_by_shape_links_them_for_the_player_and_m
     assert "day-today" in played.attrs["class"].split() and "today" in played.attrs["title"]
     assert [cell for cell in cells.values() if "day-today" in cell.attrs["class"].split()] == [played]
     assert cells[(yesterday - timedelta(days=2)).isoformat()].find_all("a") == []  # no challenge: no link
+
+
+def test_the_today_strip_shows_each_games_challenges_your_place_and_a_streak_at_risk(client, days):
+    def strip(url):
+        section = get(client, url).find("section", data_today=True)
+        return {game.attrs["data-today-variant"]: game for game in section.find_all("li", data_today_variant=True)}
+
+    games = strip("/?player=ann")
+    assert list(games) == ["yukon-classic", "yukon-relaxed", "forty-thieves"]
+    daily, weekly = games["yukon-classic"].find_all("li", data_today_kind=True)
+    assert "Par: 60 moves" in daily.text and " left" in daily.text  # today's daily challenge (par 60)
+    assert daily.find("a").attrs["href"] == \
+        f"/challenges/yukon-classic/daily/{(days['yesterday'] + timedelta(days=1)).isoformat()}?player=ann"
+    assert daily.find("span", data_today_status=True).text == "played, rank 1 of 1"  # played, not won yet
+    assert weekly.find("span", data_today_status=True).text == "not played yet"
+    # ann won yesterday's daily challenge: a streak of 1 that today's, not won yet, would end
+    assert "Your 1-day streak is at risk" in games["yukon-classic"].find("p", data_streak_risk=True).text
+    assert "being prepared" in games["forty-thieves"].text
+    bob = strip("/challenges/yukon-classic?player=bob")["yukon-classic"]
+    assert bob.find_all("p", data_streak_risk=True) == []  # bob won nothing: no streak to lose
+    assert bob.find_all("li", data_today_kind=True)[0].find("span", data_today_status=True).text == "not played yet"
+    anonymous = strip("/")["yukon-classic"]
+    assert anonymous.find_all("span", data_today_status=True) == []
+    assert not [a for a in anonymous.find_all("a") if "player=" in a.attrs["href"]]
+    assert "Sinun 1 päivän" not in get(client, "/?player=ann&lang=fi").text
+    assert "1 päivän voittoputkesi on vaarassa" in get(client, "/?player=ann&lang=fi").text

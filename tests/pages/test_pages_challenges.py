@@ -132,3 +132,4 @@ def test_the_challenge_pages_links_keep_the_visitors_name(client, app):
     anonymous = client.get("/challenges/forty-thieves").get_data(as_text=True)
     assert "player=" not in anonymous and "Results for" not in anonymous
     assert "Pelaajan ann tulokset" in client.get("/challenges/forty-thieves?player=ann&lang=fi").get_data(as_text=True)
+
