@@ -43,8 +43,8 @@ from .problems import Problem
 log = logging.getLogger(__name__)
 #: said when an app trusts ``X-Forwarded-For`` (``TRUSTED_PROXIES``): what a client that reaches it directly can do
 PROXIES_WARNING = (
-    "TRUSTED_PROXIES=%d: the client address is taken from X-Forwarded-For. Any client that can reach this "
-    "server without going through those proxies chooses its own address by sending the header: it escapes the "
+    "TRUSTED_PROXIES=%d: the client address is taken from X-Forwarded-For. Any client that reaches this server "
+    "directly, not through those proxies, chooses its own address by sending the header: it escapes the "
     "per-address rate limits and solver places, and reads /metrics as loopback or a METRICS_ALLOW network. Bind "
     "the server where only the proxies reach it (gunicorn.conf.py: 127.0.0.1:8000 behind nginx), or set "
     "TRUSTED_PROXIES=0")

@@ -524,6 +524,61 @@ def test_a_worker_delivers_and_retries(tier, receiver, legal_log):
     assert json.loads(second["body"])["type"] == "record.created"
 
 
+def judged(client: Any, record: dict[str, Any]) -> dict[str, Any]:
+    """The record once a worker has judged it (no longer flagged ``pending``)."""
+    deadline = time.monotonic() + 4 * WAIT
+    while any(found["flag"] == "pending" for found in record["flags"]):
+        assert time.monotonic() < deadline, f"still waiting for its judgement: {record}"
+        time.sleep(0.2)
+        record = client.get(f"{API}/records/{record['id']}").get_json()
+    return record
+
+
+@pytest.mark.slow
+def test_a_tarpit_receiver_holds_only_the_webhooks_worker_and_judging_goes_on(tier, tarpit, legal_log):
+    """The production layout (a bulk worker that judges, a worker of the webhooks queue): while a
+    receiver holds every delivery with a byte at a time, records go on being judged, and each
+    attempt ends at its deadline, recorded, with its retry scheduled."""
+    settings = {"WEBHOOK_ALLOW_PRIVATE": "1", "WEBHOOK_DEADLINE_SECONDS": "3"}
+    app = tier.app(FAIRPLAY_JUDGE="worker", **settings)
+    tier.worker(queues=["bulk"], **settings)
+    tier.worker(queues=["webhooks"], **settings)
+    client, headers = app.test_client(), admin_key(app)
+    made = register(client, headers, tarpit.url, "record.created")
+    first = judged(client, submit(client, legal_log, player="ann"))
+    tarpit.wait(lambda pit: pit.open == 1)  # its record.created: the webhooks worker is held
+    later = [judged(client, submit(client, legal_log, player=name, skip=n))
+             for n, name in enumerate(("bob", "cy", "dee"), 1)]
+    assert all("pending" not in [found["flag"] for found in record["flags"]] for record in [first, *later])
+
+    deadline = time.monotonic() + 4 * WAIT
+    while True:  # the first attempt ends at its deadline and is recorded
+        items = client.get(f"{API}/webhooks/{made['id']}/deliveries", headers=headers).get_json()["items"]
+        oldest = items[-1] if items else {"attempts": []}
+        if oldest["attempts"] and oldest["attempts"][0]["error"] != webhooks.CUT_OFF:
+            break
+        assert time.monotonic() < deadline, f"no attempt recorded: {items}"
+        time.sleep(0.2)
+    attempt = oldest["attempts"][0]
+    assert attempt["status_code"] is None and attempt["error"].startswith("DeadlineExceeded"), attempt
+    assert oldest["status"] == "pending" and datetime.fromisoformat(oldest["next_attempt_at"]) >= \
+        datetime.fromisoformat(attempt["at"]) + timedelta(seconds=webhooks.SCHEDULE[1])
+
+
+def test_webhook_deliveries_have_a_queue_of_their_own():
+    from api.config import load_settings
+    from api.tasks import DELIVER, QUEUE_ORDER, QUEUES, make_celery
+
+    settings = load_settings("/nonexistent", {"CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
+                                              "CELERY_QUEUE_PREFIX": "p", "WEBHOOK_DEADLINE_SECONDS": "7"})
+    celery_app = make_celery(settings)
+    assert celery_app.conf.task_routes[DELIVER] == {"queue": "p.webhooks"}
+    assert [name for name, queue in QUEUES.items() if queue == "webhooks"] == [DELIVER]
+    assert QUEUE_ORDER[-1] == "webhooks"  # a worker that takes every queue takes deliveries last
+    task = celery_app.tasks[DELIVER]
+    assert 7 < task.soft_time_limit < task.time_limit < 7 + webhooks.HOLD_MARGIN
+
+
 def test_the_contract_lists_exactly_the_event_types_declared():
     from tests.api.test_api_contract import spec
 
