@@ -94,3 +94,10 @@ def test_your_game_while_the_window_runs_has_a_page_without_spoilers(open_page, 
     expect(page).to_have_url(re.compile(rf"/challenges/yukon-relaxed\?lang={lang}$"))
     assert failed == [], failed
     page.context.close()
+
+
+def test_docs_screenshots_of_today_and_a_record_while_its_window_runs(open_page, attempt_record, screenshot):
+    phone = open_page("/?player=sami", width=390, height=844, is_mobile=True, has_touch=True)
+    screenshot(phone, "today-phone", element=phone.locator("[data-today]"), docs=True)
+    desktop = open_page(f"/records/{attempt_record['id']}", width=1366, height=900)
+    screenshot(desktop, "record-running-desktop", docs=True)
