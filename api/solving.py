@@ -10,14 +10,16 @@ log (:class:`HintSearch`, ``hint_answers``). For either:
 2. Otherwise the request takes a *place* (:meth:`Solver.take_place`: one row of
    ``solver_jobs``, the job). The client's limit ``SOLVER_PENDING_PER_CLIENT`` is
    checked first, then the queue's: anonymous clients (by IP) together hold at most
-   half of the ``SOLVER_QUEUE_SIZE`` places, clients with an API key any free place, so
-   a key is never refused because anonymous clients fill the queue. Refused:
+   half of the ``SOLVER_QUEUE_SIZE`` places, clients with an API key any free place but
+   the last ``SOLVER_TASK_PLACES``, so a key is never refused because anonymous clients
+   fill the queue. Those last places are the service's own (``task:fair-play``, which
+   may hold them all): no client flood starves fair play's searches. Refused:
    :class:`ClientBusy` or :class:`QueueFull`, and nothing is taken. Then it inserts the
    ``pending`` row (the unique constraint makes identical searches share it, whoever
    asks) and sends a *ticket* to the kind's queue. It answers at once: no web thread
    waits for a task.
 3. A worker that takes a ticket runs the best waiting job of the kind
-   (:meth:`Solver.run_next`): jobs of API keys first, round-robin by client (each
+   (:meth:`Solver.run_next`): jobs of the service's tasks and API keys first, round-robin by client (each
    client's first waiting job, oldest first, then each one's second …), then the
    anonymous ones the same way. A key that asks for a search an anonymous client
    started moves that job up to its own class. The worker stores the answer if the
@@ -76,8 +78,12 @@ MAX_ATTEMPTS = 3
 CLEANUP_BATCH = 500
 #: tries at taking a place (or a job) when racing requests (or workers) take the same one
 PLACE_TRIES = 5
-#: the queue classes of a job, served in this order: clients with an API key, then the others
+#: the queue classes of a job, served in this order: the service's own tasks and clients with an
+#: API key, then the others
 KEYED, ANONYMOUS = 0, 1
+#: the client names of the service's own searches (``task:fair-play``): they take the places
+#: ``SOLVER_TASK_PLACES`` keeps for them
+TASK = "task:"
 
 
 # -- domain errors (the routes turn them into HTTP) ---------------------------------
@@ -332,8 +338,12 @@ class Solver:
                                 timedelta(seconds=config["SOLVER_HINT_KEEP_SECONDS"]))
         self.kinds: dict[str, SearchKind] = {kind.name: kind for kind in (self.deals, self.hints)}
         self.queue_size: int = config["SOLVER_QUEUE_SIZE"]
-        #: the places anonymous clients may hold together: half, at least one
-        self.anonymous_places = max(1, self.queue_size // 2)
+        #: the places the service's own tasks may hold beside the others': the last ones, no client takes them
+        self.task_places: int = config["SOLVER_TASK_PLACES"]
+        #: the places clients (keys and anonymous) may take: the first ones
+        self.client_places = self.queue_size - self.task_places
+        #: the places anonymous clients may hold together: half the queue, at least one
+        self.anonymous_places = max(1, min(self.queue_size // 2, self.client_places))
         self.per_client: int = config["SOLVER_PENDING_PER_CLIENT"]
         self.stale = timedelta(seconds=config["SOLVER_STALE_SECONDS"])
 
@@ -349,31 +359,32 @@ class Solver:
         slots make that insert the atomic check). :class:`ClientBusy` when the client has
         all its places, :class:`QueueFull` when its class has, checked before anything is taken."""
         moment = now()
-        keyed = client.startswith("key:")
-        places = self.queue_size if keyed else self.anonymous_places
+        keyed, task = client.startswith("key:"), client.startswith(TASK)
+        places = self.queue_size if task else self.client_places if keyed else self.anonymous_places
+        limit = max(self.per_client, self.task_places) if task else self.per_client
         for cleared in (False, True):
             taken = session.execute(select(SolverJob.client, SolverJob.client_slot, SolverJob.slot, SolverJob.turn,
                                            SolverJob.expires_at)
                                     .where(SolverJob.slot >= 0)).all()  # at most SOLVER_QUEUE_SIZE rows
             mine = {job.client_slot for job in taken if job.client == client}
             free = sorted(set(range(places)) - {job.slot for job in taken})
-            if (len(mine) >= self.per_client or not free) and not cleared and any(
-                    job.expires_at < moment for job in taken):
+            if (len(mine) >= limit or not free) and not cleared and any(job.expires_at < moment for job in taken):
                 session.execute(delete(SolverJob).where(SolverJob.expires_at < moment))  # lost searches' places
                 continue
-            if len(mine) >= self.per_client:
-                raise ClientBusy(self.per_client, kind.retry_after)
+            if len(mine) >= limit:
+                raise ClientBusy(limit, kind.retry_after)
             if not free:
-                raise QueueFull(places, not keyed, kind.retry_after * 2)
+                raise QueueFull(places, not (keyed or task), kind.retry_after * 2)
             # round-robin: the client's next turn after its jobs in the queue, not before the current round
             turn = max([min((job.turn for job in taken), default=0),
                         *(job.turn + 1 for job in taken if job.client == client)])
             break
         # a random free slot, so that racing requests seldom pick the same one (keys: above the
-        # anonymous half while there is room, leaving it to the others)
-        slot = random.choice([s for s in free if s >= self.anonymous_places] or free) if keyed else random.choice(free)
-        return SolverJob(client=client[:64], client_slot=min(set(range(self.per_client)) - mine), slot=slot,
-                         kind=kind.name, priority=KEYED if keyed else ANONYMOUS, turn=turn, attempt=0,
+        # anonymous half while there is room, leaving it to the others; tasks: their own places first)
+        above = self.client_places if task else self.anonymous_places if keyed else 0
+        slot = random.choice([s for s in free if s >= above] or free)
+        return SolverJob(client=client[:64], client_slot=min(set(range(limit)) - mine), slot=slot,
+                         kind=kind.name, priority=KEYED if keyed or task else ANONYMOUS, turn=turn, attempt=0,
                          budget_seconds=kind.budget.seconds, budget_nodes=kind.budget.nodes, created_at=moment,
                          expires_at=moment + self.stale)
 

@@ -396,7 +396,7 @@ def test_solver_settings_have_defaults(tmp_path):
         "SOLVER_ENABLED": True, "SOLVER_BUDGET_SECONDS": 10.0, "SOLVER_BUDGET_NODES": None,
         "SOLVER_QUEUE_SIZE": 64, "SOLVER_STALE_SECONDS": 300.0, "SOLVER_HINT_SECONDS": 2.0,
         "SOLVER_HINT_NODES": None, "SOLVER_PENDING_PER_CLIENT": 2, "SOLVER_UNKNOWN_SECONDS": 86400.0,
-        "SOLVER_HINT_KEEP_SECONDS": 3600.0, "SOLVER_WORKER_MAX_MEMORY_MB": 1500}
+        "SOLVER_HINT_KEEP_SECONDS": 3600.0, "SOLVER_WORKER_MAX_MEMORY_MB": 1500, "SOLVER_TASK_PLACES": 2}
     assert {name: settings[name] for name in settings if name.startswith("CELERY_")} == {
         "CELERY_BROKER_URL": None, "CELERY_RESULT_BACKEND": None, "CELERY_QUEUE_PREFIX": "solitaire-verifier",
         "CELERY_VISIBILITY_TIMEOUT": 600.0}
@@ -676,7 +676,7 @@ def deal(number: int) -> str:
 
 
 def test_keys_are_served_first_in_turn_and_anonymous_clients_hold_half_the_places(make_empty_app, monkeypatch):
-    app, solver, searched = queue_app(make_empty_app, monkeypatch, SOLVER_QUEUE_SIZE=8)
+    app, solver, searched = queue_app(make_empty_app, monkeypatch, SOLVER_QUEUE_SIZE=8, SOLVER_TASK_PLACES=1)
     client = app.test_client()
     ask = lambda number, headers: client.get(f"{API}/deals/{deal(number)}/solvability", headers=headers)
     for number, ip in enumerate(["10.0.0.1", "10.0.0.1", "10.0.0.2", "10.0.0.2"]):
