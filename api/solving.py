@@ -50,7 +50,7 @@ import logging
 import math
 import random
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
@@ -62,8 +62,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 import engine
-from engine import GameCode
-from verifier.solving import hint_code, solve_code
+from engine import Game, GameCode, Position
+from verifier.solving import Hint, continue_line, hint_code, position_key, solve_code
 
 from . import metrics
 from .db import Database
@@ -78,6 +78,8 @@ MAX_ATTEMPTS = 3
 CLEANUP_BATCH = 500
 #: tries at taking a place (or a job) when racing requests (or workers) take the same one
 PLACE_TRIES = 5
+#: kept lines tried at most for continuing one to a position (each is replayed before it is used)
+LINES_TRIED = 3
 #: the queue classes of a job, served in this order: the service's own tasks and clients with an
 #: API key, then the others
 KEYED, ANONYMOUS = 0, 1
@@ -258,7 +260,7 @@ class DealSearch(SearchKind):
         return {"solved_at": None, "statistics": None, "coverage": None}
 
     def search(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
-        steps = {} if self.shorten_steps is None else {"shorten_steps": self.shorten_steps}
+        steps: dict[str, Any] = {} if self.shorten_steps is None else {"shorten_steps": self.shorten_steps}
         answer = solve_code(code, budget_seconds=budget.seconds, max_nodes=budget.nodes, **steps).to_json()
         if answer["status"] == WINNABLE and not answer["verified"]:  # never store a line that did not replay
             answer = {**answer, "status": UNKNOWN, "reason": f"a line was found but did not replay as a win: "
@@ -301,18 +303,84 @@ class HintSearch(SearchKind):
         return {"solved_at": None, "answer": None}
 
     def search(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
-        return hint_code(code, log_text, budget_seconds=budget.seconds, max_nodes=budget.nodes).to_json()
+        """The hint as ``verifier.solving`` gives it, with its line and where it leads (for :meth:`stored`)."""
+        return with_line(hint_code(code, log_text, budget_seconds=budget.seconds, max_nodes=budget.nodes))
 
     def timed_out(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
         return {"code": code, "status": UNKNOWN, "hint": None, "line_length": None,
-                "after_actions": len(log_text.split()), "search": None, "coverage": None,
+                "after_actions": len(log_text.split()), "continued": False, "search": None, "coverage": None,
                 "reason": _timed_out(budget)}
 
     def stored(self, answer: dict[str, Any]) -> dict[str, Any]:
         status = answer["status"]
         if status not in (WINNABLE, UNWINNABLE, UNKNOWN):
             raise ValueError(f"not a storable hint: status {status!r}")
-        return {"status": status, "reason": answer["reason"], "answer": answer, "solved_at": now()}
+        shown = {name: value for name, value in answer.items() if name not in ("line", "next_key")}
+        return {"status": status, "reason": answer["reason"], "answer": shown, "line": answer.get("line"),
+                "next_key": answer.get("next_key"), "solved_at": now()}
+
+    def continued(self, session: Session, query: Query, position: Position) -> HintAnswer | None:
+        """The hint for ``query`` without a search, when a line goes on from its position: the
+        line of a kept answer whose hint reaches it (the player's own previous hint first: the
+        answer for the log without its last action), else, at the start, the deal's stored
+        line. Stored as the answer for ``query`` (a new row, or one pending, unknown or
+        expired) and returned; None when no line goes on from here."""
+        key, log_text = position_key(position), query.log
+        hint = None
+        for line in self._lines_to(session, query, key):
+            hint = continue_line(query.code, log_text, line.split())
+            if hint is not None:
+                break
+        if hint is None:
+            return None
+        values = self.stored(with_line(hint))
+        row = self.find(session, query)
+        if row is None:
+            row = self.new_row(query, now())
+            for name, value in {**values, "queued_at": None, "attempts": 0}.items():
+                setattr(row, name, value)
+            session.add(row)
+            try:
+                session.commit()
+            except IntegrityError:  # a racing request stored it a moment ago
+                session.rollback()
+                return self.find(session, query)
+            return row
+        session.execute(update(HintAnswer).where(HintAnswer.id == row.id, HintAnswer.status == row.status)
+                        .values(**values, queued_at=None))
+        session.commit()
+        session.refresh(row)
+        return row
+
+    def _lines_to(self, session: Session, query: Query, key: str) -> Iterator[str]:
+        """Winning lines from the position of ``key``: the rest of each kept hint's line that
+        reaches it (the answer for the log without its last action first, then the newest), then
+        the deal's stored line (any budget), which every hint from the start may follow."""
+        previous = " ".join(query.log.split()[:-1])
+        fresh = now() - self.kept
+        leading = (select(HintAnswer.line).where(*self.identity_of_deal(query), HintAnswer.next_key == key,
+                                                 HintAnswer.status == WINNABLE, HintAnswer.line.is_not(None),
+                                                 HintAnswer.solved_at >= fresh)
+                   .order_by((HintAnswer.log_hash == log_hash(previous)).desc(), HintAnswer.solved_at.desc())
+                   .limit(LINES_TRIED))
+        for line in session.scalars(leading):
+            yield " ".join((line or "").split()[1:])
+        if key == position_key(Game.from_code(query.code).position):
+            deal = session.scalar(select(Solvability.solution).where(
+                Solvability.code == str(query.code), Solvability.status == WINNABLE, Solvability.verified.is_(True),
+                Solvability.engine_version == engine.__version__, Solvability.rules_version == engine.RULES_VERSION)
+                .order_by(Solvability.solved_at.desc()).limit(1))
+            if deal:
+                yield deal
+
+    def identity_of_deal(self, query: Query) -> list[ColumnElement[bool]]:
+        """The answers of the same deal, budget, engine and rules as ``query``'s (any log)."""
+        return super().identity(query)
+
+
+def with_line(hint: Hint) -> dict[str, Any]:
+    """A hint's JSON with, for :meth:`HintSearch.stored`, its whole line and the key of the position it reaches."""
+    return {**hint.to_json(), "line": " ".join(hint.line) if hint.action else None, "next_key": hint.next_key}
 
 
 #: ``send(kind, budget, keyed)``: hand a ticket for a job of ``kind`` to the worker tier, on the
@@ -443,6 +511,20 @@ class Solver:
         if self.embedded:
             session.refresh(row)
         return row
+
+    def hint(self, session: Session, query: Query, position: Position, client: Client = "ip:unknown",
+             charge: Callable[[], None] = lambda: None,
+             with_new_row: Callable[[Any], list[Any]] | None = None) -> HintAnswer:
+        """The hint for ``query`` (the game at ``position``): the stored answer; else the next
+        action of a line that goes on from here (the line of the hint that led here, or the
+        deal's), at once and without a search; else :meth:`request`'s (a search on its way).
+        A line that goes on replaces a pending, ``unknown`` or expired answer too."""
+        row = self.hints.find(session, query)
+        if self.enabled and (row is None or row.status in (PENDING, UNKNOWN) or self.hints.expired(row)):
+            continued = self.hints.continued(session, query, position)
+            if continued is not None:
+                return continued
+        return self.request(session, self.hints, query, client, charge, with_new_row)  # type: ignore[no-any-return]
 
     def _send(self, kind: SearchKind, row: SearchRow, job: SolverJob) -> None:
         """Send a ticket for the job; when the broker does not take it, free the row and the place."""

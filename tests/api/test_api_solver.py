@@ -275,9 +275,10 @@ def test_searches_count_against_the_solver_rate_limit_and_stored_answers_do_not(
     assert solvability(client, WINNABLE_YUKON).status_code == 200       # search 1
     for _ in range(3):
         assert solvability(client, WINNABLE_YUKON).status_code == 200   # stored: free
-    assert post_hint(client, json={"code": WINNABLE_YUKON, "moves": ""}).status_code == 200  # search 2
-    assert post_hint(client, json={"code": WINNABLE_YUKON, "moves": ""}).status_code == 200  # stored
-    for response in (post_hint(client, json={"code": WINNABLE_YUKON, "moves": "T7:TS>T2"}),
+    assert post_hint(client, json={"code": WINNABLE_YUKON, "moves": ""}).status_code == 200  # the deal's line: free
+    assert post_hint(client, json={"code": UNWINNABLE, "moves": ""}).status_code == 200  # search 2
+    assert post_hint(client, json={"code": UNWINNABLE, "moves": ""}).status_code == 200  # stored
+    for response in (post_hint(client, json={"code": UNWINNABLE, "moves": "T2:TH>T1"}),
                      solvability(client, UNWINNABLE)):
         assert response.status_code == 429
         assert response.get_json()["type"] == PROBLEMS + "rate-limited"

@@ -1,0 +1,129 @@
+"""Hints that lead to a win over HTTP (issue 42, item 1): a player following ``POST /hint``
+from the empty log wins, each hint's ``line_length`` one less than the one before (each
+answer keeps the rest of its line, keyed by the position its hint reaches, and the next
+hint there continues it); the deal's stored line serves from the start; a player who leaves
+the line gets a new one that never goes back to a position already played.
+
+The suite's default (embedded: searches run inside the request, node budgets only); every
+test runs on SQLite and, with ``TEST_DATABASE_URL``, on PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from api.models import HintAnswer
+from engine import Game
+from verifier import replay
+
+API = "/api/v1"
+#: one deal of each rule set that the hint budget wins, and that budget; YU1-R-YTJ4DJX looped
+#: (``T3:3C>T4 T4:3C>T3`` forever, after 60 hints) when every hint was a new search
+WALKS = [("YU1-C-AAAAAAB", 10_000), ("YU1-R-YTJ4DJX", 10_000), ("FT1-N-AAAAAAB", 30_000)]
+
+
+def player(client) -> dict[str, str]:
+    token = client.post(f"{API}/players", json={"name": "walker"}).get_json()["token"]
+    return {"Authorization": f"Bearer {token}"}
+
+
+def walk(client, headers, code, log=(), limit=400, win=True):
+    """Follow the hints from ``log`` until there is none (``win``), or ``limit`` of them; the log
+    played and each answer."""
+    log, answers = list(log), []
+    while len(answers) < limit:
+        response = client.post(f"{API}/hint", json={"code": code, "moves": log}, headers=headers)
+        assert response.status_code == 200, response.get_json()
+        answer = response.get_json()
+        assert answer["status"] == "winnable", answer
+        answers.append(answer)
+        if answer["hint"] is None:
+            return log, answers
+        log.append(answer["hint"])
+    assert not win, f"no win after {limit} hints: ... {' '.join(log[-12:])}"
+    return log, answers
+
+
+@pytest.mark.parametrize(("code", "nodes"), WALKS)
+def test_following_the_hints_wins_and_each_line_is_one_action_shorter(make_empty_app, code, nodes):
+    app = make_empty_app(SOLVER_HINT_NODES=nodes)
+    client = app.test_client()
+    log, answers = walk(client, player(client), code)
+    assert replay(code, log).won and answers[-1]["reason"].startswith("the game is already won")
+    lengths = [a["line_length"] for a in answers[:-1]]
+    assert lengths == list(range(lengths[0], 0, -1)), lengths
+    assert [a["continued"] for a in answers[:-1]] == [False] + [True] * (len(lengths) - 1)
+    assert all(a["search"]["nodes"] == 0 for a in answers[1:-1])  # continued: no search at all
+    with app.extensions["api.db"].sessions() as session:  # one answer a position, each keeping its line
+        assert session.scalar(select(func.count()).select_from(HintAnswer)) == len(answers)
+
+
+def test_from_the_start_the_hints_follow_the_deals_stored_line(make_empty_app):
+    app = make_empty_app()
+    client = app.test_client()
+    from api.auth import create_key
+
+    with app.extensions["api.db"].sessions() as session:
+        admin = {"Authorization": f"Bearer {create_key(session, 'boss', admin=True)[1]}"}
+    code = WALKS[0][0]
+    deal = client.get(f"{API}/deals/{code}/solvability", headers=admin).get_json()
+    log, answers = walk(client, player(client), code)
+    assert log == deal["solution"].split()
+    assert answers[0]["continued"] is True and answers[0]["line_length"] == deal["solution_actions"]
+
+
+def test_a_player_who_leaves_the_line_gets_a_new_line_that_never_goes_back(make_empty_app):
+    app = make_empty_app()
+    client = app.test_client()
+    headers = player(client)
+    code = WALKS[1][0]
+    log = walk(client, headers, code, limit=30, win=False)[0]
+    game, path = Game.from_code(code), []
+    for action in log[:-1]:
+        path.append(game.position.layout())
+        game.push_text(action)
+    path.append(game.position.layout())
+    hinted = log[-1]
+    off = next(str(a) for a in game.legal_actions() if str(a) != hinted)
+    game.push_text(off)
+    log = log[:-1] + [off]
+    answer = client.post(f"{API}/hint", json={"code": code, "moves": log}, headers=headers).get_json()
+    assert answer["status"] == "winnable" and answer["continued"] is False and answer["search"]["nodes"] > 0
+    with app.extensions["api.db"].sessions() as session:
+        line = session.scalar(select(HintAnswer.line).where(HintAnswer.log == " ".join(log)))
+    assert line.split()[0] == answer["hint"]
+    for action in line.split():
+        game.push_text(action)
+        assert game.position.layout() not in path
+    assert game.is_won
+    rest, answers = walk(client, headers, code, log)  # and from there, one action shorter each time
+    lengths = [a["line_length"] for a in answers[:-1]]
+    assert lengths == list(range(len(line.split()), 0, -1)) and replay(code, rest).won
+
+
+def test_a_continued_hint_replaces_a_pending_search_and_the_line_stays_private(make_empty_app):
+    """A search on its way for the position a hint leads to is answered by the hint's line at
+    once; no answer shows the line itself (only its first action)."""
+    from datetime import UTC, datetime
+
+    import engine
+    from api.solving import log_hash
+
+    app = make_empty_app()
+    client = app.test_client()
+    headers = player(client)
+    code = WALKS[0][0]
+    first = client.post(f"{API}/hint", json={"code": code, "moves": []}, headers=headers).get_json()
+    after = first["hint"]
+    solver = app.extensions["api.solver"]
+    with app.extensions["api.db"].sessions() as session:
+        session.add(HintAnswer(code=code, log_hash=log_hash(after), log=after, after_actions=1,
+                               budget=solver.hints.budget.key, engine_version=engine.__version__,
+                               rules_version=engine.RULES_VERSION, status="pending", reason="queued", attempts=1,
+                               requested_at=datetime.now(UTC), queued_at=datetime.now(UTC)))
+        session.commit()
+    second = client.post(f"{API}/hint", json={"code": code, "moves": [after]}, headers=headers)
+    assert second.status_code == 200
+    body = second.get_json()
+    assert body["continued"] is True and body["line_length"] == first["line_length"] - 1
+    assert "line" not in body and "next_key" not in body and "line" not in first
