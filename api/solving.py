@@ -76,6 +76,8 @@ PENDING, WINNABLE, UNWINNABLE, UNKNOWN = "pending", "winnable", "unwinnable", "u
 MAX_ATTEMPTS = 3
 #: rows the worker's clean-up deletes at most per table after each task
 CLEANUP_BATCH = 500
+#: a web process cleans up too after storing this many continued hints (they run no task)
+CLEANUP_EVERY = 100
 #: tries at taking a place (or a job) when racing requests (or workers) take the same one
 PLACE_TRIES = 5
 #: kept lines tried at most for continuing one to a position (each is replayed before it is used)
@@ -286,6 +288,8 @@ class HintSearch(SearchKind):
     """The next action of a winning line after a log (``POST /hint``)."""
 
     name, model = "hint", HintAnswer
+    #: answers this process stored by continuing a line (no task ran, so no clean-up after one)
+    made = 0
 
     def identity(self, query: Query) -> list[ColumnElement[bool]]:
         return [*super().identity(query), HintAnswer.log_hash == log_hash(query.log)]
@@ -345,6 +349,7 @@ class HintSearch(SearchKind):
             except IntegrityError:  # a racing request stored it a moment ago
                 session.rollback()
                 return self.find(session, query)
+            self.made += 1
             return row
         session.execute(update(HintAnswer).where(HintAnswer.id == row.id, HintAnswer.status == row.status)
                         .values(**values, queued_at=None))
@@ -372,6 +377,21 @@ class HintSearch(SearchKind):
                 .order_by(Solvability.solved_at.desc()).limit(1))
             if deal:
                 yield deal
+
+    def joined(self, session: Session, query: Query, answer: dict[str, Any]) -> dict[str, Any]:
+        """``answer`` (a new search's, with its line) joined to the line kept for the log with
+        its hint played, when there is one: the player who plays the hint then gets that
+        answer, one action shorter, as if it continued this one."""
+        line = str(answer["line"]).split()
+        after = " ".join([*query.log.split(), line[0]])
+        kept = session.scalar(select(HintAnswer.line).where(
+            *self.identity_of_deal(query), HintAnswer.log_hash == log_hash(after), HintAnswer.status == WINNABLE,
+            HintAnswer.line.is_not(None), HintAnswer.solved_at >= now() - self.kept))
+        joined = [line[0], *(kept or "").split()]
+        if not kept or joined == line or continue_line(query.code, query.log, joined) is None:
+            return answer
+        return {**answer, "line": " ".join(joined), "line_length": len(joined),
+                "reason": f"the first of {len(joined)} actions of a winning line (verified by replay)"}
 
     def identity_of_deal(self, query: Query) -> list[ColumnElement[bool]]:
         """The answers of the same deal, budget, engine and rules as ``query``'s (any log)."""
@@ -523,6 +543,9 @@ class Solver:
         if self.enabled and (row is None or row.status in (PENDING, UNKNOWN) or self.hints.expired(row)):
             continued = self.hints.continued(session, query, position)
             if continued is not None:
+                if self.hints.made >= CLEANUP_EVERY:  # what expired goes, as after a search
+                    self.hints.made = 0
+                    self.cleanup()
                 return continued
         return self.request(session, self.hints, query, client, charge, with_new_row)  # type: ignore[no-any-return]
 
@@ -680,6 +703,9 @@ class Solver:
         except Exception as error:
             self._failed(kind.model, job.target, job.attempt, error)
             raise
+        if kind is self.hints and answer.get("line"):
+            with self.database.sessions() as session:
+                answer = self.hints.joined(session, Query(GameCode.from_text(code), log_text), answer)
         self.store(kind, job.target, answer)
         metrics.search_finished(kind.name, answer["status"], answer.get("search"))
         if kind is self.deals and answer["status"] == WINNABLE:  # a new known line: the deal's records judged again

@@ -127,3 +127,58 @@ def test_a_continued_hint_replaces_a_pending_search_and_the_line_stays_private(m
     body = second.get_json()
     assert body["continued"] is True and body["line_length"] == first["line_length"] - 1
     assert "line" not in body and "next_key" not in body and "line" not in first
+
+
+def there_and_back(game: Game) -> list[str]:
+    """Two actions from ``game``'s position that come back to it (a card moved and moved back)."""
+    before = game.position.layout()
+    for there in map(str, game.legal_actions()):
+        game.push_text(there)
+        for back in map(str, game.legal_actions()):
+            game.push_text(back)
+            home = game.position.layout() == before
+            game.undo()
+            if home:
+                game.undo()
+                return [there, back]
+        game.undo()
+    raise AssertionError("no move comes back")
+
+
+def test_a_new_line_joins_the_line_kept_for_the_position_its_hint_reaches(make_empty_app):
+    """Someone asked about the log ``[a]`` before (their answer keeps a line of its own, here a
+    longer one); a new search from the start whose hint is ``a`` takes that line as its rest,
+    so the player who plays ``a`` gets an answer exactly one action shorter."""
+    from datetime import UTC, datetime
+
+    import engine
+    from api.solving import log_hash
+    from verifier.solving import hint_code, position_key
+
+    app = make_empty_app()
+    client = app.test_client()
+    code = WALKS[0][0]
+    first = hint_code(code, [], max_nodes=10_000, budget_seconds=60)  # what the service's search will say
+    after = [first.action]
+    rest = list(hint_code(code, after, max_nodes=10_000, budget_seconds=60).line)
+    game = Game.from_code(code)
+    game.push_text(first.action)
+    detour = [*there_and_back(game), *rest]  # a winning line too, two actions longer
+    game.push_text(detour[0])
+    now = datetime.now(UTC)
+    with app.extensions["api.db"].sessions() as session:
+        session.add(HintAnswer(code=code, log_hash=log_hash(first.action), log=first.action, after_actions=1,
+                               budget=app.extensions["api.solver"].hints.budget.key,
+                               engine_version=engine.__version__, rules_version=engine.RULES_VERSION,
+                               status="winnable", reason="kept", attempts=1, requested_at=now, solved_at=now,
+                               line=" ".join(detour), next_key=position_key(game.position),
+                               answer={"code": code, "status": "winnable", "hint": detour[0], "reason": "kept",
+                                       "line_length": len(detour), "after_actions": 1, "continued": False,
+                                       "search": None, "coverage": None}))
+        session.commit()
+    headers = player(client)
+    start = client.post(f"{API}/hint", json={"code": code, "moves": []}, headers=headers).get_json()
+    assert start["hint"] == first.action and start["continued"] is False
+    assert start["line_length"] == len(detour) + 1 != len(first.line)
+    log, answers = walk(client, headers, code, after)
+    assert [a["line_length"] for a in answers[:-1]] == list(range(len(detour), 0, -1)) and replay(code, log).won
