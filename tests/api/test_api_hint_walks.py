@@ -182,3 +182,27 @@ def test_a_new_line_joins_the_line_kept_for_the_position_its_hint_reaches(make_e
     assert start["line_length"] == len(detour) + 1 != len(first.line)
     log, answers = walk(client, headers, code, after)
     assert [a["line_length"] for a in answers[:-1]] == list(range(len(detour), 0, -1)) and replay(code, log).won
+
+
+@pytest.mark.parametrize(("code", "nodes"), [WALKS[1]])
+def test_on_the_worker_tier_the_walk_wins_with_one_search(tier, code, nodes):
+    """Celery workers on Redis (the production layout): the first hint is a search on a worker
+    (202, then polled), every hint after it continues its line at once (200, no worker needed)."""
+    import time
+
+    app = tier.app(SOLVER_HINT_NODES=nodes)
+    worker = tier.worker()
+    client = app.test_client()
+    headers = player(client)
+    response = client.post(f"{API}/hint", json={"code": code, "moves": []}, headers=headers)
+    deadline = time.monotonic() + 90
+    while response.status_code == 202:
+        assert time.monotonic() < deadline, "the first hint is still pending"
+        time.sleep(0.2)
+        response = client.get(response.get_json()["poll"], headers=headers)
+    first = response.get_json()
+    assert first["status"] == "winnable" and first["continued"] is False
+    worker.kill()  # the rest of the walk needs no worker
+    log, answers = walk(client, headers, code, [first["hint"]])
+    assert [a["line_length"] for a in answers[:-1]] == list(range(first["line_length"] - 1, 0, -1))
+    assert replay(code, log).won
