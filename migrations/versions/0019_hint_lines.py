@@ -12,7 +12,7 @@ Hints stored before keep ``NULL`` in both: they are served as they were, and the
 after them is a new search. No other row is touched.
 
 Revision ID: 0019
-Revises: 0014
+Revises: 0018
 Create Date: 2026-12-04
 """
 
@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0019"
-down_revision: str | Sequence[str] | None = "0014"
+down_revision: str | Sequence[str] | None = "0018"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
