@@ -22,8 +22,8 @@ API = "/api/v1"
 WALKS = [("YU1-C-AAAAAAB", 10_000), ("YU1-R-YTJ4DJX", 10_000), ("FT1-N-AAAAAAB", 30_000)]
 
 
-def player(client) -> dict[str, str]:
-    token = client.post(f"{API}/players", json={"name": "walker"}).get_json()["token"]
+def player(client, name: str = "walker") -> dict[str, str]:
+    token = client.post(f"{API}/players", json={"name": name}).get_json()["token"]
     return {"Authorization": f"Bearer {token}"}
 
 
@@ -206,3 +206,18 @@ def test_on_the_worker_tier_the_walk_wins_with_one_search(tier, code, nodes):
     log, answers = walk(client, headers, code, [first["hint"]])
     assert [a["line_length"] for a in answers[:-1]] == list(range(first["line_length"] - 1, 0, -1))
     assert replay(code, log).won
+
+
+def test_any_log_that_reaches_the_position_continues_the_line(make_empty_app):
+    """The line is kept by position, not by log text: another player whose log reaches the same
+    cards another way (here with an undo and the action again) gets the same line's next action."""
+    app = make_empty_app()
+    client = app.test_client()
+    code = WALKS[0][0]
+    log, answers = walk(client, player(client), code, limit=6, win=False)
+    other = [log[0], "U", *log[:5]]  # the same position after the fifth action, by another log
+    assert replay(code, other).position.split()[:5] == replay(code, log[:5]).position.split()[:5]
+    response = client.post(f"{API}/hint", json={"code": code, "moves": other}, headers=player(client, "another"))
+    body = response.get_json()
+    assert response.status_code == 200 and body["continued"] is True and body["after_actions"] == 7
+    assert (body["hint"], body["line_length"]) == (log[5], answers[4]["line_length"] - 1)
