@@ -19,10 +19,15 @@ sort key, the reads, the pages and ``docs/api.md`` all follow from the declarati
   each one played and not won), rebuilt for a player whenever one of their challenge
   entries changes; its rows live in ``standings``.
 
-The record kinds rank: won first, then the higher score, then fewer moves; then the
-earlier submission, then the lower record id. :func:`sort_key_of` packs a kind's rank
-chain into one integer, lower is better (each field in its declared bits, a
-descending one counted down from its ceiling), so that one ascending index
+The record kinds rank: won first, then more *earned* points (the app's score with
+every take-back cancelling its card's points: :mod:`api.earned`), then fewer
+take-backs, then fewer moves; then the earlier submission, then the lower record id.
+So no take-back loop and no undo ever raises a record's place: a loop adds take-backs
+and moves and earns nothing, an undo adds a move. (Ranked by the app's score, a Yukon
+win with 30 take-back loops scores 925 and would beat every honest win's 625.)
+:func:`sort_key_of` packs a kind's rank chain into one integer, lower is better (each
+field in its declared bits, a descending one counted down from its ceiling, a value
+outside a later field's bits counted as the nearest end), so that one ascending index
 ``(board, sort_key, received_at, record_id)`` serves every page, cursor and rank
 count. A record replaces a player's entry only if it is better
 (:func:`record_stored`); hiding, showing or re-judging a record rebuilds that
@@ -95,10 +100,18 @@ class Field:
     ceiling: int = 0
     boolean: bool = False
 
+    @property
+    def largest(self) -> int:
+        """The largest value its bits hold."""
+        return (1 << self.bits) - 1
 
-#: won: 1 bit; score: 0 … 2^30 − 1; moves: < 2^31; points: unbounded, only ever the leading field
+
+#: won: 1 bit; earned: 0 … 4095 (a game earns at most 1360, Forty Thieves' 104 cards and 64 waste cards);
+#: take-backs and moves: 25 bits each (33 million: a log holds at most ``MAX_LOG_ACTIONS`` actions, 5000 by
+#: default); points: unbounded, only ever the leading field. The record kinds' key takes 63 bits.
 FIELDS = {field.name: field for field in (
-    Field("won", 1, 1, boolean=True), Field("score", 30, 2 ** 30 - 1), Field("moves", 31), Field("points", 32))}
+    Field("won", 1, 1, boolean=True), Field("earned", 12, 2 ** 12 - 1), Field("takebacks", 25), Field("moves", 25),
+    Field("points", 32))}
 
 
 @dataclass(frozen=True)
@@ -126,9 +139,12 @@ class BoardKind:
     def sort_key(self, **values: int | bool) -> int:
         """The packed rank key of ``values`` (lower is better): see :func:`sort_key_of`."""
         key, unit = 0, 1
-        for name, descending in reversed(self.chain):
+        for index in range(len(self.chain) - 1, -1, -1):
+            name, descending = self.chain[index]
             field = FIELDS[name]
             value = int(values[name])
+            if index:  # a later field's value outside its bits counts as the nearest end (it cannot spill over)
+                value = max(0, min(value, field.largest))
             key += (field.ceiling - value if descending else value) * unit
             unit <<= field.bits
         return key
@@ -137,10 +153,14 @@ class BoardKind:
         """:meth:`sort_key` as a SQL expression over ``columns`` (a row's columns by name)."""
         key: Any = None
         unit = 1
-        for name, descending in reversed(self.chain):
+        for index in range(len(self.chain) - 1, -1, -1):
+            name, descending = self.chain[index]
             field = FIELDS[name]
             column = getattr(columns, name)
             value = case((column, 1), else_=0) if field.boolean else column
+            if index and not field.boolean:
+                value = case((value > field.largest, literal(field.largest, BigInteger)),
+                             (value < 0, literal(0, BigInteger)), else_=value)
             part = (literal(field.ceiling, BigInteger) - value) if descending else value
             term = part if unit == 1 else part * literal(unit, BigInteger)
             key = term if key is None else key + term
@@ -148,13 +168,14 @@ class BoardKind:
         return key  # type: ignore[no-any-return]
 
 
-RECORD_CHAIN = (("won", True), ("score", True), ("moves", False))
+#: won first, then more earned points, then fewer take-backs, then fewer moves (see the module's docstring)
+RECORD_CHAIN = (("won", True), ("earned", True), ("takebacks", False), ("moves", False))
 RECORD_TIE_BREAKS = ("received_at", "record_id")
 KINDS: dict[str, BoardKind] = {kind.id: kind for kind in (
     BoardKind("deal", "each player's best record of one deal", "code", RECORD_CHAIN, RECORD_TIE_BREAKS),
     BoardKind("deal-nt", "each player's best record of one deal without take-backs", "code", RECORD_CHAIN,
               RECORD_TIE_BREAKS, no_takebacks=True),
-    BoardKind("variant", "each player's best record across a variant's deals (raw score)", "variant",
+    BoardKind("variant", "each player's best record across a variant's deals (deals unlike each other)", "variant",
               RECORD_CHAIN, RECORD_TIE_BREAKS),
     BoardKind("variant-nt", "each player's best record across a variant's deals, without take-backs", "variant",
               RECORD_CHAIN, RECORD_TIE_BREAKS, no_takebacks=True),
@@ -175,9 +196,9 @@ def eligible(records: Any = None) -> ColumnElement[bool]:
     return and_(columns.status == "visible", columns.ranked.is_(True))  # hidden, in review or unranked: none
 
 
-def sort_key(won: bool, score: int, moves: int) -> int:
+def sort_key(won: bool, earned: int, takebacks: int, moves: int) -> int:
     """:func:`sort_key_of` in Python (lower is better)."""
-    return RECORD_KINDS[0].sort_key(won=won, score=score, moves=moves)
+    return RECORD_KINDS[0].sort_key(won=won, earned=earned, takebacks=takebacks, moves=moves)
 
 
 def sort_key_of(records: Any) -> ColumnElement[int]:
@@ -185,8 +206,8 @@ def sort_key_of(records: Any) -> ColumnElement[int]:
     return RECORD_KINDS[0].sort_key_of(records)
 
 
-_ENTRY_COLUMNS = ("board", "player", "record_id", "challenge_id", "sort_key", "received_at", "won", "score", "moves",
-                  "takebacks")
+_ENTRY_COLUMNS = ("board", "player", "record_id", "challenge_id", "sort_key", "received_at", "won", "earned", "score",
+                  "moves", "takebacks")
 
 
 def board_rows(*where: ColumnElement[bool], source: Any = None) -> Any:
@@ -199,7 +220,8 @@ def board_rows(*where: ColumnElement[bool], source: Any = None) -> Any:
              joined: Any = None) -> Any:
         statement = select(board.label("board"), c.player, c.id.label("record_id"),
                            (challenge if challenge is not None else literal(None, BigInteger)).label("challenge_id"),
-                           sort_key_of(c).label("sort_key"), c.received_at, c.won, c.score, c.moves, c.takebacks)
+                           sort_key_of(c).label("sort_key"), c.received_at, c.won, c.earned, c.score, c.moves,
+                           c.takebacks)
         return statement.select_from(joined if joined is not None else table).where(eligible(c), *where, *extra)
 
     in_window = and_(Challenge.code == c.code, Challenge.starts_at <= c.received_at, c.received_at < Challenge.ends_at,
@@ -674,7 +696,7 @@ def around(connection: Connection, board: Board, player: str, limit: int) -> dic
 
 # -- records written through the ORM (imports, admin changes, re-verification, test factories) --
 
-_JUDGED = ("status", "ranked", "won", "score", "moves", "takebacks")
+_JUDGED = ("status", "ranked", "won", "earned", "score", "moves", "takebacks")
 
 
 def _after_insert(_mapper: Any, connection: Connection, target: Record) -> None:

@@ -163,20 +163,27 @@ def test_rebuilding_everything_gives_the_boards_kept_on_write(app, records):
 
 # -- board kinds, declared as data -------------------------------------------------
 
-def test_each_kind_packs_its_rank_chain_as_the_key_stored_before_kinds_were_data():
-    """The record kinds' key is the packing stored since 0006 (won, 2^30 − 1 − score, moves), the
-    standings' is −points: no stored key changes, so no migration rebuilds them."""
+def test_each_kind_packs_its_rank_chain_into_63_bits():
+    """The record kinds' key is won (bit 62), 4095 − earned (12 bits), take-backs and moves (25 bits
+    each), a value past its bits counted as the largest; the standings' is −points."""
     from api.boards import KINDS, RECORD_KINDS
 
-    for won, score, moves in [(True, 625, 88), (False, 0, 0), (False, 2 ** 30 - 1, 2 ** 31 - 1), (True, 1040, 3)]:
-        packed = (0 if won else 1) * 2 ** 61 + (2 ** 30 - 1 - score) * 2 ** 31 + moves
-        assert {kind.sort_key(won=won, score=score, moves=moves) for kind in RECORD_KINDS} == {packed}
-    assert KINDS["standings"].sort_key(points=7) == -7
-    # the order the key gives is the declared chain: won first, then the higher score, then fewer moves
+    for won, earned, takebacks, moves in [(True, 625, 0, 88), (False, 0, 0, 0), (False, 0, 2 ** 25 - 1, 2 ** 25 - 1),
+                                          (True, 1360, 3, 3)]:
+        packed = (0 if won else 1) * 2 ** 62 + (2 ** 12 - 1 - earned) * 2 ** 50 + takebacks * 2 ** 25 + moves
+        assert {kind.sort_key(won=won, earned=earned, takebacks=takebacks, moves=moves)
+                for kind in RECORD_KINDS} == {packed}
     deal = KINDS["deal"]
-    ordered = sorted([(False, 500, 10), (True, 600, 90), (True, 625, 95), (True, 625, 80)],
-                     key=lambda v: deal.sort_key(won=v[0], score=v[1], moves=v[2]))
-    assert ordered == [(True, 625, 80), (True, 625, 95), (True, 600, 90), (False, 500, 10)]
+    assert deal.sort_key(won=False, earned=0, takebacks=2 ** 31 - 1, moves=2 ** 31 - 1) == 2 ** 63 - 1
+    assert deal.sort_key(won=True, earned=625, takebacks=0, moves=2 ** 30) == deal.sort_key(
+        won=True, earned=625, takebacks=0, moves=2 ** 25 - 1)
+    assert KINDS["standings"].sort_key(points=7) == -7
+    # the order the key gives is the declared chain: won first, then more earned, fewer take-backs, fewer moves
+    ordered = sorted([(False, 500, 0, 10), (True, 600, 0, 90), (True, 625, 1, 60), (True, 625, 0, 95),
+                      (True, 625, 0, 80)],
+                     key=lambda v: deal.sort_key(won=v[0], earned=v[1], takebacks=v[2], moves=v[3]))
+    assert ordered == [(True, 625, 0, 80), (True, 625, 0, 95), (True, 625, 1, 60), (True, 600, 0, 90),
+                       (False, 500, 0, 10)]
     assert [kind.name("x") for kind in RECORD_KINDS] == ["deal:x", "deal-nt:x", "variant:x", "variant-nt:x",
                                                          "challenge:x"]
 
@@ -186,13 +193,17 @@ def test_the_sql_key_of_a_kind_is_its_python_key(app, records):
 
     from api.boards import KINDS
 
-    for won, score, moves in [(True, 625, 88), (False, 310, 41), (False, 0, 1)]:
-        records.create(player=f"p{score}", score=score, won=won, moves=moves, takebacks=0)
+    for won, score, takebacks, moves in [(True, 625, 0, 88), (False, 310, 0, 41), (False, 0, 0, 1),
+                                         (True, 655, 3, 2 ** 31 - 1), (False, 5000, 2 ** 26, 2 ** 26)]:
+        # (earned points past their 12 bits, as no game earns: the key counts them as the largest)
+        records.create(player=f"p{score}", score=score, won=won, moves=moves, takebacks=takebacks,
+                       **({"earned": score} if score > 4095 else {}))
     with app.extensions["api.db"].sessions() as session:
-        rows = session.execute(select(BoardEntry.won, BoardEntry.score, BoardEntry.moves, BoardEntry.sort_key)
-                               .where(BoardEntry.board.like("deal:%"))).all()
-    assert len(rows) == 3
-    assert all(key == KINDS["deal"].sort_key(won=won, score=score, moves=moves) for won, score, moves, key in rows)
+        rows = session.execute(select(BoardEntry.won, BoardEntry.earned, BoardEntry.takebacks, BoardEntry.moves,
+                                      BoardEntry.sort_key).where(BoardEntry.board.like("deal:%"))).all()
+    assert len(rows) == 5
+    assert all(key == KINDS["deal"].sort_key(won=won, earned=earned, takebacks=takebacks, moves=moves)
+               for won, earned, takebacks, moves, key in rows)
 
 
 def test_leaders_are_every_row_tied_first_and_nobody_on_an_empty_board(app, records):
