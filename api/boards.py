@@ -567,30 +567,49 @@ def encode_cursor(values: Iterable[Any]) -> str:
 
 
 def decode_cursor(text: str, kinds: Sequence[type]) -> list[Any]:
-    """The values of a cursor, each checked against ``kinds`` (int, str or datetime)."""
+    """The values of a cursor, each checked against ``kinds`` (int, str or datetime): :class:`BadCursor`,
+    saying what is wrong, for anything that is not a list of such values (a datetime with its zone and in
+    range once in UTC, a whole number of 64 bits, text a database takes)."""
     try:
         values = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
-    except ValueError:
-        raise BadCursor("not a cursor this server handed out") from None
+    except (ValueError, RecursionError):  # (binascii.Error and UnicodeDecodeError are ValueErrors)
+        raise BadCursor("not a cursor this server handed out: not base64 of JSON") from None
     if not isinstance(values, list) or len(values) != len(kinds):
-        raise BadCursor("not a cursor this server handed out")
-    decoded = []
-    for value, kind in zip(values, kinds):
-        if kind is datetime:
-            try:
-                value = datetime.fromisoformat(value)
-            except (TypeError, ValueError):
-                raise BadCursor("not a cursor this server handed out") from None
-            if value.tzinfo is None:
-                raise BadCursor("not a cursor this server handed out")
-            value = value.astimezone(UTC)
-        elif kind is int:
-            if isinstance(value, bool) or not isinstance(value, int) or abs(value) >= 2 ** 63:
-                raise BadCursor("not a cursor this server handed out")
-        elif not isinstance(value, kind):
-            raise BadCursor("not a cursor this server handed out")
-        decoded.append(value)
-    return decoded
+        raise BadCursor(f"not a cursor this server handed out: expected a list of {len(kinds)} values")
+    return [_cursor_value(index, value, kind) for index, (value, kind) in enumerate(zip(values, kinds))]
+
+
+def _cursor_value(index: int, value: Any, kind: type) -> Any:
+    """One value of a cursor, checked (``index``: its place, for the message)."""
+    wrong = f"not a cursor this server handed out: value {index}"
+    if kind is datetime:
+        try:
+            moment = datetime.fromisoformat(value)
+        except (TypeError, ValueError):
+            raise BadCursor(f"{wrong} is not an ISO 8601 time") from None
+        if moment.tzinfo is None:
+            raise BadCursor(f"{wrong} is a time without its zone")
+        try:
+            return moment.astimezone(UTC)
+        except OverflowError:  # (0001-01-01T00:00:00+01:00 is before the first UTC time Python has)
+            raise BadCursor(f"{wrong} is a time out of range") from None
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int) or abs(value) >= 2 ** 63:
+            raise BadCursor(f"{wrong} is not a whole number of 64 bits")
+        return value
+    if not isinstance(value, kind):
+        raise BadCursor(f"{wrong} is not {kind.__name__}")
+    if isinstance(value, str) and ("\x00" in value or not _encodes(value)):
+        raise BadCursor(f"{wrong} is text no database takes")
+    return value
+
+
+def _encodes(value: str) -> bool:
+    try:
+        value.encode()
+    except UnicodeEncodeError:  # a lone surrogate (JSON's "\ud800")
+        return False
+    return True
 
 
 def _kinds(board: Board) -> tuple[type, ...]:
@@ -619,6 +638,8 @@ def page(connection: Connection, board: Board, limit: int, cursor: str | None) -
     rank, position, previous = 0, 0, None
     if cursor is not None:
         *after, rank, position = decode_cursor(cursor, _kinds(board))
+        if not 1 <= rank <= position:
+            raise BadCursor("not a cursor this server handed out: its rank and position do not fit")
         statement = statement.where(board._ordered() > tuple_(*(literal(v, c.type) for v, c in zip(after,
                                                                                                    board.order))))
         previous = after[0]

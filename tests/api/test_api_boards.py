@@ -56,6 +56,75 @@ def test_a_cursor_not_handed_out_is_422(client, records):
     assert [e["field"] for e in body["errors"]] == ["around"]
 
 
+#: every read that takes a cursor: /records and /challenges (time, id), the boards (key, time, id, rank,
+#: position), the standings (key, time, player, rank, position)
+CURSOR_READS = ("/records?", "/challenges?variant=yukon-classic&", "/leaderboard?variant=yukon-classic&",
+                "/standings?variant=yukon-classic&")
+
+
+def cursor_of(value) -> str:
+    """A value packed the way cursors are: its JSON, base64url without padding."""
+    import base64
+    import json
+
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+
+def assert_bad_cursor(client, cursor):
+    """Every read answers a cursor it cannot decode 422, problem+json naming the field and the reason."""
+    for read in CURSOR_READS:
+        response = client.get(f"{API}{read}cursor={cursor}")
+        assert response.status_code == 422, (read, cursor, response.get_data(as_text=True))
+        assert response.mimetype == "application/problem+json"
+        [error] = response.get_json()["errors"]
+        assert error["field"] == "cursor" and error["message"].startswith("not a cursor this server handed out")
+
+
+@pytest.mark.parametrize("value", [
+    ["0001-01-01T00:00:00+01:00", 1],  # before the first UTC time: OverflowError once
+    ["9999-12-31T23:59:59-01:00", 1], ["2026-01-01T00:00:00", 1], ["2026-01-01T00:00:00+00:00", 2 ** 63],
+    ["2026-01-01T00:00:00+00:00", True], [1, 2], "x", None, [], [[[[]]]]])
+def test_a_forged_cursor_is_422_on_every_read(client, value):
+    assert_bad_cursor(client, cursor_of(value))
+
+
+def test_a_board_cursor_with_rank_or_position_out_of_place_or_bad_text_is_422(client, records):
+    for player in ("a", "b"):
+        records.create(player=player)
+    at = "2026-01-01T00:00:00+00:00"
+    for rank, position in [(0, 1), (2, 1), (-1, -1)]:
+        response = client.get(f"{API}/leaderboard?variant=yukon-classic&cursor={cursor_of([0, at, 1, rank, position])}")
+        assert response.status_code == 422, response.get_data(as_text=True)
+    for player in ("\x00", "\ud800"):
+        response = client.get(f"{API}/standings?variant=yukon-classic&cursor={cursor_of([0, at, player, 1, 1])}")
+        assert response.status_code == 422, response.get_data(as_text=True)
+
+
+def test_any_cursor_is_a_page_or_422_never_an_error(client, records):
+    """Cursors of any bytes and of any JSON values of the shapes cursors have: each read answers 200 or 422."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    records.create(player="a")
+    scalars = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30)
+               | st.datetimes(timezones=st.timezones()).map(lambda moment: moment.isoformat())
+               | st.datetimes().map(lambda moment: moment.isoformat()))
+    import base64
+    from urllib.parse import urlencode
+
+    cursors = (st.binary(max_size=60).map(lambda data: base64.urlsafe_b64encode(data).decode().rstrip("="))
+               | st.lists(scalars, min_size=2, max_size=5).map(cursor_of) | st.text(max_size=40))
+
+    @given(cursors)
+    @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    def check(cursor):
+        for read in CURSOR_READS:
+            response = client.get(f"{API}{read}{urlencode({'cursor': cursor})}")
+            assert response.status_code in (200, 422), (read, cursor, response.get_data(as_text=True))
+
+    check()
+
+
 @pytest.fixture
 def ten(records):
     """Players p0 … p9 on yukon-classic, p0 best; p4 and p5 tie."""
