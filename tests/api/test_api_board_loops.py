@@ -11,9 +11,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from engine import Game
-from tests.play import play_greedy
 from tests.conftest import empty_tables
 from tests.engine.engine_helpers import find_win
+from tests.play import play_greedy
 from verifier import replay
 
 API = "/api/v1"
