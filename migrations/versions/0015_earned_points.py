@@ -14,7 +14,7 @@ What the migration adds, and computes for the stored records:
 Down again, the column goes and the boards are built with the order before (won, score, moves).
 
 Revision ID: 0015
-Revises: 0018
+Revises: 0019
 Create Date: 2026-12-04
 """
 
@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0015"
-down_revision: str | Sequence[str] | None = "0018"
+down_revision: str | Sequence[str] | None = "0019"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
