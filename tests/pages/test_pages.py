@@ -437,9 +437,14 @@ def test_a_deals_board_is_in_the_page_itself(client, submit):
     link = rows[0].find("td", class_="player").find("a")  # a name links to the player's page, the result to the record
     assert link.attrs["href"] == "/players/V%C3%A4in%C3%B6%20M%C3%A4kinen?lang=fi"
     assert rows[0].find("td", class_="result").find("a").attrs["href"] == f"/records/{first['id']}?lang=fi"
-    # Yukon: every win scores alike, so the board shows moves, and a game not won its points in the result
-    assert [td.attrs["data-label"] for td in rows[0].find_all("td")] == ["#", "Pelaaja", "Siirrot", "Lopputulos"]
+    # Yukon: every win earns alike, so the board shows take-backs and moves, a game not won its earned
+    # points in the result, and the app's score beside them; the caption says what ranks
+    assert [td.attrs["data-label"] for td in rows[0].find_all("td")] == [
+        "#", "Pelaaja", "Takaisinotot", "Siirrot", "Lopputulos", "Pisteet"]
     assert rows[1].find("td", class_="result").text == f"ei voitettu, {second['score']} pistettä"
+    assert rows[1].find("td", class_="score").text == str(second["score"])
+    caption = document.find("section", data_leaderboard=True).find("caption").text
+    assert caption.startswith("Järjestys: tulos, sitten ilman takaisinottoja ansaitut pisteet")
     empty, _ = page(client, "/deals/FT1-N-AAAAAAB?lang=fi")
     assert empty.find("section", data_leaderboard=True).find("tbody").text == "Varmennettuja tallenteita ei vielä ole."
 

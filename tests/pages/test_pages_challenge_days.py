@@ -82,13 +82,15 @@ def test_a_past_day_has_its_final_board_all_winners_tied_first_par_and_the_solut
     assert [li.find("a").text for li in winners.find_all("li")] == ["ann", "cid"]  # both, not the first row
     board = document.find("section", data_challenge_board=True)
     assert board.find("h2").text == "Final board"
-    # Yukon: no score column (every win scores 625); moves and the difference from par instead
-    assert [th.text for th in board.find("thead").find_all("th")] == ["#", "Player", "Moves", "Against par",
-                                                                     "Time", "Result"]
+    # Yukon: no earned column (every win earns 625); take-backs, moves, the difference from par and the time,
+    # then the app's score
+    assert [th.text for th in board.find("thead").find_all("th")] == ["#", "Player", "Take-backs", "Moves",
+                                                                     "Against par", "Time", "Result", "Score"]
     moves = days["ann"]["moves"]
-    assert rows(board) == [["1", "ann", str(moves), "+2", "–", "★ won"], ["1", "cid", str(moves), "+2", "–", "★ won"],
-                           ["3", "bob", str(days["bob"]["moves"]), "–", "–",
-                            f"not won, {days['bob']['score']} points"]]
+    assert rows(board) == [["1", "ann", "0", str(moves), "+2", "–", "★ won", str(days["ann"]["score"])],
+                           ["1", "cid", "0", str(moves), "+2", "–", "★ won", str(days["ann"]["score"])],
+                           ["3", "bob", "0", str(days["bob"]["moves"]), "–", "–",
+                            f"not won, {days['bob']['score']} points", str(days["bob"]["score"])]]
     solution = document.find("section", data_solution=True)
     assert days["ann"]["canonical"] in solution.find("code").text  # published: the window has closed
     assert solution.find("a").attrs["href"].startswith(f"/check?code={WIN_CODE}&moves=")
