@@ -282,7 +282,7 @@ def test_the_beat_schedule_sends_registered_tasks_to_their_queues(tmp_path):
                                 "CELERY_QUEUE_PREFIX": "beat-test"})
     schedule = celery.conf.beat_schedule
     assert {entry["task"] for entry in schedule.values()} == {tasks.PREPARE, tasks.REFILL, tasks.WEBHOOK_SWEEP,
-                                                              tasks.JUDGE_SWEEP}
+                                                              tasks.JUDGE_SWEEP, tasks.WEBHOOK_PRUNE}
     routes = celery.conf.task_routes
     for entry in schedule.values():
         task = celery.tasks[entry["task"]]  # registered

@@ -223,7 +223,7 @@ def test_boards_and_the_record_header_show_the_time_the_server_measured_first(cl
         session.commit()
     board = get(client, f"/challenges/yukon-classic/daily/{days['yesterday'].isoformat()}").find(
         "section", data_challenge_board=True)
-    assert [row[4] for row in rows(board)] == ["7:27", "–", "1:01"]  # the attempt's server time, else the client's
+    assert [row[5] for row in rows(board)] == ["7:27", "–", "1:01"]  # the attempt's server time, else the client's
     assert get(client, f"/records/{days['ann']['id']}").find("p", data_result=True).text.startswith("★ won in 7:27")
     assert "Time 1:01" in get(client, f"/records/{days['bob']['id']}").find("p", data_result=True).text
     assert "voitettu ajassa 7:27" in get(client, f"/records/{days['ann']['id']}?lang=fi").find("p", data_result=True).text
