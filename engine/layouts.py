@@ -192,14 +192,18 @@ def settled_hash(position: Position) -> int:
 
 
 def effective_line(code: str, actions: Iterable[str]) -> list[int]:
-    """The settled hashes (:func:`settled_hash`) of the path a game went through, in order
-    (the deal's start left out: every game of the deal has it): the positions on the undo
-    stack when the log ends, each loop cut out where a position is reached again (a move to a
-    foundation reaches its own position again, settled: it adds nothing). ``actions`` are a
-    verified log's canonical texts; an action the engine refuses raises :class:`ValueError`."""
+    """The settled hashes (:func:`settled_hash`) of the path a game went through, in order:
+    the positions on the undo stack when the log ends, each loop cut out where a position is
+    reached again (a move to a foundation reaches its own position again, settled: it adds
+    nothing), and then the positions a draw reached left out, as is the deal's start: every
+    game of the deal draws the same cards in the same order, so they say nothing of how it
+    was played (the next move's position still has the stock and waste it was made with).
+    ``actions`` are a verified log's canonical texts; an action the engine refuses raises
+    :class:`ValueError`."""
     game = Game.from_code(code)
     layouts = Layouts(game.position, settle=True)
     stack = [layouts.hash(game.position)]  # the positions of the actions in effect, the start first
+    drawn = [True]  # whether each was reached by a draw (the start counts as one: it is left out)
     done: list[str] = []
     index = 0
     for text in actions:
@@ -211,27 +215,29 @@ def effective_line(code: str, actions: Iterable[str]) -> list[int]:
         if done[-1] == "U":
             if len(stack) > 1:
                 stack.pop()
+                drawn.pop()
             continue
         stack.append(here)
-    return loop_erased(stack)[1:]
+        drawn.append(done[-1] == "S")
+    return [stack[step] for step in loop_erased(stack) if not drawn[step]]
 
 
 def loop_erased(walk: list[int]) -> list[int]:
-    """``walk`` with every loop cut out, in order: where a position comes again, the
-    positions since its first visit fall away.
+    """The steps of ``walk`` left when every loop is cut out, in order: where a position comes
+    again, the steps since its first visit fall away (and so does the step that came back).
 
     >>> loop_erased([1, 2, 3, 2, 4, 4, 1, 5])
-    [1, 5]
+    [0, 7]
     """
-    path: list[int] = []
+    path: list[int] = []  # steps
     where: dict[int, int] = {}  # position -> its index in the path
-    for here in walk:
+    for step, here in enumerate(walk):
         seen = where.get(here)
         if seen is not None:
             for dropped in path[seen + 1:]:
-                del where[dropped]
+                del where[walk[dropped]]
             del path[seen + 1:]
             continue
         where[here] = len(path)
-        path.append(here)
+        path.append(step)
     return path

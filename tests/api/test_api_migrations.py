@@ -415,7 +415,8 @@ def test_0008_keeps_every_record_and_player_and_computes_the_effective_lines(emp
             hint = connection.execute(text("SELECT action, reached, position FROM hints")).one()
         expected = evidence.pack(evidence.effective_line("FT1-N-AAAAAAB", played))
         assert lines[0] == lines[1] and bytes(lines[0]) == expected and lines[2] is None
-        assert [tuple(b) for b in bands] == [(1, evidence.BANDS), (2, evidence.BANDS)]
+        keys = len(evidence.index_keys(evidence.effective_line("FT1-N-AAAAAAB", played)))
+        assert [tuple(b) for b in bands] == [(1, keys), (2, keys)]
         assert tuple(hint) == (None, None, "p")
         with database.engine.begin() as connection:
             command.downgrade(alembic_config(connection), module.down_revision)
