@@ -240,8 +240,7 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
         raise RejectedLog(verdict)
     values = new_record(verdict, body, submitted_by)
     actions = values["canonical"].split()
-    positions: frozenset[int] = frozenset()
-    bands: list[int] = []
+    positions, bands = frozenset[int](), list[int]()  # (judged later: nothing to read by)
     if not judge_later:
         line = evidence.effective_line(values["code"], actions)
         positions, bands = frozenset(line), evidence.index_keys(line)

@@ -80,6 +80,8 @@ def recompute_lines(connection: sa.Connection, line_of: Callable[[str, list[str]
                     keys_of: Callable[[str, bytes], Iterable[int]]) -> None:
     """Every record with a line: ``line_of(code, actions)`` and its index keys, ``keys_of(code, line)``
     in place of its rows of ``line_bands``. A log that does not replay keeps its line and keys."""
+    from engine import EngineError
+
     after = 0
     while True:
         rows = connection.execute(sa.select(records.c.id, records.c.code, records.c.canonical)
@@ -91,7 +93,7 @@ def recompute_lines(connection: sa.Connection, line_of: Callable[[str, list[str]
         for record_id, code, canonical in rows:
             try:
                 line = line_of(str(code), str(canonical).split())
-            except ValueError:  # (EngineError is a ValueError)
+            except (EngineError, ValueError):
                 continue
             lines.append({"record_id": record_id, "packed": line})
             keys += [{"band": key, "record_id": record_id} for key in set(keys_of(str(code), line))]
@@ -106,7 +108,7 @@ def recompute_lines(connection: sa.Connection, line_of: Callable[[str, list[str]
 
 def recompute_hints(connection: sa.Connection, hash_of: Callable[[Any], int]) -> None:
     """Every hint that handed out an action: ``reached``, the hash of the position it leads to."""
-    from engine import Game
+    from engine import EngineError, Game
 
     after = 0
     while True:
@@ -120,7 +122,7 @@ def recompute_hints(connection: sa.Connection, hash_of: Callable[[Any], int]) ->
             try:
                 game = Game.from_position(position)
                 game.push_text(action)
-            except ValueError:
+            except (EngineError, ValueError):
                 continue
             changed.append({"hint_id": hint_id, "value": hash_of(game.position)})
         if changed:

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from api import evidence, tasks
-from bench.fairplay import attacks
 from api.fairplay import FLAGS, REVIEW_FLAGS
+from bench.fairplay import attacks
 from engine import Game, GameCode
 from tests.api.conftest import play_legal
 from tests.play import play_greedy
