@@ -37,6 +37,8 @@ ATTACKS = (
     "lazy-copy", "lazy-service-line",
     "copy-10%+solver", "copy-50%+solver", "copy-70%+solver", "copy-85%+solver",
 )
+#: the attacks whose record should rank (a game sharing only its first tenth with another is not a copy)
+SHOULD_RANK = ("copy-10%+solver",)
 #: the copy attacks: the share of the copied record's actions kept before a solver finishes the game
 COPY_SHARES = {f"copy-{round(share * 100)}%+solver": share for share in (0.1, 0.5, 0.7, 0.85)}
 
