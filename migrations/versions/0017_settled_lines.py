@@ -1,7 +1,7 @@
 """evidence on settled positions: every stored line, index key and hint position computed again
 
 Revision ID: 0017
-Revises: 0014
+Revises: 0019
 Create Date: 2026-12-04
 
 Fair play's positions are *settled* (``engine.layouts.settled_hash``: every card that can go
@@ -37,7 +37,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0017"
-down_revision: str | Sequence[str] | None = "0014"
+down_revision: str | Sequence[str] | None = "0019"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
