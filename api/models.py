@@ -305,7 +305,7 @@ class Hint(Base):
     actions: Mapped[int]                                    # how many actions the log had when the hint was asked
     position: Mapped[str] = mapped_column(Text)             # the position text it was asked at
     action: Mapped[str | None] = mapped_column(String(16))  # the action handed out (None: no hint, or before 0008)
-    reached: Mapped[int | None] = mapped_column(BigInteger)  # the position it reaches, settled (``api.evidence.position_hash``)
+    reached: Mapped[int | None] = mapped_column(BigInteger)  # the position it reaches (``evidence.position_hash``)
 
 
 class SolverJob(Base):
