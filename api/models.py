@@ -273,9 +273,9 @@ class Player(Base):
 
 
 class LineBand(Base):
-    """One index key of a record's effective line (``api.evidence.band_keys``: a band of its
-    MinHash, with the deal): records whose lines are near-equal share a key, so that the
-    copy check reads a few candidates, however many records the deal has."""
+    """One index key of a record's effective line (``api.evidence.index_keys``: one of its
+    positions, about one in four): records whose lines share many positions share many keys,
+    so that the copy check reads a few candidates, however many records the deal has."""
 
     __tablename__ = "line_bands"
 
@@ -310,7 +310,7 @@ class Hint(Base):
     actions: Mapped[int]                                    # how many actions the log had when the hint was asked
     position: Mapped[str] = mapped_column(Text)             # the position text it was asked at
     action: Mapped[str | None] = mapped_column(String(16))  # the action handed out (None: no hint, or before 0008)
-    reached: Mapped[int | None] = mapped_column(BigInteger)  # the position it reaches (``api.evidence.position_hash``)
+    reached: Mapped[int | None] = mapped_column(BigInteger)  # the position it reaches (``evidence.position_hash``)
 
 
 class SolverJob(Base):

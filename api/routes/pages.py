@@ -37,7 +37,7 @@ from engine.rules.registry import GAMES
 from verifier import replay
 
 from .. import assets, boards, db, metrics, sharecard
-from ..fairplay import FLAGS
+from ..fairplay import FLAGS, page_values
 from ..framecache import FrameCache, Picture, accepts_gzip, pack
 from ..i18n import LANGUAGE_NAMES, N_, card_name, card_names, gettext, page_language, rule_sentence
 from ..models import Record
@@ -582,8 +582,8 @@ FLAG_TEXTS = {kind.name: kind.page for kind in FLAGS}
 
 def flag_texts(stored: Record) -> list[str]:
     """The record's flags in the page's language (one line each)."""
-    return [_(FLAG_TEXTS[f["flag"]], id=stored.copy_of or "?") if f.get("flag") in FLAG_TEXTS else str(f.get("flag"))
-            for f in stored.flags or []]
+    return [_(FLAG_TEXTS[f["flag"]], **page_values(f, stored.copy_of)) if f.get("flag") in FLAG_TEXTS
+            else str(f.get("flag")) for f in stored.flags or []]
 
 
 @bp.get("/records/<int:record_id>/frames.json")

@@ -415,7 +415,8 @@ def test_0008_keeps_every_record_and_player_and_computes_the_effective_lines(emp
             hint = connection.execute(text("SELECT action, reached, position FROM hints")).one()
         expected = evidence.pack(evidence.effective_line("FT1-N-AAAAAAB", played))
         assert lines[0] == lines[1] and bytes(lines[0]) == expected and lines[2] is None
-        assert [tuple(b) for b in bands] == [(1, evidence.BANDS), (2, evidence.BANDS)]
+        keys = len(evidence.index_keys(evidence.effective_line("FT1-N-AAAAAAB", played)))
+        assert [tuple(b) for b in bands] == [(1, keys), (2, keys)]
         assert tuple(hint) == (None, None, "p")
         with database.engine.begin() as connection:
             command.downgrade(alembic_config(connection), module.down_revision)
@@ -535,5 +536,89 @@ def test_0015_gives_every_record_its_earned_points_and_ranks_the_boards_by_them(
         with database.engine.connect() as connection:
             assert _old_rows(connection) == before
             assert deal_board(connection)[0] == ("cheat", 925, 30)  # the order before: the score first
+
+
+@BOTH
+def test_0017_computes_every_line_key_and_hint_again_on_settled_positions_and_back(empty_database_url):
+    """Records, hints and a copy flag stored at 0014 with the former lines (layout hashes, MinHash
+    bands): every other value kept; each line, its index keys and each hint's position computed on
+    settled positions; a log that does not replay keeps its line; the copy flag keeps its evidence
+    and gains the shared share; and back down to exactly the former values."""
+    import importlib
+
+    from api import evidence
+    from engine import Game
+    from engine.layouts import position_hash
+    from tests.api.conftest import play_legal
+
+    migration = importlib.import_module("migrations.versions.0017_settled_lines")
+    code = "YU1-C-AAAAAAB"
+    played = play_legal(code, 40)
+    logs = [("ann", " ".join(played)), ("bob", " ".join(played[:20] + ["U"] + played[19:])),
+            ("cat", "T9>T9 # not a log")]
+    former = [migration._pack(migration.former_line(code, played))] * 2 + [b"\x00" * 8]
+    copy_flag = {"flag": "copy", "reason": "copied", "review": False,
+                 "evidence": {"original": 1, "jaccard": 1.0, "threshold": 0.8}}
+    database = Database(empty_database_url)
+    insert = text(
+        "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, actions, undos, "
+        "takebacks, foundation_cards, engine_version, rules_version, received_at, verified_at, status, ranked, "
+        "flags, player_id, line, copy_of) VALUES (:player, :code, 'yukon-classic', 1, :log, :hash, false, 0, 1, 1, "
+        "0, 0, 0, '1.0.0', 1, :at, :at, 'visible', :ranked, :flags, :player_id, :line, :copy_of)")
+    game = Game.from_code(code)
+    position = str(game.position)
+    game.push_text(played[0])
+    try:
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), migration.down_revision)
+            for n, (player, log) in enumerate(logs):
+                player_id = connection.execute(text(
+                    "INSERT INTO players (name, created_at) VALUES (:name, :at) RETURNING id"),
+                    {"name": player, "at": "2025-03-01 12:00:00+00:00"}).scalar_one()
+                connection.execute(insert, {
+                    "player": player, "code": code, "log": log, "hash": f"h{n}", "player_id": player_id,
+                    "at": f"2025-03-0{n + 1} 12:00:00+00:00", "line": former[n], "ranked": n != 1,
+                    "flags": json.dumps([copy_flag] if n == 1 else []), "copy_of": 1 if n == 1 else None})
+                keys = migration.former_band_keys(code, migration._unpack(former[n]))
+                connection.execute(text("INSERT INTO line_bands (band, record_id) VALUES (:band, :id)"),
+                                   [{"band": key, "id": n + 1} for key in keys])
+            connection.execute(text("INSERT INTO hints (player_id, code, at, actions, position, action, reached) "
+                                    "VALUES (1, :code, '2025-03-01 12:00:00+00:00', 0, :position, :action, :reached)"),
+                               {"code": code, "position": position, "action": played[0],
+                                "reached": position_hash(game.position)})
+            columns = [c for c in OLD_COLUMNS if c != "flags"]
+
+            def rows(connection):
+                return [tuple(row) for row in connection.execute(text(
+                    f"SELECT {', '.join(columns)} FROM records ORDER BY id")).all()]
+
+            def state(connection):
+                return (
+                    [bytes(row[0]) for row in connection.execute(text("SELECT line FROM records ORDER BY id"))],
+                    sorted(tuple(row) for row in connection.execute(text("SELECT record_id, band FROM line_bands"))),
+                    connection.execute(text("SELECT reached FROM hints")).scalar_one(),
+                    [json.loads(f) if isinstance(f, str) else f
+                     for (f,) in connection.execute(text("SELECT flags FROM records ORDER BY id"))])
+
+            before, former_state = rows(connection), state(connection)
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), migration.revision)
+        with database.engine.connect() as connection:
+            assert rows(connection) == before
+            lines, keys, reached, flags = state(connection)
+        new = frozenset(evidence.effective_line(code, played))
+        assert lines == [evidence.pack(new)] * 2 + [former[2]]  # (the log that does not replay keeps its line)
+        assert keys == sorted([(1, key) for key in evidence.index_keys(new)] + [(2, key) for key in
+                                                                                 evidence.index_keys(new)]
+                              + [k for k in former_state[1] if k[0] == 3])
+        assert reached == evidence.position_hash(game.position) != former_state[2]
+        assert flags[1][0]["evidence"] == {"original": 1, "jaccard": 1.0, "threshold": 0.8,
+                                           "shared_positions": len(new), "share_of_original": 1.0,
+                                           "share_of_game": 1.0, "overlap": 1.0}
+        assert flags[0] == flags[2] == []
+        with database.engine.begin() as connection:
+            command.downgrade(alembic_config(connection), migration.down_revision)
+        with database.engine.connect() as connection:
+            assert rows(connection) == before and state(connection) == former_state
     finally:
         database.dispose()
