@@ -536,6 +536,8 @@ def test_0015_gives_every_record_its_earned_points_and_ranks_the_boards_by_them(
         with database.engine.connect() as connection:
             assert _old_rows(connection) == before
             assert deal_board(connection)[0] == ("cheat", 925, 30)  # the order before: the score first
+    finally:
+        database.dispose()
 
 
 @BOTH
