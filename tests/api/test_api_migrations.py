@@ -542,7 +542,7 @@ def test_0015_gives_every_record_its_earned_points_and_ranks_the_boards_by_them(
 
 @BOTH
 def test_0017_computes_every_line_key_and_hint_again_on_settled_positions_and_back(empty_database_url):
-    """Records, hints and a copy flag stored at 0014 with the former lines (layout hashes, MinHash
+    """Records, hints and a copy flag stored before 0017 with the former lines (layout hashes, MinHash
     bands): every other value kept; each line, its index keys and each hint's position computed on
     settled positions; a log that does not replay keeps its line; the copy flag keeps its evidence
     and gains the shared share; and back down to exactly the former values."""
@@ -565,8 +565,8 @@ def test_0017_computes_every_line_key_and_hint_again_on_settled_positions_and_ba
     insert = text(
         "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, actions, undos, "
         "takebacks, foundation_cards, engine_version, rules_version, received_at, verified_at, status, ranked, "
-        "flags, player_id, line, copy_of) VALUES (:player, :code, 'yukon-classic', 1, :log, :hash, false, 0, 1, 1, "
-        "0, 0, 0, '1.0.0', 1, :at, :at, 'visible', :ranked, :flags, :player_id, :line, :copy_of)")
+        "flags, player_id, line, copy_of, earned) VALUES (:player, :code, 'yukon-classic', 1, :log, :hash, false, 0, "
+        "1, 1, 0, 0, 0, '1.0.0', 1, :at, :at, 'visible', :ranked, :flags, :player_id, :line, :copy_of, 0)")
     game = Game.from_code(code)
     position = str(game.position)
     game.push_text(played[0])
