@@ -33,6 +33,7 @@ from functools import partial
 from typing import Any
 
 from ..position import Position
+from .registry import SOLVERS, settings_for, state_for
 from .search import EXHAUSTED, NODES, TABLE, TIME, WON, Outcome, beam, best_first, depth_first, stage_beam
 from .shortening import SHORTEN_STEPS, shorten
 from .state import SearchSettings, SolverState, StagedState
@@ -95,23 +96,13 @@ class SolveResult:
 def coverage_for(game: str) -> dict[str, Any]:
     """What an ``unwinnable`` answer covers for ``game`` (its code letters: ``YU``, ``FT``):
     the moves and reductions of its rule sets' search settings."""
-    settings = next(rules.spec.search for rules in Position.known_rules.values() if rules.game == game)
+    settings = next(SOLVERS[rules.variant].search for rules in Position.known_rules.values() if rules.game == game)
     return {
         "moves": list(settings.covered_moves),
         "undo": UNDO_NOTE,
         "left_out": [],
         "reductions": list(_REDUCTIONS_COMMON + settings.reductions),
     }
-
-
-def state_for(position: Position) -> SolverState:
-    """The solver's own mutable copy of ``position``."""
-    return position.rules.spec.solver_state(position)
-
-
-def settings_for(position: Position) -> SearchSettings:
-    """How the solver searches positions of ``position``'s rule set."""
-    return position.rules.spec.search
 
 
 def table_entry_bytes(key_bytes: int, positions: int) -> int:
