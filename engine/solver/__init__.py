@@ -189,62 +189,93 @@ def solve(
     steps of work (0: the line as found) and what is left of the time budget, but
     at least a tenth of it.
     """
-    if budget_seconds is not None and not budget_seconds > 0:
-        raise ValueError(f"budget_seconds must be positive, not {budget_seconds!r}")
-    for name, value in (("max_nodes", max_nodes), ("max_table", max_table)):
-        if value is not None and (not isinstance(value, int) or value < 1):
-            raise ValueError(f"{name} must be a whole number from 1, not {value!r}")
+    _check_budgets(budget_seconds, max_nodes, max_table)
     coverage = coverage_for(position.rules.game)
     if position.is_won:
         return SolveResult(WINNABLE, (), "the position is already won", coverage=coverage)
     state, settings = state_for(position), settings_for(position)
     started, nodes, table = clock(), max_nodes or DEFAULT_NODES, max_table or DEFAULT_TABLE
-    out = _beams(state, settings, nodes, budget_seconds, table, clock) if method == "best" else None
-    if out is None or out.end != WON:
-        spent = 0 if out is None else out.nodes
-        deadline = None if budget_seconds is None else started + budget_seconds
-        if method == "depth" or settings.complete_search == "depth":
-            out = depth_first(state, max_nodes=nodes - spent, deadline=deadline, max_table=table, clock=clock)
-        else:
-            out = best_first(
-                state, max_nodes=nodes - spent, deadline=deadline, max_table=table, settings=settings, clock=clock
-            )
-        out.nodes += spent
-    actions: tuple[str, ...] = ()
-    found = 0
-    if out.end == WON:
-        actions = tuple(state.action_text(m) for m in out.moves)
-        found = len(actions)
-        if shorten_steps > 0:
-            # what is left of the time budget, and at least a tenth of it
-            until = (
-                None
-                if budget_seconds is None
-                else max(started + budget_seconds, clock() + budget_seconds / 10)
-            )
-            actions = shorten(position, actions, max_steps=shorten_steps, deadline=until, clock=clock)
-        status, reason = WINNABLE, f"a winning line of {len(actions)} actions"
-    elif out.end == EXHAUSTED:
-        status = UNWINNABLE
-        reason = (
-            f"no position reachable from here is won: all {out.positions} "
-            f"distinct positions the covered moves reach were examined"
-        )
-    else:
-        status, reason = (
-            UNKNOWN,
-            {
-                TIME: f"the time budget of {budget_seconds} s ran out",
-                NODES: f"the node budget of {max_nodes or DEFAULT_NODES} positions ran out",
-                TABLE: f"the transposition table is full ({max_table or DEFAULT_TABLE} positions)",
-            }[out.end]
-            + f" after {out.nodes} positions, undecided",
-        )
+    out = _search(state, settings, method, nodes, table, budget_seconds, started, clock)
+    actions = tuple(state.action_text(m) for m in out.moves) if out.end == WON else ()
+    found = len(actions)  # the line as the search found it
+    if out.end == WON and shorten_steps > 0:
+        actions = _shortened(position, actions, shorten_steps, budget_seconds, started, clock)
+    status, reason = _verdict(out, len(actions), budget_seconds, nodes, table)
     table_bytes = table_entry_bytes(out.key_bytes, out.positions)
     out.seconds = clock() - started  # the shortening included
     return SolveResult(
         status, actions, reason, out.nodes, out.positions, out.max_depth, out.seconds, table_bytes, coverage, found
     )
+
+
+def _check_budgets(budget_seconds: float | None, max_nodes: int | None, max_table: int | None) -> None:
+    """:class:`ValueError` for a budget :func:`solve` cannot keep to."""
+    if budget_seconds is not None and not budget_seconds > 0:
+        raise ValueError(f"budget_seconds must be positive, not {budget_seconds!r}")
+    for name, value in (("max_nodes", max_nodes), ("max_table", max_table)):
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise ValueError(f"{name} must be a whole number from 1, not {value!r}")
+
+
+def _search(
+    state: SolverState,
+    settings: SearchSettings,
+    method: str,
+    max_nodes: int,
+    max_table: int,
+    budget_seconds: float | None,
+    started: float,
+    clock: Callable[[], float],
+) -> Outcome:
+    """:func:`solve`'s searches: the beams (``method`` ``"best"``), then, unless they won, the
+    complete search with what is left of the node budget and the time from ``started``; the
+    nodes of both counted."""
+    out = _beams(state, settings, max_nodes, budget_seconds, max_table, clock) if method == "best" else None
+    if out is not None and out.end == WON:
+        return out
+    spent = 0 if out is None else out.nodes
+    deadline = None if budget_seconds is None else started + budget_seconds
+    if method == "depth" or settings.complete_search == "depth":
+        out = depth_first(state, max_nodes=max_nodes - spent, deadline=deadline, max_table=max_table, clock=clock)
+    else:
+        out = best_first(
+            state, max_nodes=max_nodes - spent, deadline=deadline, max_table=max_table, settings=settings, clock=clock
+        )
+    out.nodes += spent
+    return out
+
+
+def _shortened(
+    position: Position,
+    actions: tuple[str, ...],
+    steps: int,
+    budget_seconds: float | None,
+    started: float,
+    clock: Callable[[], float],
+) -> tuple[str, ...]:
+    """The winning line ``actions`` shortened within ``steps`` steps of work and what is left
+    of the time budget, but at least a tenth of it."""
+    until = None if budget_seconds is None else max(started + budget_seconds, clock() + budget_seconds / 10)
+    return shorten(position, actions, max_steps=steps, deadline=until, clock=clock)
+
+
+def _verdict(
+    out: Outcome, length: int, budget_seconds: float | None, max_nodes: int, max_table: int
+) -> tuple[str, str]:
+    """The status and reason of a search that ended as ``out`` (``length``: the winning line's)."""
+    if out.end == WON:
+        return WINNABLE, f"a winning line of {length} actions"
+    if out.end == EXHAUSTED:
+        return UNWINNABLE, (
+            f"no position reachable from here is won: all {out.positions} "
+            f"distinct positions the covered moves reach were examined"
+        )
+    budget = {
+        TIME: f"the time budget of {budget_seconds} s ran out",
+        NODES: f"the node budget of {max_nodes} positions ran out",
+        TABLE: f"the transposition table is full ({max_table} positions)",
+    }[out.end]
+    return UNKNOWN, budget + f" after {out.nodes} positions, undecided"
 
 
 __all__ = [
