@@ -200,7 +200,7 @@ def solve(
     found = len(actions)  # the line as the search found it
     if out.end == WON and shorten_steps > 0:
         actions = _shortened(position, actions, shorten_steps, budget_seconds, started, clock)
-    status, reason = _verdict(out, len(actions), budget_seconds, nodes, table)
+    status, reason = _status(out, actions, budget_seconds, max_nodes, max_table)
     table_bytes = table_entry_bytes(out.key_bytes, out.positions)
     out.seconds = clock() - started  # the shortening included
     return SolveResult(
@@ -259,23 +259,25 @@ def _shortened(
     return shorten(position, actions, max_steps=steps, deadline=until, clock=clock)
 
 
-def _verdict(
-    out: Outcome, length: int, budget_seconds: float | None, max_nodes: int, max_table: int
+def _status(
+    out: Outcome, actions: tuple[str, ...], budget_seconds: float | None, max_nodes: int | None, max_table: int | None
 ) -> tuple[str, str]:
-    """The status and reason of a search that ended as ``out`` (``length``: the winning line's)."""
+    """The answer's status and reason for how the search ended."""
     if out.end == WON:
-        return WINNABLE, f"a winning line of {length} actions"
+        return WINNABLE, f"a winning line of {len(actions)} actions"
     if out.end == EXHAUSTED:
         return UNWINNABLE, (
             f"no position reachable from here is won: all {out.positions} "
             f"distinct positions the covered moves reach were examined"
         )
-    budget = {
-        TIME: f"the time budget of {budget_seconds} s ran out",
-        NODES: f"the node budget of {max_nodes} positions ran out",
-        TABLE: f"the transposition table is full ({max_table} positions)",
-    }[out.end]
-    return UNKNOWN, budget + f" after {out.nodes} positions, undecided"
+    return UNKNOWN, (
+        {
+            TIME: f"the time budget of {budget_seconds} s ran out",
+            NODES: f"the node budget of {max_nodes or DEFAULT_NODES} positions ran out",
+            TABLE: f"the transposition table is full ({max_table or DEFAULT_TABLE} positions)",
+        }[out.end]
+        + f" after {out.nodes} positions, undecided"
+    )
 
 
 __all__ = [
