@@ -52,9 +52,10 @@ def depth_first(
     deadline: float | None,
     max_table: int,
     clock: Callable[[], float] = time.monotonic,
+    avoid: frozenset[bytes] = frozenset(),
 ) -> Outcome:
-    """Search from ``state`` (changed in place, and changed back unless won)."""
-    search = _DepthFirst(state, max_table, clock)
+    """Search from ``state`` (changed in place, and changed back unless won), never entering a key of ``avoid``."""
+    search = _DepthFirst(state, max_table, clock, avoid)
     end = search.enter(None)
     if end is not None:
         return search.outcome(end)
@@ -75,12 +76,16 @@ class _DepthFirst:
     """One depth-first search: the current line (every move made, automatic ones included,
     and a frame for each position on it that has moves left to try), the keys met and the counts."""
 
-    def __init__(self, state: SolverState, max_table: int, clock: Callable[[], float]) -> None:
+    def __init__(
+        self, state: SolverState, max_table: int, clock: Callable[[], float], avoid: frozenset[bytes]
+    ) -> None:
         self.state = state
         self.max_table = max_table
         self.clock = clock
         self.started = clock()
-        self.seen: set[bytes] = set()
+        # the keys to avoid are met already from the start: the search never enters them
+        self.avoided = len(avoid)
+        self.seen: set[bytes] = set(avoid)
         self.path: list[tuple[Any, bool]] = []  # (move, whether it turned a card up), autos included
         # a frame: [moves, next index, autos on entry, the move into it (card, from, to, flip, between columns) or None]
         self.frames: list[list[Any]] = []
@@ -143,9 +148,8 @@ class _DepthFirst:
 
     def outcome(self, end: str) -> Outcome:
         moves = [m for m, _ in self.path] if end == WON else []
-        return Outcome(
-            end, moves, self.nodes, len(self.seen), self.max_depth, self.clock() - self.started, self.key_bytes
-        )
+        positions = len(self.seen) - self.avoided
+        return Outcome(end, moves, self.nodes, positions, self.max_depth, self.clock() - self.started, self.key_bytes)
 
 
 def _pruned(frames: list[list[Any]], prev: tuple[int, int, int, bool, bool], card: int, src: int, dst: int) -> bool:
@@ -191,13 +195,21 @@ class _Frontier:
     node count and caps, and the expansion of one position into its children."""
 
     def __init__(
-        self, state: SolverState, max_nodes: int, deadline: float | None, clock: Callable[[], float], lean: bool = False
+        self,
+        state: SolverState,
+        max_nodes: int,
+        deadline: float | None,
+        clock: Callable[[], float],
+        lean: bool = False,
+        avoid: frozenset[bytes] = frozenset(),
     ) -> None:
         self.state = state
         self.lean = lean  # the state's lean moves (beams only: a complete search needs every move)
         self.max_nodes, self.deadline, self.clock = max_nodes, deadline, clock
         self.started = clock()
-        self.parents: dict[bytes, tuple[bytes | None, tuple[Any, ...]]] = {}
+        # the positions to avoid are in the table from the start, as if met already: no search enters them
+        self.avoided = len(avoid)
+        self.parents: dict[bytes, tuple[bytes | None, tuple[Any, ...]]] = dict.fromkeys(avoid, (None, ()))
         self.nodes = 0
         self.key_bytes = 0
         self.root = state.encode()
@@ -266,7 +278,7 @@ class _Frontier:
             end,
             self.moves if end == WON else [],
             self.nodes,
-            len(self.parents),
+            len(self.parents) - self.avoided,
             0,
             self.clock() - self.started,
             self.key_bytes,
@@ -281,11 +293,12 @@ def best_first(
     max_table: int,
     settings: SearchSettings = DEFAULT,
     clock: Callable[[], float] = time.monotonic,
+    avoid: frozenset[bytes] = frozenset(),
 ) -> Outcome:
     """Expand the position with the lowest estimate first (ties: the oldest, or
     the newest with ``settings.newest_first``); every position is stored once
-    (key → parent), so the table cap bounds memory."""
-    tree = _Frontier(state, max_nodes, deadline, clock)
+    (key → parent), so the table cap bounds memory. Keys in ``avoid`` are never entered."""
+    tree = _Frontier(state, max_nodes, deadline, clock, avoid=avoid)
     parents, encode, dead, weights = tree.parents, state.encode, state.dead, settings.weights
     estimate = partial(state.estimate, weights)
 
@@ -323,6 +336,7 @@ def beam(
     max_table: int,
     settings: SearchSettings = DEFAULT,
     clock: Callable[[], float] = time.monotonic,
+    avoid: frozenset[bytes] = frozenset(),
 ) -> Outcome:
     """Beam search, incomplete, for finding wins fast: of the new positions one
     move deeper than the current layer, keep the ``width`` of lowest estimate
@@ -330,7 +344,7 @@ def beam(
     died out, never that the position is lost. Only kept positions are stored.
     A position is expanded as soon as it is kept, while the dead-end test has
     left the state on it, so each kept position is decoded once."""
-    tree = _Frontier(state, max_nodes, deadline, clock, settings.lean_beams)
+    tree = _Frontier(state, max_nodes, deadline, clock, settings.lean_beams, avoid)
     parents, encode, dead, weights = tree.parents, state.encode, state.dead, settings.weights
     estimate = partial(state.estimate, weights)
 
@@ -388,6 +402,7 @@ def stage_beam(
     max_table: int,
     settings: SearchSettings = DEFAULT,
     clock: Callable[[], float] = time.monotonic,
+    avoid: frozenset[bytes] = frozenset(),
 ) -> Outcome:
     """Beam search by stage (``state.stage()``, a number no move raises and no
     move lowers by more than one: Forty Thieves, the cards left in the stock),
@@ -398,7 +413,7 @@ def stage_beam(
     keyed by depth spends its width on moves that only shuffle the columns; this
     one gives every stage its share, so the search reaches the end of the stock.
     It ranks by ``state.stage_estimate()``, an estimate for comparing positions of one stage."""
-    tree = _Frontier(state, max_nodes, deadline, clock)
+    tree = _Frontier(state, max_nodes, deadline, clock, avoid=avoid)
     parents, encode, stage, estimate = tree.parents, state.encode, state.stage, state.stage_estimate
     root = tree.start()
     if root is None:
