@@ -22,6 +22,7 @@ from engine import GameCode
 from verifier import Verdict, replay
 
 from . import boards, evidence, fairplay, metrics, webhooks
+from .earned import earned
 from .models import LineBand, Player, Record, claims
 from .players import Claim, Submitter, name_params, named_player, settle, skeleton_hash
 from .schemas import record_json
@@ -49,6 +50,7 @@ def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None 
         canonical=canonical, log_hash=log_hash(canonical),
         won=verdict.won, score=verdict.score, moves=verdict.moves, actions=verdict.actions, undos=verdict.undos,
         takebacks=verdict.takebacks, foundation_cards=verdict.foundation_cards,
+        earned=earned(str(verdict.code), canonical.split(), verdict.score, verdict.takebacks),
         claimed_score=claimed.get("score"), claimed_moves=claimed.get("moves"), claimed_won=claimed.get("won"),
         elapsed_ms=body.get("elapsed_ms"), client=body.get("client"),
         engine_version=engine.__version__, rules_version=engine.RULES_VERSION,

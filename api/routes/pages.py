@@ -449,7 +449,7 @@ def home() -> tuple[str, int]:
 def home_page(status: int, code: str, error: str | None) -> tuple[str, int]:
     boards = [(variant, name, standings_entries(variant)) for variant, name in VARIANTS]
     return render("home.html", status, title=_("Solitaire records"), variants=VARIANTS, boards=boards, code=code,
-                  code_error=error, example=EXAMPLE_CODE,
+                  code_error=error, example=EXAMPLE_CODE, page_scripts=["js/player.js"],
                   description=_("Verified games of Yukon and Forty Thieves, replayed action by action."))
 
 
@@ -559,7 +559,11 @@ def conditional(page: tuple[str, int]) -> Response:
 def record(record_id: int) -> Any:
     stored = find_record(record_id)
     if stored is None:
-        return error_page(404, _("No such record"), _("There is no record {id}.", id=record_id))
+        from .pages_challenges import sealed_record  # (that module builds on this one)
+
+        sealed = sealed_record(record_id)
+        return sealed if sealed is not None else error_page(404, _("No such record"),
+                                                            _("There is no record {id}.", id=record_id))
     actions = stored.canonical.split()
     received = format_datetime(stored.received_at.astimezone(UTC), "medium", tzinfo=UTC,
                                locale=g.lang)

@@ -452,3 +452,88 @@ def test_0011_keeps_every_record_and_indexes_a_players_records_by_id(empty_datab
             assert "ix_records_player_id" in {i["name"] for i in inspect(connection).get_indexes("records")}
     finally:
         database.dispose()
+
+
+@BOTH
+def test_0015_gives_every_record_its_earned_points_and_ranks_the_boards_by_them(empty_database_url):
+    """Records and a challenge stored in the schema before 0015: every value kept; each record gets
+    the earned points of its stored log (a log that does not replay: from its score and take-backs);
+    the boards and standings are those the service builds at head (a Yukon win with take-back loops
+    falls below the honest wins, and a player's entry becomes their honest win); and back down, the
+    boards rank by score again."""
+    import importlib
+
+    from sqlalchemy import select
+
+    from api import boards
+    from api.models import BoardEntry, Standing
+    from tests.api.test_api_board_loops import with_loops, with_undos
+    from tests.engine.engine_helpers import find_win
+    from tests.play import play_greedy
+    from verifier import replay
+
+    migration = importlib.import_module("migrations.versions.0015_earned_points")
+    win = [str(action) for action in find_win("YU1-C-AAAAAAB")]
+    thief = play_greedy("FT1-N-AAAAAAB", 80)
+    games = [("honest", "YU1-C-AAAAAAB", win), ("cheat", "YU1-C-AAAAAAB", with_loops("YU1-C-AAAAAAB", win, 30)),
+             ("ann", "YU1-C-AAAAAAB", with_undos("YU1-C-AAAAAAB", win, 20)),
+             ("ann", "YU1-C-AAAAAAB", with_loops("YU1-C-AAAAAAB", win, 2)),
+             ("bob", "FT1-N-AAAAAAB", with_loops("FT1-N-AAAAAAB", thief, 2)), ("bob", "FT1-N-AAAAAAB", thief)]
+    insert = text(
+        "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, actions, undos, "
+        "takebacks, foundation_cards, engine_version, rules_version, received_at, verified_at, status, ranked, "
+        "flags) VALUES (:player, :code, :variant, 1, :log, :hash, :won, :score, :moves, :actions, :undos, "
+        ":takebacks, :cards, '1.0.0', 1, :at, :at, 'visible', true, '[]')")
+    database = Database(empty_database_url)
+    try:
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), migration.down_revision)
+            for n, (player, code, log) in enumerate(games):
+                verdict = replay(code, " ".join(log))
+                assert verdict.verified
+                connection.execute(insert, {
+                    "player": player, "code": code, "variant": verdict.code.variant, "log": verdict.canonical_text,
+                    "hash": f"h{n}", "won": verdict.won, "score": verdict.score, "moves": verdict.moves,
+                    "actions": verdict.actions, "undos": verdict.undos, "takebacks": verdict.takebacks,
+                    "cards": verdict.foundation_cards, "at": f"2025-03-0{n + 1} 12:00:00+00:00"})
+            connection.execute(insert, {  # a log that does not replay (none should)
+                "player": "cid", "code": "YU1-C-AAAAAAB", "variant": "yukon-classic", "log": "T9>T9 # not a log",
+                "hash": "h9", "won": False, "score": 40, "moves": 9, "actions": 9, "undos": 0, "takebacks": 1,
+                "cards": 2, "at": "2025-03-09 12:00:00+00:00"})
+            connection.execute(text(
+                "INSERT INTO challenges (variant, kind, starts_at, ends_at, code, candidate, par, par_line, prepared_at, "
+                "attempts_required) VALUES ('yukon-classic', 'daily', '2025-03-01 00:00:00+00:00', "
+                "'2025-03-10 00:00:00+00:00', 'YU1-C-AAAAAAB', 0, 90, '', '2025-03-01 00:00:00+00:00', false)"))
+            before = _old_rows(connection)
+
+        def deal_board(connection):
+            return [(row.player, row.score, row.takebacks) for row in connection.execute(text(
+                "SELECT player, score, takebacks FROM board_entries WHERE board = 'deal:YU1-C-AAAAAAB' "
+                "ORDER BY sort_key, received_at, record_id"))]
+
+        database.upgrade()
+        with database.engine.begin() as connection:
+            assert _old_rows(connection) == before
+            earned = connection.execute(text("SELECT player, takebacks, earned FROM records ORDER BY id")).all()
+            assert [tuple(row) for row in earned][:4] == [("honest", 0, 625), ("cheat", 30, 625), ("ann", 0, 625),
+                                                          ("ann", 2, 625)]
+            thief_earned = [row.earned for row in earned if row.player == "bob"]
+            assert thief_earned[0] == thief_earned[1] == replay("FT1-N-AAAAAAB", " ".join(thief)).score
+            assert tuple(earned[-1]) == ("cid", 1, 30)  # 40 less the take-back's 10
+            assert deal_board(connection) == [("honest", 625, 0), ("ann", 625, 0), ("cheat", 925, 30),
+                                              ("cid", 40, 1)]
+
+            def snapshot():
+                return [sorted(tuple(row) for row in connection.execute(select(*table.__table__.columns)).all())
+                        for table in (BoardEntry, Standing)]
+
+            migrated = snapshot()
+            boards.rebuild_all(connection)
+            assert snapshot() == migrated and migrated[1]
+        with database.engine.begin() as connection:
+            command.downgrade(alembic_config(connection), migration.down_revision)
+        with database.engine.connect() as connection:
+            assert _old_rows(connection) == before
+            assert deal_board(connection)[0] == ("cheat", 925, 30)  # the order before: the score first
+    finally:
+        database.dispose()

@@ -21,10 +21,10 @@ def test_a_copy_shows_its_flag_and_unranked_and_links_its_player(client, submit)
     assert "Visible but unranked" in document.find("section", data_decisions=True).text
     assert document.find("h1").find("a", href="/players/copycat").text == "copycat"
     assert "Untimed: no per-action times were sent." in document.text
-    # a ranked record shows neither
+    # a clean record (ranked, nothing decided) shows neither, and no decisions block at all
     document, _ = page(client, f"/records/{original['id']}")
     assert document.find_all("ul", data_flags_in_force=True) == []
-    assert "Visible and ranked" in document.find("p", data_status_text=True).text
+    assert document.find_all("section", data_decisions=True) == []
     assert not [p for p in document.find_all("p", class_="notice") if "Unranked" in p.text]
 
 
