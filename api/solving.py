@@ -38,7 +38,7 @@ Hints are handed to players under an unguessable token (``hint_requests``): the
 same search may serve many players, but each player polls their own token, and a
 token polled by anyone else is :class:`NoSuchHint`.
 
-The service raises the domain errors of :class:`SolverError`; ``api/routes/solver.py``
+The service raises the domain errors of :class:`SolverError`; ``api/routes/errors.py``
 turns them into HTTP answers. Without ``CELERY_BROKER_URL`` (the embedded mode, one
 user only) the tickets run eagerly, inside the request that sends them.
 """

@@ -33,6 +33,7 @@ from functools import partial
 from typing import Any
 
 from ..position import Position
+from .registry import SOLVERS, settings_for, state_for
 from .search import EXHAUSTED, NODES, TABLE, TIME, WON, Outcome, beam, best_first, depth_first, stage_beam
 from .shortening import SHORTEN_STEPS, shorten
 from .state import SearchSettings, SolverState, StagedState
@@ -95,23 +96,13 @@ class SolveResult:
 def coverage_for(game: str) -> dict[str, Any]:
     """What an ``unwinnable`` answer covers for ``game`` (its code letters: ``YU``, ``FT``):
     the moves and reductions of its rule sets' search settings."""
-    settings = next(rules.spec.search for rules in Position.known_rules.values() if rules.game == game)
+    settings = next(SOLVERS[rules.variant].search for rules in Position.known_rules.values() if rules.game == game)
     return {
         "moves": list(settings.covered_moves),
         "undo": UNDO_NOTE,
         "left_out": [],
         "reductions": list(_REDUCTIONS_COMMON + settings.reductions),
     }
-
-
-def state_for(position: Position) -> SolverState:
-    """The solver's own mutable copy of ``position``."""
-    return position.rules.spec.solver_state(position)
-
-
-def settings_for(position: Position) -> SearchSettings:
-    """How the solver searches positions of ``position``'s rule set."""
-    return position.rules.spec.search
 
 
 def table_entry_bytes(key_bytes: int, positions: int) -> int:
@@ -270,11 +261,7 @@ def solve(
     shortening keeps out of them; when that proves no line avoids them, a line that goes
     through them is searched for with what is left of the budgets.
     """
-    if budget_seconds is not None and not budget_seconds > 0:
-        raise ValueError(f"budget_seconds must be positive, not {budget_seconds!r}")
-    for name, value in (("max_nodes", max_nodes), ("max_table", max_table)):
-        if value is not None and (not isinstance(value, int) or value < 1):
-            raise ValueError(f"{name} must be a whole number from 1, not {value!r}")
+    _check_budgets(budget_seconds, max_nodes, max_table)
     coverage = coverage_for(position.rules.game)
     if position.is_won:
         return SolveResult(WINNABLE, (), "the position is already won", coverage=coverage)
@@ -282,26 +269,41 @@ def solve(
     started, nodes, table = clock(), max_nodes or DEFAULT_NODES, max_table or DEFAULT_TABLE
     keys = avoided_keys(position, avoid) if avoid else frozenset()
     out, avoided = _search_avoiding(state, settings, (nodes, budget_seconds, table), method, clock, keys)
-    actions: tuple[str, ...] = ()
-    found = 0
-    if out.end == WON:
-        actions = tuple(state.action_text(m) for m in out.moves)
-        found = len(actions)
-        if shorten_steps > 0:
-            # what is left of the time budget, and at least a tenth of it
-            until = (
-                None
-                if budget_seconds is None
-                else max(started + budget_seconds, clock() + budget_seconds / 10)
-            )
-            layouts = frozenset(p.layout() for p in avoid) - {position.layout()} if avoided else frozenset()
-            actions = shorten(position, actions, max_steps=shorten_steps, deadline=until, clock=clock, avoid=layouts)
+    actions = tuple(state.action_text(m) for m in out.moves) if out.end == WON else ()
+    found = len(actions)  # the line as the search found it
+    if out.end == WON and shorten_steps > 0:
+        layouts = frozenset(p.layout() for p in avoid) - {position.layout()} if avoided else frozenset()
+        actions = _shortened(position, actions, shorten_steps, budget_seconds, started, clock, layouts)
     status, reason = _status(out, actions, budget_seconds, max_nodes, max_table)
     table_bytes = table_entry_bytes(out.key_bytes, out.positions)
     out.seconds = clock() - started  # the shortening included
     return SolveResult(
         status, actions, reason, out.nodes, out.positions, out.max_depth, out.seconds, table_bytes, coverage, found
     )
+
+
+def _check_budgets(budget_seconds: float | None, max_nodes: int | None, max_table: int | None) -> None:
+    """:class:`ValueError` for a budget :func:`solve` cannot keep to."""
+    if budget_seconds is not None and not budget_seconds > 0:
+        raise ValueError(f"budget_seconds must be positive, not {budget_seconds!r}")
+    for name, value in (("max_nodes", max_nodes), ("max_table", max_table)):
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise ValueError(f"{name} must be a whole number from 1, not {value!r}")
+
+
+def _shortened(
+    position: Position,
+    actions: tuple[str, ...],
+    steps: int,
+    budget_seconds: float | None,
+    started: float,
+    clock: Callable[[], float],
+    avoid: frozenset[str],
+) -> tuple[str, ...]:
+    """The winning line ``actions`` shortened within ``steps`` steps of work and what is left
+    of the time budget, but at least a tenth of it, reaching no layout of ``avoid``."""
+    until = None if budget_seconds is None else max(started + budget_seconds, clock() + budget_seconds / 10)
+    return shorten(position, actions, max_steps=steps, deadline=until, clock=clock, avoid=avoid)
 
 
 def _status(

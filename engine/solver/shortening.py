@@ -25,14 +25,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from ..errors import EngineError
+from ..game import Game
 from ..position import Position
+from .registry import state_for
 from .state import SolverMove, SolverState
-
-if TYPE_CHECKING:
-    from ..game import Game
 
 #: default work budget of :func:`shorten`: engine actions replayed plus solver positions searched
 SHORTEN_STEPS = 300_000
@@ -98,9 +96,7 @@ def shorten(
 
 
 def _game(position: Position) -> Game:
-    """A game from a copy of ``position`` (imported here: the engine's rules import the solver)."""
-    from ..game import Game
-
+    """A game from a copy of ``position``."""
     return Game(position.rules, position.copy())
 
 
@@ -160,7 +156,7 @@ def _shortcuts(position: Position, line: list[str], depth: int, budget: _Budget)
     out, greedily from the start."""
     seen = _replay(position, line)
     assert seen is not None
-    states = [position.rules.spec.solver_state(p) for p in seen]
+    states = [state_for(p) for p in seen]
     later = {state.encode(): index for index, state in enumerate(states)}  # the last index of each position
     out: list[str] = []
     index = 0
