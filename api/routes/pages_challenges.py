@@ -32,7 +32,18 @@ from ..players import find_player
 from ..stats import player_stats
 from .challenges import current_or_prepare
 from .leaderboard import with_records, withheld_codes
-from .pages import VARIANT_TITLES, VARIANTS, _, bp, clock_text, conditional, error_page, page_url, render
+from .pages import (
+    VARIANT_TITLES,
+    VARIANTS,
+    WITHHELD_RECORD_PAGES,
+    _,
+    bp,
+    clock_text,
+    conditional,
+    error_page,
+    page_url,
+    render,
+)
 
 #: rows of a challenge's board on its page, and on the variant's page
 DAY_BOARD_ROWS, CURRENT_BOARD_ROWS = 25, 10
@@ -279,6 +290,9 @@ def sealed_record(record_id: int) -> Response | None:
         description=_("{player}, {challenge}: {result}.", player=found.player,
                       challenge=challenge_title(challenge), result=result)))
 
+
+
+WITHHELD_RECORD_PAGES.append(sealed_record)
 
 # -- the "Today" strip ----------------------------------------------------------------
 
