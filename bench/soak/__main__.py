@@ -74,6 +74,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--worker-concurrency", type=int, default=2, help="the Celery worker's processes (deploy: 2)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a setting for every tier (e.g. --set FAIRPLAY_JUDGE=worker --set WEB_CONCURRENCY=2)")
+    parser.add_argument("--sample-web", action="store_true",
+                        help="the web processes sample their request threads' stacks (bench.soak.sampler); "
+                             "printed at the end")
     parser.add_argument("--keep", type=Path, default=None, help="keep the processes' logs and the figures here")
     add_service_options(parser, broker_db=13, broker_help="the Redis database of the broker and the rate limits "
                         "(the run's keys have a prefix of their own, deleted at the end)")
@@ -114,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def soak(args: argparse.Namespace, layout: Layout, games: list[soak_games.SoakGame]) -> int:
     began = time.monotonic()
-    start_layout(layout, args.worker_concurrency)
+    start_layout(layout, args.worker_concurrency, args.sample_web)
     print(f"layout up in {time.monotonic() - began:.0f} s: gunicorn at {layout.base}; processes "
           f"{', '.join(sorted(layout.pids()))}; settings {' '.join(args.set) or 'as deploy/'}", flush=True)
     ready = challenges_ready(layout, args.challenge_wait)
@@ -147,6 +150,11 @@ def soak(args: argparse.Namespace, layout: Layout, games: list[soak_games.SoakGa
         findings = invariants.check(seen(layout, samples, watch, warm, f"soak{args.seed}-"), args.max_growth)
     finally:
         watch.close()
+    if args.sample_web:
+        from .sampler import summary as sampled
+
+        print("\nwhere the web processes' request threads were (wall-clock samples, ramp and hold):\n"
+              + sampled(layout.samples_dir))
     text, ok = invariants.report(findings)
     print("\ninvariants:\n" + text)
     write_json(layout.workdir / "figures.json", {"args": vars(args), **figures, "faults": result.faults,

@@ -91,6 +91,7 @@ class Layout:
     env: dict[str, str]
     web_port: int = field(default_factory=free_port)
     receiver_port: int = field(default_factory=free_port)
+    metrics_port: int = field(default_factory=free_port)  # the worker's WORKER_METRICS_PORT
     processes: dict[str, Process] = field(default_factory=dict)
     admin_key: str = ""
     api_key: str = ""
@@ -99,6 +100,10 @@ class Layout:
     @property
     def base(self) -> str:
         return f"http://127.0.0.1:{self.web_port}"
+
+    @property
+    def samples_dir(self) -> Path:
+        return self.workdir / "web-samples"
 
     @property
     def deliveries_file(self) -> Path:
@@ -176,20 +181,25 @@ def wait_until(check, what: str, process: Process | None = None, seconds: float 
     raise SystemExit(f"{what} did not come up within {seconds:g} s")
 
 
-def start_layout(layout: Layout, worker_concurrency: int = 2) -> None:
-    """Migrate, make the keys, start the tiers and the receiver, register the webhook."""
+def start_layout(layout: Layout, worker_concurrency: int = 2, sample_web: bool = False) -> None:
+    """Migrate, make the keys, start the tiers and the receiver, register the webhook. ``sample_web``:
+    the web processes sample their request threads' stacks (:mod:`bench.soak.sampler`)."""
     layout.flask("db", "upgrade")
     layout.admin_key = layout.flask("keys", "create", "soak-admin", "--admin").split()[0]
     layout.api_key = layout.flask("keys", "create", "soak-backend").split()[0]
     web_metrics, worker_metrics = layout.workdir / "web-metrics", layout.workdir / "worker-metrics"
     web_metrics.mkdir(exist_ok=True)
     worker_metrics.mkdir(exist_ok=True)
+    web_env = {"PROMETHEUS_MULTIPROC_DIR": str(web_metrics)}
+    if sample_web:
+        web_env["SOAK_SAMPLES_DIR"] = str(layout.samples_dir)
+        layout.samples_dir.mkdir(exist_ok=True)
     web = layout.start("web", [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind",
-                               f"127.0.0.1:{layout.web_port}", "api:create_app()"],
-                       {"PROMETHEUS_MULTIPROC_DIR": str(web_metrics)})
+                               f"127.0.0.1:{layout.web_port}",
+                               "bench.soak.sampler:app()" if sample_web else "api:create_app()"], web_env)
     layout.start("worker", [sys.executable, "-m", "celery", "--app", "api.tasks", "worker", "--concurrency",
                             str(worker_concurrency), "--loglevel", "INFO", "--hostname", f"soak{os.getpid()}@%h"],
-                 {"PROMETHEUS_MULTIPROC_DIR": str(worker_metrics), "WORKER_METRICS_PORT": str(free_port())})
+                 {"PROMETHEUS_MULTIPROC_DIR": str(worker_metrics), "WORKER_METRICS_PORT": str(layout.metrics_port)})
     layout.start("beat", [sys.executable, "-m", "celery", "--app", "api.tasks", "beat", "--schedule",
                           str(layout.workdir / "celerybeat-schedule"), "--loglevel", "INFO"])
     wait_until(lambda: get(layout.base + PREFIX + "/healthz")[0] == 200, "gunicorn", web)

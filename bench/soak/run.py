@@ -17,7 +17,7 @@ from . import invariants
 from .games import SoakGame
 from .layout import PREFIX, Layout, get, start_receiver
 from .traffic import Load, Samples, by_endpoint, drive
-from .watch import Watch, table
+from .watch import Watch, scrape, table, task_table
 
 #: the latency and errors a rate must keep to count as held
 P99_MS = 300.0
@@ -50,6 +50,7 @@ class Hold:
     records: int = 0
     generator_cpu: float = 0.0
     faults: list[str] = field(default_factory=list)
+    tasks: str = ""
 
 
 def step_result(samples: Samples, rate: float, start: float, end: float) -> Step:
@@ -126,6 +127,7 @@ def hold(layout: Layout, load: Load, games: list[SoakGame], index: int, samples:
     result = Hold(rate, seconds, time.monotonic(), 0.0)
     cpu_before, own_before = watch.cpu_by_tier(), _own_cpu()
     acked_before = len(samples.acknowledged)
+    tasks_before = scrape(f"http://127.0.0.1:{layout.metrics_port}/metrics")
     done, stop = threading.Event(), threading.Event()
     runner = threading.Thread(target=lambda: (drive(load, games, index, rate, seconds), done.set()), daemon=True)
     runner.start()
@@ -136,8 +138,12 @@ def hold(layout: Layout, load: Load, games: list[SoakGame], index: int, samples:
     minute = 0
     while not done.wait(max(0.0, result.start + 60 * (minute + 1) - time.monotonic())):
         minute += 1
+        pool = scrape(f"{layout.base}/metrics")
+        in_use = pool.get(("solitaire_db_pool_checked_out", ()), 0.0)
         say(table(samples, result.start + 60 * (minute - 1), result.start + 60 * minute, watch,
-                  f"minute {minute} at {rate:g}/s"), flush=True)
+                  f"minute {minute} at {rate:g}/s")
+            + f"\n  web tier's database pools: {in_use:.0f} connections checked out of "
+              f"{pool.get(('solitaire_db_pool_size', ()), 0.0):.0f} kept", flush=True)
     result.end = time.monotonic()
     if samples.since(result.start + 60 * minute, result.end):
         say(table(samples, result.start + 60 * minute, result.end, watch, "the hold's last part"), flush=True)
@@ -148,6 +154,9 @@ def hold(layout: Layout, load: Load, games: list[SoakGame], index: int, samples:
         if result.drained_after is None:
             result.drained_after = drain(watch, 60)
     watch.sample()
+    pool_processes = len([role for role in layout.pids() if role.startswith("worker-")])
+    result.tasks = task_table(tasks_before, scrape(f"http://127.0.0.1:{layout.metrics_port}/metrics"),
+                              time.monotonic() - result.start, pool_processes)
     cpu_after = watch.cpu_by_tier()
     result.cpu = {tier: cpu_after.get(tier, 0.0) - cpu_before.get(tier, 0.0) for tier in cpu_after}
     result.generator_cpu = _own_cpu() - own_before
@@ -194,6 +203,7 @@ def summary(result: Hold, samples: Samples, say=print) -> dict[str, object]:
             f"{row['p50']:.0f} / {row['p95']:.0f} / {row['p99']:.0f} / {row['max']:.0f} ms")
     drained_text = f"{result.drained_after:.0f} s" if result.drained_after is not None else "NOT drained"
     say(f"  drained (judgements, deliveries, tasks) {drained_text} after the load ended")
+    say("  the worker tier's tasks over the hold and the drain:\n" + result.tasks)
     per = {tier: 1000 * cpu / max(1, result.records) for tier, cpu in sorted(result.cpu.items())}
     say("  CPU a record (hold and drain), ms: " + ", ".join(f"{t} {ms:.1f}" for t, ms in per.items())
         + f"; all service tiers {sum(ms for t, ms in per.items() if t != 'receiver'):.1f}"

@@ -69,20 +69,25 @@ class Client:
     def __init__(self, port: int) -> None:
         self.port = port
 
-    def _connection(self) -> http.client.HTTPConnection:
+    def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
+        """The thread's connection, and whether it is new."""
         connection = getattr(self.local, "connection", None)
-        if connection is None:
-            connection = self.local.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=TIMEOUT)
-        return connection
+        if connection is not None:
+            return connection, False
+        connection = self.local.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=TIMEOUT)
+        return connection, True
 
     def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
              ) -> tuple[int, Any]:
-        """(status, JSON answer or None); status 0 when the connection failed."""
+        """(status, JSON answer or None); status 0 when the connection failed. A kept-alive
+        connection the server closed meanwhile (gunicorn's keep-alive is 5 s) is opened again
+        once, as HTTP clients do; a record sent twice is answered with the one stored (the
+        submission is idempotent), and the checker would see a second one."""
         data = json.dumps(body).encode() if body is not None else None
         head = {"Content-Type": "application/json"} if data is not None else {}
         head.update(headers or {})
-        for attempt in (1, 2):  # a kept-alive connection the server closed is opened again once
-            connection = self._connection()
+        while True:
+            connection, fresh = self._connection()
             try:
                 connection.request(method, PREFIX + path, data, head)
                 response = connection.getresponse()
@@ -90,14 +95,16 @@ class Client:
             except (OSError, http.client.HTTPException):
                 connection.close()
                 self.local.connection = None
-                if attempt == 2 or data is not None and method == "POST":
-                    return 0, None  # a POST is never sent twice: it may have been taken
+                if fresh:
+                    return 0, None
                 continue
+            if response.getheader("Connection", "").lower() == "close":
+                connection.close()
+                self.local.connection = None
             try:
                 return response.status, json.loads(raw) if raw else None
             except ValueError:
                 return response.status, None
-        return 0, None
 
 
 def address(person: int) -> str:

@@ -180,3 +180,35 @@ def table(samples: Samples, start: float, end: float, watch: Watch, title: str) 
     lines.append("  RSS MB: " + "; ".join(", ".join(v) for v in tiers.values())
                  + (f"; postgres {len(postgres)} processes {sum(postgres):.0f}" if postgres else ""))
     return "\n".join(lines)
+
+
+def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """A Prometheus text page as {(sample name, labels): value}; empty when it cannot be read."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        with urllib.request.urlopen(url, timeout=5) as answer:
+            text = answer.read().decode()
+    except OSError:
+        return {}
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def task_table(before: dict, after: dict, seconds: float, processes: int) -> str:
+    """Per Celery task between two scrapes of the worker's metrics: how many ran, their mean
+    time, and the share of the pool's time they took (``processes`` x ``seconds``)."""
+    rows = []
+    for (name, labels), value in after.items():
+        if name == "solitaire_task_duration_seconds_sum":
+            count = after.get(("solitaire_task_duration_seconds_count", labels), 0.0) - before.get(
+                ("solitaire_task_duration_seconds_count", labels), 0.0)
+            busy = value - before.get((name, labels), 0.0)
+            if count:
+                rows.append((busy, dict(labels).get("task", "?"), count))
+    lines = [f"  {'task':34s} {'runs':>7s} {'mean ms':>8s} {'of the pool':>11s}"]
+    for busy, task, count in sorted(rows, reverse=True):
+        lines.append(f"  {task:34s} {count:7.0f} {1000 * busy / count:8.1f} {busy / (processes * seconds):10.0%}")
+    return "\n".join(lines)
