@@ -32,14 +32,15 @@ import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import engine
-from api.db import scratch_postgres_database
+from api.db import postgres_database_url, scratch_postgres_database
 from bench import add_service_options
 
 from . import games as soak_games
 from . import invariants
-from .layout import Layout, make_env, register_players, start_layout
+from .layout import Layout, attach_layout, make_env, register_players, start_layout
 from .run import challenges_ready, hold, ramp, seen, summary, write_json
 from .traffic import Client, Load, Samples
 from .watch import Watch
@@ -60,9 +61,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         "the webhook receiver down for 60 s during the hold")
     parser.add_argument("--no-ramp", dest="ramp", action="store_false", help="hold at once")
     parser.add_argument("--ramp-from", type=float, default=20)
-    parser.add_argument("--ramp-to", type=float, default=80)
+    parser.add_argument("--ramp-to", type=float, default=60)
     parser.add_argument("--ramp-step", type=float, default=10)
-    parser.add_argument("--ramp-seconds", type=float, default=30)
+    parser.add_argument("--ramp-seconds", type=float, default=20)
     parser.add_argument("--challenge-wait", type=float, default=180,
                         help="seconds to wait at the start for the worker tier to prove the daily challenges' deals")
     parser.add_argument("--warmup", type=float, default=1.0, help="minutes of the hold before memory growth counts")
@@ -77,12 +78,26 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sample-web", action="store_true",
                         help="the web processes sample their request threads' stacks (bench.soak.sampler); "
                              "printed at the end")
+    parser.add_argument("--attach", metavar="URL", default=None,
+                        help="a running service on this machine (e.g. http://127.0.0.1:8000; it needs "
+                             "WEBHOOK_ALLOW_PRIVATE=1): nothing is started but the receiver, no fault is made, and "
+                             "--database-url, --broker and --queue-prefix are the service's")
+    parser.add_argument("--admin-key", default=os.environ.get("SOAK_ADMIN_KEY"), help="with --attach: an admin key "
+                        "(SOAK_ADMIN_KEY)")
+    parser.add_argument("--api-key", default=os.environ.get("SOAK_API_KEY"), help="with --attach: the key records are "
+                        "submitted with (SOAK_API_KEY)")
+    parser.add_argument("--queue-prefix", default="solitaire-verifier", help="with --attach: CELERY_QUEUE_PREFIX")
     parser.add_argument("--keep", type=Path, default=None, help="keep the processes' logs and the figures here")
     add_service_options(parser, broker_db=13, broker_help="the Redis database of the broker and the rate limits "
                         "(the run's keys have a prefix of their own, deleted at the end)")
     args = parser.parse_args(argv)
     if not all("=" in item for item in args.set):
         parser.error("--set takes NAME=VALUE")
+    if args.attach:
+        if urlsplit(args.attach).hostname not in ("127.0.0.1", "localhost", "::1"):
+            parser.error("--attach: only a service on a loopback address")
+        if not (args.admin_key and args.api_key) or args.faults or args.set or args.sample_web:
+            parser.error("--attach needs --admin-key and --api-key, and takes no --faults, --set or --sample-web")
     return args
 
 
@@ -104,28 +119,37 @@ def main(argv: list[str] | None = None) -> int:
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     with ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="soak-")))
+        if args.keep:
+            stack.callback(lambda: shutil.copytree(workdir, args.keep, dirs_exist_ok=True))
+        if args.attach:
+            layout = Layout(workdir, postgres_database_url(args.database_url), args.broker, args.queue_prefix, {},
+                            web_port=urlsplit(args.attach).port or 80, admin_key=args.admin_key,
+                            api_key=args.api_key, attached=True)
+            stack.callback(layout.stop)
+            return soak(args, layout, games)
         database = stack.enter_context(scratch_postgres_database(args.database_url, f"soak_{os.getpid()}"))
         extra = dict(item.split("=", 1) for item in args.set)
         prefix = f"soak{os.getpid()}"
         layout = Layout(workdir, database, args.broker, prefix, make_env(database, args.broker, prefix, extra))
         stack.callback(layout.stop)
-        if args.keep:
-            stack.callback(lambda: shutil.copytree(workdir, args.keep, dirs_exist_ok=True))
         return soak(args, layout, games)
     return 1
 
 
 def soak(args: argparse.Namespace, layout: Layout, games: list[soak_games.SoakGame]) -> int:
     began = time.monotonic()
-    start_layout(layout, args.worker_concurrency, args.sample_web)
-    print(f"layout up in {time.monotonic() - began:.0f} s: gunicorn at {layout.base}; processes "
-          f"{', '.join(sorted(layout.pids()))}; settings {' '.join(args.set) or 'as deploy/'}", flush=True)
+    if layout.attached:
+        attach_layout(layout)
+        print(f"attached to {layout.base}", flush=True)
+    else:
+        start_layout(layout, args.worker_concurrency, args.sample_web)
+        print(f"layout up in {time.monotonic() - began:.0f} s: gunicorn at {layout.base}; processes "
+              f"{', '.join(sorted(layout.pids()))}; settings {' '.join(args.set) or 'as deploy/'}", flush=True)
     ready = challenges_ready(layout, args.challenge_wait)
     print("daily challenges: " + (f"ready after {ready:.0f} s" if ready is not None else
                                   f"not ready after {args.challenge_wait:g} s"), flush=True)
     samples = Samples()
-    load = Load(Client(layout.web_port), args.seed, layout.api_key,
-                register_players(layout, HINT_PLAYERS, args.seed), samples)
+    load = Load(Client(layout.web_port), layout.tag, layout.api_key, register_players(layout, HINT_PLAYERS), samples)
     watch = Watch(layout.database_url, args.broker, layout.prefix, layout.pids)
     try:
         index = 0
@@ -147,7 +171,7 @@ def soak(args: argparse.Namespace, layout: Layout, games: list[soak_games.SoakGa
         warm = (time.monotonic() - watch.started) / 60 + args.warmup
         result = hold(layout, load, games, index, samples, watch, args.rate, args.minutes, args.faults)
         figures = summary(result, samples)
-        findings = invariants.check(seen(layout, samples, watch, warm, f"soak{args.seed}-"), args.max_growth)
+        findings = invariants.check(seen(layout, samples, watch, warm), args.max_growth)
     finally:
         watch.close()
     if args.sample_web:

@@ -96,6 +96,7 @@ def default_cache() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "solitaire-verifier-soak"
 
 
-def player_name(seed: int, person_index: int) -> str:
-    """The name a game's person submits under (unregistered: the bench's API key submits for it)."""
-    return f"soak{seed}-p{person_index:05d}"
+def player_name(tag: str, person_index: int) -> str:
+    """The name a game's person submits under in the run ``tag`` (unregistered: the bench's API
+    key submits for it)."""
+    return f"{tag}-p{person_index:05d}"

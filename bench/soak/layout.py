@@ -96,6 +96,11 @@ class Layout:
     admin_key: str = ""
     api_key: str = ""
     secret: str = ""
+    webhook_id: int | None = None
+    #: the run's name: its players' names begin with it
+    tag: str = field(default_factory=lambda: f"soak{os.getpid()}")
+    #: a running service's (``--attach``): nothing is started or stopped but the receiver
+    attached: bool = False
 
     @property
     def base(self) -> str:
@@ -136,6 +141,10 @@ class Layout:
         for role in ("web", "worker", "beat", "receiver"):
             if role in self.processes:
                 self.processes[role].stop()
+        if self.attached:
+            if self.webhook_id is not None:  # the running service sends nothing more to the receiver
+                call(self, "DELETE", f"/webhooks/{self.webhook_id}")
+            return
         import redis
 
         client = redis.Redis.from_url(self.broker_url)
@@ -207,12 +216,28 @@ def start_layout(layout: Layout, worker_concurrency: int = 2, sample_web: bool =
     start_receiver(layout)
 
 
-def register_webhook(layout: Layout) -> None:
-    body = json.dumps({"url": f"http://127.0.0.1:{layout.receiver_port}/hook", "events": ["record.created"]})
-    request = urllib.request.Request(layout.base + PREFIX + "/webhooks", body.encode(), method="POST", headers={
+def call(layout: Layout, method: str, path: str, body: object = None) -> object:
+    """An admin request to the service; its JSON answer."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(layout.base + PREFIX + path, data, method=method, headers={
         "Authorization": f"Bearer {layout.admin_key}", "Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=10) as answer:
-        layout.secret = json.loads(answer.read())["secret"]
+        raw = answer.read()
+    return json.loads(raw) if raw else None
+
+
+def register_webhook(layout: Layout) -> None:
+    answer = call(layout, "POST", "/webhooks", {"url": f"http://127.0.0.1:{layout.receiver_port}/hook",
+                                                 "events": ["record.created"]})
+    assert isinstance(answer, dict)
+    layout.secret, layout.webhook_id = answer["secret"], answer["id"]
+
+
+def attach_layout(layout: Layout) -> None:
+    """A running service (on this machine, ``WEBHOOK_ALLOW_PRIVATE=1``): the receiver and its endpoint."""
+    wait_until(lambda: get(layout.base + PREFIX + "/healthz")[0] == 200, "the service")
+    register_webhook(layout)
+    start_receiver(layout)
 
 
 def start_receiver(layout: Layout) -> Process:
@@ -228,11 +253,11 @@ def start_receiver(layout: Layout) -> Process:
     return process
 
 
-def register_players(layout: Layout, count: int, seed: int) -> list[str]:
+def register_players(layout: Layout, count: int) -> list[str]:
     """``count`` registered players (for hints), their tokens."""
     tokens = []
     for n in range(count):
-        body = json.dumps({"name": f"soak{seed}-h{n:03d}"}).encode()
+        body = json.dumps({"name": f"{layout.tag}-h{n:03d}"}).encode()
         request = urllib.request.Request(layout.base + PREFIX + "/players", body, method="POST", headers={
             "Content-Type": "application/json", "X-Forwarded-For": f"10.201.0.{n % 250}"})
         with urllib.request.urlopen(request, timeout=10) as answer:

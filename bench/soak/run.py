@@ -169,14 +169,17 @@ def _own_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def seen(layout: Layout, samples: Samples, watch: Watch, warmup_minutes: float, player_prefix: str
-         ) -> invariants.Seen:
-    """What the checker needs, read from the run's database, the receiver's file and the samples."""
+def seen(layout: Layout, samples: Samples, watch: Watch, warmup_minutes: float) -> invariants.Seen:
+    """What the checker needs, read from the run's database, the receiver's file and the samples
+    (attached to a running service: only the run's own records and their deliveries)."""
     with psycopg.connect(layout.database_url) as db:
         stored = [(int(i), p, c) for i, p, c in db.execute(
-            "SELECT id, player, code FROM records WHERE player LIKE %s", [player_prefix + "%"]).fetchall()]
+            "SELECT id, player, code FROM records WHERE player LIKE %s", [layout.tag + "-%"]).fetchall()]
     path = layout.deliveries_file
     receipts = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    if layout.attached:
+        ours = {row[0] for row in stored} | set(samples.acknowledged)
+        receipts = [r for r in receipts if r.get("record") in ours]
     state = watch.state()
     pending = {"records waiting for a judgement": state.unjudged, "webhook deliveries pending":
                state.pending_deliveries, **{f"tasks in {q}": n for q, n in state.queues.items()}}

@@ -119,8 +119,8 @@ def variant_of(code: str) -> str:
 class Load:
     """The requests of the run: records, reads and hints."""
 
-    def __init__(self, client: Client, seed: int, api_key: str, hint_tokens: list[str], samples: Samples) -> None:
-        self.client, self.seed, self.key, self.hint_tokens, self.samples = client, seed, api_key, hint_tokens, samples
+    def __init__(self, client: Client, tag: str, api_key: str, hint_tokens: list[str], samples: Samples) -> None:
+        self.client, self.tag, self.key, self.hint_tokens, self.samples = client, tag, api_key, hint_tokens, samples
         self.count = 0
 
     def timed(self, due: float, endpoint: str, method: str, path: str, body: Any = None,
@@ -130,7 +130,7 @@ class Load:
         return status, answer
 
     def record(self, index: int, game: SoakGame, due: float) -> None:
-        player = player_name(self.seed, game.person)
+        player = player_name(self.tag, game.person)
         who = {"Authorization": f"Bearer {self.key}", "X-Forwarded-For": address(game.person)}
         status, answer = self.timed(due, "POST /records", "POST", "/records", game.body(player), who, (200, 201))
         if status in (200, 201) and isinstance(answer, dict):
