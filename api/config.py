@@ -21,6 +21,8 @@ _LEVELS = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}
 PLAYER_COLUMN_LENGTH = 64
 #: the largest page any setting may allow
 PAGE_SIZE_CEILING = 1000
+#: the longest a webhook attempt may be given (the delivery task's time limits are set from it)
+WEBHOOK_DEADLINE_CEILING = 60.0
 
 
 class ConfigError(ValueError):
@@ -73,14 +75,15 @@ def parse_positive_int(name: str, value: Any, most: int | None = None) -> int:
     return number
 
 
-def parse_seconds(name: str, value: Any) -> float:
-    """A positive, finite number of seconds (``2``, ``0.5``)."""
+def parse_seconds(name: str, value: Any, most: float | None = None) -> float:
+    """A positive, finite number of seconds (``2``, ``0.5``), at most ``most`` if given."""
     try:
         number = float(value)
     except (TypeError, ValueError):
         number = 0.0
-    if isinstance(value, bool) or not 0 < number < float("inf"):
-        raise ConfigError(f"{name}={value!r}: expected a positive number of seconds")
+    if isinstance(value, bool) or not 0 < number < float("inf") or (most is not None and number > most):
+        upper = "" if most is None else f" of at most {most:g}"
+        raise ConfigError(f"{name}={value!r}: expected a positive number of seconds{upper}")
     return number
 
 
@@ -261,7 +264,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("RATELIMIT_KEY_PREFIX", "solitaire-verifier", parse_text,
             "prefix of the counters in a shared storage"),
     Setting("TRUSTED_PROXIES", "0", parse_proxies,
-            "how many proxies in front set `X-Forwarded-For` (for the client IP; at most 10)"),
+            "how many proxies in front set `X-Forwarded-For` (for the client IP; at most 10). Only for a server "
+            "that clients cannot reach but through those proxies: a client that reaches it directly chooses its "
+            "address by sending the header, past the per-address limits and `METRICS_ALLOW`"),
     Setting("LOG_LEVEL", "INFO", parse_log_level, "level of the JSON log on stderr (`DEBUG` … `CRITICAL`)"),
     Setting("SOLVER_ENABLED", "1", parse_bool, "run solver searches (off: stored answers only, others 503)"),
     Setting("SOLVER_BUDGET_SECONDS", "10", parse_seconds, "time budget of a deal's search"),
@@ -327,8 +332,8 @@ SETTINGS: tuple[Setting, ...] = (
             "addresses and networks (`10.0.0.5, 10.1.0.0/16`) besides loopback that may read `GET /metrics`",
             "none (loopback only)"),
     Setting("WORKER_METRICS_PORT", None, parse_optional_port,
-            "a worker (`celery --app api.tasks worker`) serves its Prometheus metrics on this port (needs "
-            "`PROMETHEUS_MULTIPROC_DIR`)", "unset (none)"),
+            "a worker (`celery --app api.tasks worker`) serves its Prometheus metrics on this port (its processes "
+            "share `PROMETHEUS_MULTIPROC_DIR`; unset, the worker makes a directory of its own)", "unset (none)"),
     Setting("DATABASE_POOL_SIZE", "5", partial(parse_positive_int, most=1000),
             "PostgreSQL: connections each process keeps open (web and worker processes alike)"),
     Setting("DATABASE_MAX_OVERFLOW", "10", parse_count,
@@ -350,6 +355,13 @@ SETTINGS: tuple[Setting, ...] = (
             "ranks) or `worker` (on the worker tier, within seconds: stored unranked with the flag `pending` "
             "until then, and `record.created` is sent once it is judged: a web process stores more records a "
             "second, docs/performance.md). Without a broker, always `submission`"),
+    Setting("WEBHOOK_DEADLINE_SECONDS", "10", partial(parse_seconds, most=WEBHOOK_DEADLINE_CEILING),
+            "the whole of one webhook attempt (connecting, sending, the answer's status, headers and body): a "
+            f"receiver that has not answered by then has the attempt recorded as timed out and retried on the "
+            f"schedule (at most {WEBHOOK_DEADLINE_CEILING:g})"),
+    Setting("WEBHOOK_KEEP_SECONDS", str(7 * 86400), parse_seconds,
+            "webhook deliveries that ended (delivered, failed or cancelled) are deleted this long after they were "
+            "made, with their messages (the beat's `webhook-prune`); pending ones are kept", "`604800` (7 days)"),
 )
 
 

@@ -539,6 +539,11 @@ class WebhookMessage(Base):
 
     __tablename__ = "webhook_messages"
 
+    __table_args__ = (
+        # the prune's scan: messages past their keeping time (WEBHOOK_KEEP_SECONDS)
+        Index("ix_webhook_messages_created", "created_at"),
+    )
+
     id: Mapped[str] = mapped_column(String(40), primary_key=True)       # ``msg_`` and 32 hex digits
     type: Mapped[str] = mapped_column(String(40))
     key: Mapped[str | None] = mapped_column(String(80), unique=True)
@@ -558,6 +563,8 @@ class WebhookDelivery(Base):
         Index("ix_webhook_deliveries_due", "status", "next_attempt_at"),
         # an endpoint's deliveries, newest first
         Index("ix_webhook_deliveries_endpoint", "endpoint_id", "id"),
+        # the prune's scan: deliveries past their keeping time (WEBHOOK_KEEP_SECONDS)
+        Index("ix_webhook_deliveries_created", "created_at"),
     )
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)

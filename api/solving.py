@@ -55,7 +55,7 @@ from typing import Any, ClassVar
 
 from celery.exceptions import SoftTimeLimitExceeded
 from flask import Flask, current_app
-from sqlalchemy import ColumnElement, delete, func, select, update
+from sqlalchemy import ColumnElement, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -382,12 +382,6 @@ class Solver:
         with self.database.sessions() as session:
             session.execute(delete(SolverJob).where(SolverJob.id == job_id))
             session.commit()
-
-    def places_taken(self) -> int:
-        """Searches waiting or running now (the table is bounded by ``SOLVER_QUEUE_SIZE``)."""
-        with self.database.sessions() as session:
-            return session.scalar(select(func.count()).select_from(SolverJob).where(
-                SolverJob.expires_at >= now(), SolverJob.slot >= 0)) or 0  # not the locks of api.tasks.singleton
 
     # -- a request ---------------------------------------------------------------
 

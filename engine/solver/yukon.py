@@ -30,7 +30,7 @@ UP: Final = 1
 BACK: Final = 2
 #: weights of :meth:`YukonState.estimate` (face-down cards, unbuilt face-up cards, cards on
 #: face-down ones); the first is the default. Each wins classic deals the others do not, so
-#: the beams try them in turn (how they were chosen: docs/winnability.md).
+#: the beams try them in turn (how they were chosen: docs/CHANGELOG.md).
 STYLES = ((4, 2, 1), (4, 2, 0), (4, 8, 0), (4, 0, 0))
 #: the beam portfolio for classic deals: (weights, part of the beam share)
 PORTFOLIO = ((STYLES[0], 4), (STYLES[1], 1), (STYLES[3], 1), (STYLES[2], 1))
@@ -39,7 +39,7 @@ PORTFOLIO = ((STYLES[0], 4), (STYLES[1], 1), (STYLES[3], 1), (STYLES[2], 1))
 CLASSIC_BEAM_SHARE = 0.4
 CLASSIC_BEAM_CAP = 150_000
 #: widths of the beam searches before the complete search (they find most wins of classic
-#: deals far sooner; starting at 5, not 10, the easy deals cost a third less: docs/winnability.md)
+#: deals far sooner; starting at 5, not 10, the easy deals cost a third less: docs/CHANGELOG.md)
 BEAM_WIDTHS = (5, 15, 50, 150, 500, 1000)
 #: what an ``unwinnable`` answer covers (engine.solver.coverage_for)
 COVERED_MOVES = (

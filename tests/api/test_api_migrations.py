@@ -337,9 +337,9 @@ def test_0007_keeps_every_record_and_the_copy_check_finds_the_first_of_a_log(emp
 @BOTH
 @pytest.mark.parametrize(("module", "added"), [
     ("0012_webhooks", {"webhook_endpoints", "webhook_messages", "webhook_deliveries"}),
-    ("0013_deal_versions", {"deal_versions"}), ("0014_unjudged_index", set())])
+    ("0013_deal_versions", {"deal_versions"}), ("0014_unjudged_index", set()), ("0018_webhook_prune_index", set())])
 def test_the_migrations_that_add_tables_keep_every_record(empty_database_url, module, added):
-    """0012 adds the webhook tables, 0013 the deals' versions, 0014 an index: a record stored
+    """0012 adds the webhook tables, 0013 the deals' versions, 0014 and 0018 indexes: a record stored
     before is unchanged, up and down again, and only those tables come and go."""
     import importlib
 

@@ -25,6 +25,7 @@ from api.config import ConfigError, load_settings
 from api.db import Database, alembic_config
 from api.models import Solvability
 from api.solving import MAX_ATTEMPTS, Solver
+from tests.api.solver_places import places_taken
 from verifier import replay
 from verifier.solving import solve_code
 
@@ -467,7 +468,7 @@ def test_racing_first_requests_share_one_search(make_empty_app):
     assert len(sent) == 1
     [row] = rows(app)
     assert (row.attempts, row.status) == (1, "winnable")
-    assert solver.places_taken() == 0
+    assert places_taken(solver) == 0
 
 
 def test_a_hint_has_an_id_to_poll_and_is_stored(client, monkeypatch):
@@ -547,9 +548,9 @@ def test_a_broker_that_does_not_answer_gives_503_and_takes_nothing(make_empty_ap
     assert "broker did not take the search" in response.get_json()["detail"]
     [row] = rows(app)
     assert (row.status, row.queued_at) == ("pending", None)  # the next request sends it again
-    assert app.extensions["api.solver"].places_taken() == 0
+    assert places_taken(app.extensions["api.solver"]) == 0
     response = hint(client, WINNABLE_YUKON, "")
-    assert response.status_code == 503 and app.extensions["api.solver"].places_taken() == 0
+    assert response.status_code == 503 and places_taken(app.extensions["api.solver"]) == 0
 
 
 @BOTH
@@ -593,7 +594,7 @@ def test_a_search_stopped_at_the_soft_time_limit_is_stored_unknown(app, client, 
     body = hint(client, WINNABLE_YUKON, "T7:TS>T2").get_json()
     assert (body["status"], body["hint"], body["after_actions"]) == ("unknown", None, 1)
     assert "went past its time limit" in body["reason"]
-    assert app.extensions["api.solver"].places_taken() == 0
+    assert places_taken(app.extensions["api.solver"]) == 0
 
 
 # -- hints belong to their player (issue 21) -----------------------------------------
@@ -689,12 +690,12 @@ def test_keys_are_served_first_in_turn_and_anonymous_clients_hold_half_the_place
         assert ask(number, headers).status_code == 202  # issue 22: keys were refused 503 here
     assert ask(12, first).status_code == 429  # a key has its own limit of 2, like anyone
     assert ask(3, second).status_code == 202  # a key asks for an anonymous search: it moves up, no place taken
-    assert solver.places_taken() == 7
+    assert places_taken(solver) == 7
     while solver.run_next("deal", f"runner-{len(searched)}") is not None:
         pass
     # keys first, each key's first search, then each one's second; then the anonymous clients in turn
     assert searched == [deal(10), deal(20), deal(3), deal(11), deal(0), deal(2), deal(1)]
-    assert solver.places_taken() == 0
+    assert places_taken(solver) == 0
     assert ask(4, {"X-Forwarded-For": "10.0.0.3"}).status_code == 202  # places free again
 
 
