@@ -5,9 +5,9 @@
     python -m bench.soak --no-ramp --rate 20 --minutes 1 # a quick look
 
 It starts the layout as deploy/ describes it (:mod:`bench.soak.layout`: gunicorn with
-gunicorn.conf.py, a Celery worker of 2 processes and the beat, the Redis broker ``--broker``,
-a fresh PostgreSQL database on ``--database-url``'s server, a webhook receiver checking
-the Standard Webhooks signatures), or uses a running one (``--attach URL`` with its
+gunicorn.conf.py, a Celery worker of 2 processes, one of 2 for the webhook deliveries, the
+beat, the Redis broker ``--broker``, a fresh PostgreSQL database on ``--database-url``'s
+server, a webhook receiver checking the Standard Webhooks signatures), or uses a running one (``--attach URL`` with its
 database, broker and an admin key). It sends honest games (:mod:`bench.soak.games`: per-action
 times, popular and new deals, Yukon and Forty Thieves) with reads and hints
 (:mod:`bench.soak.traffic`), ramps (``--ramp-from`` … ``--ramp-to``, ``--ramp-seconds`` a
@@ -73,6 +73,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 1)),
                         help="processes that play the games (once; low priority)")
     parser.add_argument("--worker-concurrency", type=int, default=2, help="the Celery worker's processes (deploy: 2)")
+    parser.add_argument("--webhook-concurrency", type=int, default=2,
+                        help="the webhook deliveries' worker's processes (deploy: 2)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a setting for every tier (e.g. --set FAIRPLAY_JUDGE=worker --set WEB_CONCURRENCY=2)")
     parser.add_argument("--sample-web", action="store_true",
@@ -142,7 +144,7 @@ def soak(args: argparse.Namespace, layout: Layout, games: list[soak_games.SoakGa
         attach_layout(layout)
         print(f"attached to {layout.base}", flush=True)
     else:
-        start_layout(layout, args.worker_concurrency, args.sample_web)
+        start_layout(layout, args.worker_concurrency, args.sample_web, args.webhook_concurrency)
         print(f"layout up in {time.monotonic() - began:.0f} s: gunicorn at {layout.base}; processes "
               f"{', '.join(sorted(layout.pids()))}; settings {' '.join(args.set) or 'as deploy/'}", flush=True)
     ready = challenges_ready(layout, args.challenge_wait)

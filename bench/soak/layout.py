@@ -1,7 +1,9 @@
 """The production layout, as ``deploy/`` describes it, on loopback addresses: gunicorn with
-``gunicorn.conf.py`` (its processes and threads), one Celery worker of 2 processes, the
-beat, a Redis broker, PostgreSQL (a fresh database, migrated as the deploy step does), and
-a webhook receiver (:mod:`bench.soak.receiver`) registered for ``record.created``.
+``gunicorn.conf.py`` (its processes and threads), a Celery worker of 2 processes on every
+queue but the webhook deliveries', a worker of 2 processes on those (its database pool of 2,
+as docker-compose.yml has it), the beat, a Redis broker, PostgreSQL (a fresh database,
+migrated as the deploy step does), and a webhook receiver (:mod:`bench.soak.receiver`)
+registered for ``record.created``.
 
 The settings are those of ``deploy/solitaire-verifier.env.example`` (API keys required,
 rate limits on in Redis, one trusted proxy, ``LOG_LEVEL=INFO``), but for the writes'
@@ -92,6 +94,7 @@ class Layout:
     web_port: int = field(default_factory=free_port)
     receiver_port: int = field(default_factory=free_port)
     metrics_port: int = field(default_factory=free_port)  # the worker's WORKER_METRICS_PORT
+    webhooks_metrics_port: int = field(default_factory=free_port)  # the webhook worker's
     processes: dict[str, Process] = field(default_factory=dict)
     admin_key: str = ""
     api_key: str = ""
@@ -132,13 +135,13 @@ class Layout:
             if process.popen.poll() is not None:
                 continue
             out[role] = process.pid
-            if role in ("web", "worker"):
+            if role in ("web", "worker", "webhooks"):
                 for number, child in enumerate(children(process.pid), 1):
                     out[f"{role}-{number}"] = child
         return out
 
     def stop(self) -> None:
-        for role in ("web", "worker", "beat", "receiver"):
+        for role in ("web", "worker", "webhooks", "beat", "receiver"):
             if role in self.processes:
                 self.processes[role].stop()
         if self.attached:
@@ -190,7 +193,8 @@ def wait_until(check, what: str, process: Process | None = None, seconds: float 
     raise SystemExit(f"{what} did not come up within {seconds:g} s")
 
 
-def start_layout(layout: Layout, worker_concurrency: int = 2, sample_web: bool = False) -> None:
+def start_layout(layout: Layout, worker_concurrency: int = 2, sample_web: bool = False,
+                 webhook_concurrency: int = 2) -> None:
     """Migrate, make the keys, start the tiers and the receiver, register the webhook. ``sample_web``:
     the web processes sample their request threads' stacks (:mod:`bench.soak.sampler`)."""
     layout.flask("db", "upgrade")
@@ -206,9 +210,19 @@ def start_layout(layout: Layout, worker_concurrency: int = 2, sample_web: bool =
     web = layout.start("web", [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind",
                                f"127.0.0.1:{layout.web_port}",
                                "bench.soak.sampler:app()" if sample_web else "api:create_app()"], web_env)
-    layout.start("worker", [sys.executable, "-m", "celery", "--app", "api.tasks", "worker", "--concurrency",
-                            str(worker_concurrency), "--loglevel", "INFO", "--hostname", f"soak{os.getpid()}@%h"],
+    webhooks_queue = f"{layout.prefix}.webhooks"
+    layout.start("worker", [sys.executable, "-m", "celery", "--app", "api.tasks", "worker", "--exclude-queues",
+                            webhooks_queue, "--concurrency", str(worker_concurrency), "--loglevel", "INFO",
+                            "--hostname", f"{layout.tag}@%h"],
                  {"PROMETHEUS_MULTIPROC_DIR": str(worker_metrics), "WORKER_METRICS_PORT": str(layout.metrics_port)})
+    webhooks_metrics = layout.workdir / "webhooks-metrics"
+    webhooks_metrics.mkdir(exist_ok=True)
+    layout.start("webhooks", [sys.executable, "-m", "celery", "--app", "api.tasks", "worker", "--queues",
+                              webhooks_queue, "--concurrency", str(webhook_concurrency), "--loglevel", "INFO",
+                              "--hostname", f"{layout.tag}-webhooks@%h"],
+                 {"PROMETHEUS_MULTIPROC_DIR": str(webhooks_metrics),
+                  "WORKER_METRICS_PORT": str(layout.webhooks_metrics_port),
+                  "DATABASE_POOL_SIZE": "2", "DATABASE_MAX_OVERFLOW": "0"})
     layout.start("beat", [sys.executable, "-m", "celery", "--app", "api.tasks", "beat", "--schedule",
                           str(layout.workdir / "celerybeat-schedule"), "--loglevel", "INFO"])
     wait_until(lambda: get(layout.base + PREFIX + "/healthz")[0] == 200, "gunicorn", web)

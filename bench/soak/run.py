@@ -127,7 +127,8 @@ def hold(layout: Layout, load: Load, games: list[SoakGame], index: int, samples:
     result = Hold(rate, seconds, time.monotonic(), 0.0)
     cpu_before, own_before = watch.cpu_by_tier(), _own_cpu()
     acked_before = len(samples.acknowledged)
-    tasks_before = scrape(f"http://127.0.0.1:{layout.metrics_port}/metrics")
+    ports = (layout.metrics_port, layout.webhooks_metrics_port)
+    tasks_before = [scrape(f"http://127.0.0.1:{port}/metrics") for port in ports]
     done, stop = threading.Event(), threading.Event()
     runner = threading.Thread(target=lambda: (drive(load, games, index, rate, seconds), done.set()), daemon=True)
     runner.start()
@@ -154,9 +155,12 @@ def hold(layout: Layout, load: Load, games: list[SoakGame], index: int, samples:
         if result.drained_after is None:
             result.drained_after = drain(watch, 60)
     watch.sample()
-    pool_processes = len([role for role in layout.pids() if role.startswith("worker-")])
-    result.tasks = task_table(tasks_before, scrape(f"http://127.0.0.1:{layout.metrics_port}/metrics"),
-                              time.monotonic() - result.start, pool_processes)
+    tables = []
+    for name, port, before in zip(("worker", "webhooks"), ports, tasks_before):
+        processes = len([role for role in layout.pids() if role.startswith(f"{name}-")])
+        tables.append(f"  the {name} worker ({processes} processes):\n" + task_table(
+            before, scrape(f"http://127.0.0.1:{port}/metrics"), time.monotonic() - result.start, processes))
+    result.tasks = "\n".join(tables)
     cpu_after = watch.cpu_by_tier()
     result.cpu = {tier: cpu_after.get(tier, 0.0) - cpu_before.get(tier, 0.0) for tier in cpu_after}
     result.generator_cpu = _own_cpu() - own_before
@@ -206,7 +210,8 @@ def summary(result: Hold, samples: Samples, say=print) -> dict[str, object]:
             f"{row['p50']:.0f} / {row['p95']:.0f} / {row['p99']:.0f} / {row['max']:.0f} ms")
     drained_text = f"{result.drained_after:.0f} s" if result.drained_after is not None else "NOT drained"
     say(f"  drained (judgements, deliveries, tasks) {drained_text} after the load ended")
-    say("  the worker tier's tasks over the hold and the drain:\n" + result.tasks)
+    say("  the worker tier's tasks over the hold and the drain (mean: wall-clock time; of the pool: share of "
+        "its processes' time):\n" + result.tasks)
     per = {tier: 1000 * cpu / max(1, result.records) for tier, cpu in sorted(result.cpu.items())}
     say("  CPU a record (hold and drain), ms: " + ", ".join(f"{t} {ms:.1f}" for t, ms in per.items())
         + f"; all service tiers {sum(ms for t, ms in per.items() if t != 'receiver'):.1f}"
