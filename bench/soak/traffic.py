@@ -33,6 +33,12 @@ READ_EVERY, HINT_EVERY = 3, 25
 TIMEOUT = 30
 #: requests in flight at most (the generator's threads)
 THREADS = 96
+#: records due and not answered yet, in seconds of the rate, at most: past that the service has
+#: fallen behind, and a record due is not sent but counted as an error (``SHED``), so that a rate
+#: that is not held ends on time with its errors instead of a queue that grows without end
+BACKLOG_SECONDS = 5
+#: the status of a record not sent because the service fell behind
+SHED = -1
 
 
 @dataclass
@@ -171,7 +177,9 @@ def drive(load: Load, games: list[SoakGame], start: int, rate: float, seconds: f
     """Send records ``games[start:]`` at ``rate`` a second for ``seconds`` (fewer if the games
     run out); returns the index of the next unsent game. Bounded: it stops when the time is up."""
     total = min(len(games) - start, int(rate * seconds))
+    most = max(THREADS, int(rate * BACKLOG_SECONDS))
     began = time.monotonic()
+    waiting = threading.Semaphore(most)
     with ThreadPoolExecutor(THREADS, thread_name_prefix="soak") as pool:
         for n in range(total):
             due = began + n / rate
@@ -180,17 +188,22 @@ def drive(load: Load, games: list[SoakGame], start: int, rate: float, seconds: f
                 time.sleep(wait)
             if stop is not None and stop.is_set():
                 return start + n
-            pool.submit(_guarded, load.record, start + n, games[start + n], due)
+            if not waiting.acquire(blocking=False):
+                load.samples.add(Sample(due, "POST /records", 0.0, False, SHED))
+                continue
+            pool.submit(_guarded, waiting, load.record, start + n, games[start + n], due)
             if on_tick is not None:
                 on_tick()
     return start + total
 
 
-def _guarded(function: Callable[..., None], *args: Any) -> None:
+def _guarded(waiting: threading.Semaphore, function: Callable[..., None], *args: Any) -> None:
     try:
         function(*args)
     except Exception as error:  # a bug in the generator must not end the run silently
         print(f"soak: a request failed in the generator: {error!r}", flush=True)
+    finally:
+        waiting.release()
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -208,7 +221,8 @@ def by_endpoint(samples: list[Sample]) -> dict[str, dict[str, float]]:
         groups[sample.endpoint].append(sample)
     out = {}
     for endpoint, group in sorted(groups.items()):
-        ms = [s.ms for s in group]
-        out[endpoint] = {"n": len(group), "errors": sum(not s.ok for s in group), "p50": percentile(ms, 0.5),
+        ms = [s.ms for s in group if s.status != SHED] or [0.0]
+        out[endpoint] = {"n": len(group), "errors": sum(not s.ok for s in group),
+                         "shed": sum(s.status == SHED for s in group), "p50": percentile(ms, 0.5),
                          "p95": percentile(ms, 0.95), "p99": percentile(ms, 0.99), "max": max(ms)}
     return out

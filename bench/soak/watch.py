@@ -17,7 +17,7 @@ from pathlib import Path
 import psycopg
 import redis
 
-from .traffic import Samples, by_endpoint
+from .traffic import SHED, Samples, by_endpoint
 
 TICK = os.sysconf("SC_CLK_TCK")
 PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 2 ** 20
@@ -163,7 +163,7 @@ def table(samples: Samples, start: float, end: float, watch: Watch, title: str) 
     if bad:
         codes: dict[str, int] = defaultdict(int)
         for s in bad:
-            codes[f"{s.endpoint} {s.status}"] += 1
+            codes[f"{s.endpoint} {'not sent (the service fell behind)' if s.status == SHED else s.status}"] += 1
         lines.append("  errors: " + ", ".join(f"{k} x{v}" for k, v in sorted(codes.items())))
     state = watch.latest()
     if state is not None:
