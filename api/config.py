@@ -310,6 +310,10 @@ SETTINGS: tuple[Setting, ...] = (
             "search's hard time limit"),
     Setting("SOLVER_PENDING_PER_CLIENT", "2", parse_positive_int,
             "searches one client (API key, else IP) may have waiting or running (more: 429)"),
+    Setting("SOLVER_TASK_PLACES", "2", parse_count,
+            "places of `SOLVER_QUEUE_SIZE` kept for the service's own searches (fair play's search of a deal "
+            "with a record in a top, `FAIRPLAY_SOLVE_TOP`): no client takes them, and a task may hold them all; "
+            "less than `SOLVER_QUEUE_SIZE`"),
     Setting("SOLVER_UNKNOWN_SECONDS", "86400", parse_seconds,
             "an `unknown` answer is kept this long, then the deal is searched again"),
     Setting("SOLVER_HINT_KEEP_SECONDS", "3600", parse_seconds,
@@ -378,6 +382,9 @@ def _check_together(settings: dict[str, Any], raw: Mapping[str, Any]) -> None:
     if stale <= budget:
         raise ConfigError(f"SOLVER_STALE_SECONDS={raw['SOLVER_STALE_SECONDS']!r}: must be longer than "
                           f"SOLVER_BUDGET_SECONDS ({budget:g}), or running searches would be started again")
+    if settings["SOLVER_TASK_PLACES"] >= settings["SOLVER_QUEUE_SIZE"]:
+        raise ConfigError(f"SOLVER_TASK_PLACES={raw['SOLVER_TASK_PLACES']!r}: must be less than SOLVER_QUEUE_SIZE "
+                          f"({settings['SOLVER_QUEUE_SIZE']}), or clients would have no place")
     broker = settings["CELERY_BROKER_URL"]
     if settings["CELERY_RESULT_BACKEND"] is None and broker is not None:
         settings["CELERY_RESULT_BACKEND"] = broker if broker.startswith(("redis://", "rediss://")) else "rpc://"

@@ -36,12 +36,13 @@ from sqlalchemy import (
     literal,
     literal_column,
     null,
+    or_,
     select,
     text,
     union_all,
 )
 from sqlalchemy import table as sql_table
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from engine import EngineError, Game
 
@@ -456,15 +457,17 @@ def _judge_again(record: Record, findings: list[Finding]) -> bool:
 
 def in_a_top(session: Session, code: str, top: int) -> bool:
     """Whether an eligible record of the deal is in the first ``top`` places of one of its boards
-    (deal, variant, challenge): each board's count stops at ``top`` (its order index)."""
+    (deal, variant, challenge). An entry's place is one more than the entries with a lower
+    ``sort_key`` on its board, so it is within ``top`` when no board has a ``top``-th entry
+    or its key is not below that entry's: one correlated read of at most ``top`` index rows
+    a board (``ix_board_entries_order``), however long the board."""
     from .models import BoardEntry
 
-    other = BoardEntry.__table__.alias("other")
-    ahead = (select(literal(1)).select_from(other).where(other.c.board == BoardEntry.board,
-                                                         other.c.sort_key < BoardEntry.sort_key)
-             .limit(top).subquery())
+    other = aliased(BoardEntry)
+    last = (select(other.sort_key).where(other.board == BoardEntry.board).order_by(other.sort_key)
+            .offset(top - 1).limit(1).correlate(BoardEntry).scalar_subquery())  # the top-th key, if any
     statement = (select(BoardEntry.record_id).join(Record, Record.id == BoardEntry.record_id)
-                 .where(Record.code == code, select(func.count()).select_from(ahead).scalar_subquery() < top)
+                 .where(Record.code == code, or_(last.is_(None), BoardEntry.sort_key <= last))
                  .limit(1))
     return session.execute(statement).first() is not None
 

@@ -350,8 +350,9 @@ class SolverJob(Base):
 
 class HintAnswer(Base):
     """A hint: the position after a log (code and canonical log), searched within the
-    hint budget, ``pending`` until a worker answers. Kept ``SOLVER_HINT_KEEP_SECONDS``
-    after its answer, so that polling and asking again are answered from here."""
+    hint budget, ``pending`` until a worker answers, or answered at once by continuing the
+    line of the hint that led there. Kept ``SOLVER_HINT_KEEP_SECONDS`` after its answer, so
+    that polling, asking again and continuing its line are answered from here."""
 
     __tablename__ = "hint_answers"
     __table_args__ = (
@@ -374,6 +375,9 @@ class HintAnswer(Base):
     requested_at: Mapped[datetime] = mapped_column(UTCDateTime)
     queued_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     solved_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
+    line: Mapped[str | None] = mapped_column(Text)                  # the winning line the hint begins (never shown)
+    #: the position the hint reaches (``verifier.solving.position_key``): the next hint there continues ``line``
+    next_key: Mapped[str | None] = mapped_column(String(64), index=True)
 
     def __repr__(self) -> str:
         return f"<HintAnswer {self.id} {self.code} {self.status}>"

@@ -22,6 +22,7 @@ from flask.wrappers import Response
 from limits import parse_many
 from sqlalchemy.orm import Session
 
+from engine import Position
 from verifier import replay
 
 from .. import db
@@ -127,14 +128,14 @@ def hint_answer(row: HintAnswer, player: Player, position: str | None,
     poll = url_for("solver.get_hint", hint_id=token)
     if status == PENDING or answer is None:
         body = {"code": code, "status": PENDING, "hint": None, "reason": reason, "line_length": None,
-                "after_actions": after_actions, "search": None, "coverage": None}
+                "after_actions": after_actions, "continued": False, "search": None, "coverage": None}
         return {**body, "id": token, "poll": poll}, 202, {
             "Retry-After": str(solver.hints.retry_after), "Location": poll}
     if position is None:
         position = replay(parse_code(code), log_text).position
     if log_hint(db.session(), player, code, after_actions, position, answer.get("hint")):
         evidence_learned(current_app, code)  # a hint's position is a new known line of the deal
-    return {**answer, "id": token, "poll": poll}, 200, {}
+    return {"continued": False, **answer, "id": token, "poll": poll}, 200, {}  # (answers kept from before: a search)
 
 
 @bp.post("/hint")
@@ -153,8 +154,9 @@ def hint() -> tuple[dict, int, dict[str, str]]:
         made[:] = [handed.token]
         return [handed]
 
-    row = solver.request(db.session(), solver.hints, Query(code, verdict.canonical_text, verdict.actions),
-                         client=search_client, charge=charge_search, with_new_row=token_for)
+    position = Position.from_text(verdict.position)
+    row = solver.hint(db.session(), Query(code, verdict.canonical_text, verdict.actions), position,
+                      client=search_client, charge=charge_search, with_new_row=token_for)
     return hint_answer(row, player, verdict.position, made[0] if made else None)
 
 

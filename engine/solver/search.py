@@ -52,10 +52,11 @@ def depth_first(
     deadline: float | None,
     max_table: int,
     clock: Callable[[], float] = time.monotonic,
+    avoid: frozenset[bytes] = frozenset(),
 ) -> Outcome:
-    """Search from ``state`` (changed in place, and changed back unless won)."""
+    """Search from ``state`` (changed in place, and changed back unless won), never entering a key of ``avoid``."""
     started = clock()
-    seen: set[bytes] = set()
+    seen: set[bytes] = set(avoid)
     path: list[tuple[Any, bool]] = []  # (move, whether it turned a card up), autos included
     # a frame: [moves, next index, autos on entry, the move into it (card, from, to, flip, between columns) or None]
     frames: list[list[Any]] = []
@@ -91,9 +92,8 @@ def depth_first(
         return None
 
     def outcome(end: str) -> Outcome:
-        return Outcome(
-            end, [m for m, _ in path] if end == WON else [], nodes, len(seen), max_depth, clock() - started, key_bytes
-        )
+        moves = [m for m, _ in path] if end == WON else []
+        return Outcome(end, moves, nodes, len(seen) - len(avoid), max_depth, clock() - started, key_bytes)
 
     result = enter(None)
     if result is not None:
@@ -170,13 +170,21 @@ class _Frontier:
     node count and caps, and the expansion of one position into its children."""
 
     def __init__(
-        self, state: SolverState, max_nodes: int, deadline: float | None, clock: Callable[[], float], lean: bool = False
+        self,
+        state: SolverState,
+        max_nodes: int,
+        deadline: float | None,
+        clock: Callable[[], float],
+        lean: bool = False,
+        avoid: frozenset[bytes] = frozenset(),
     ) -> None:
         self.state = state
         self.lean = lean  # the state's lean moves (beams only: a complete search needs every move)
         self.max_nodes, self.deadline, self.clock = max_nodes, deadline, clock
         self.started = clock()
-        self.parents: dict[bytes, tuple[bytes | None, tuple[Any, ...]]] = {}
+        # the positions to avoid are in the table from the start, as if met already: no search enters them
+        self.avoided = len(avoid)
+        self.parents: dict[bytes, tuple[bytes | None, tuple[Any, ...]]] = dict.fromkeys(avoid, (None, ()))
         self.nodes = 0
         self.key_bytes = 0
         self.root = state.encode()
@@ -245,7 +253,7 @@ class _Frontier:
             end,
             self.moves if end == WON else [],
             self.nodes,
-            len(self.parents),
+            len(self.parents) - self.avoided,
             0,
             self.clock() - self.started,
             self.key_bytes,
@@ -260,11 +268,12 @@ def best_first(
     max_table: int,
     settings: SearchSettings = DEFAULT,
     clock: Callable[[], float] = time.monotonic,
+    avoid: frozenset[bytes] = frozenset(),
 ) -> Outcome:
     """Expand the position with the lowest estimate first (ties: the oldest, or
     the newest with ``settings.newest_first``); every position is stored once
-    (key → parent), so the table cap bounds memory."""
-    tree = _Frontier(state, max_nodes, deadline, clock)
+    (key → parent), so the table cap bounds memory. Keys in ``avoid`` are never entered."""
+    tree = _Frontier(state, max_nodes, deadline, clock, avoid=avoid)
     parents, encode, dead, weights = tree.parents, state.encode, state.dead, settings.weights
     estimate = partial(state.estimate, weights)
 
@@ -302,6 +311,7 @@ def beam(
     max_table: int,
     settings: SearchSettings = DEFAULT,
     clock: Callable[[], float] = time.monotonic,
+    avoid: frozenset[bytes] = frozenset(),
 ) -> Outcome:
     """Beam search, incomplete, for finding wins fast: of the new positions one
     move deeper than the current layer, keep the ``width`` of lowest estimate
@@ -309,7 +319,7 @@ def beam(
     died out, never that the position is lost. Only kept positions are stored.
     A position is expanded as soon as it is kept, while the dead-end test has
     left the state on it, so each kept position is decoded once."""
-    tree = _Frontier(state, max_nodes, deadline, clock, settings.lean_beams)
+    tree = _Frontier(state, max_nodes, deadline, clock, settings.lean_beams, avoid)
     parents, encode, dead, weights = tree.parents, state.encode, state.dead, settings.weights
     estimate = partial(state.estimate, weights)
 
@@ -367,6 +377,7 @@ def stage_beam(
     max_table: int,
     settings: SearchSettings = DEFAULT,
     clock: Callable[[], float] = time.monotonic,
+    avoid: frozenset[bytes] = frozenset(),
 ) -> Outcome:
     """Beam search by stage (``state.stage()``, a number no move raises and no
     move lowers by more than one: Forty Thieves, the cards left in the stock),
@@ -377,7 +388,7 @@ def stage_beam(
     keyed by depth spends its width on moves that only shuffle the columns; this
     one gives every stage its share, so the search reaches the end of the stock.
     It ranks by ``state.stage_estimate()``, an estimate for comparing positions of one stage."""
-    tree = _Frontier(state, max_nodes, deadline, clock)
+    tree = _Frontier(state, max_nodes, deadline, clock, avoid=avoid)
     parents, encode, stage, estimate = tree.parents, state.encode, state.stage, state.stage_estimate
     root = tree.start()
     if root is None:

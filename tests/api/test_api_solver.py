@@ -276,9 +276,10 @@ def test_searches_count_against_the_solver_rate_limit_and_stored_answers_do_not(
     assert solvability(client, WINNABLE_YUKON).status_code == 200       # search 1
     for _ in range(3):
         assert solvability(client, WINNABLE_YUKON).status_code == 200   # stored: free
-    assert post_hint(client, json={"code": WINNABLE_YUKON, "moves": ""}).status_code == 200  # search 2
-    assert post_hint(client, json={"code": WINNABLE_YUKON, "moves": ""}).status_code == 200  # stored
-    for response in (post_hint(client, json={"code": WINNABLE_YUKON, "moves": "T7:TS>T2"}),
+    assert post_hint(client, json={"code": WINNABLE_YUKON, "moves": ""}).status_code == 200  # the deal's line: free
+    assert post_hint(client, json={"code": UNWINNABLE, "moves": ""}).status_code == 200  # search 2
+    assert post_hint(client, json={"code": UNWINNABLE, "moves": ""}).status_code == 200  # stored
+    for response in (post_hint(client, json={"code": UNWINNABLE, "moves": "T2:TH>T1"}),
                      solvability(client, UNWINNABLE)):
         assert response.status_code == 429
         assert response.get_json()["type"] == PROBLEMS + "rate-limited"
@@ -397,7 +398,7 @@ def test_solver_settings_have_defaults(tmp_path):
         "SOLVER_ENABLED": True, "SOLVER_BUDGET_SECONDS": 10.0, "SOLVER_BUDGET_NODES": None,
         "SOLVER_QUEUE_SIZE": 64, "SOLVER_STALE_SECONDS": 300.0, "SOLVER_HINT_SECONDS": 2.0,
         "SOLVER_HINT_NODES": None, "SOLVER_PENDING_PER_CLIENT": 2, "SOLVER_UNKNOWN_SECONDS": 86400.0,
-        "SOLVER_HINT_KEEP_SECONDS": 3600.0, "SOLVER_WORKER_MAX_MEMORY_MB": 1500}
+        "SOLVER_HINT_KEEP_SECONDS": 3600.0, "SOLVER_WORKER_MAX_MEMORY_MB": 1500, "SOLVER_TASK_PLACES": 2}
     assert {name: settings[name] for name in settings if name.startswith("CELERY_")} == {
         "CELERY_BROKER_URL": None, "CELERY_RESULT_BACKEND": None, "CELERY_QUEUE_PREFIX": "solitaire-verifier",
         "CELERY_VISIBILITY_TIMEOUT": 600.0}
@@ -677,7 +678,7 @@ def deal(number: int) -> str:
 
 
 def test_keys_are_served_first_in_turn_and_anonymous_clients_hold_half_the_places(make_empty_app, monkeypatch):
-    app, solver, searched = queue_app(make_empty_app, monkeypatch, SOLVER_QUEUE_SIZE=8)
+    app, solver, searched = queue_app(make_empty_app, monkeypatch, SOLVER_QUEUE_SIZE=8, SOLVER_TASK_PLACES=1)
     client = app.test_client()
     ask = lambda number, headers: client.get(f"{API}/deals/{deal(number)}/solvability", headers=headers)
     for number, ip in enumerate(["10.0.0.1", "10.0.0.1", "10.0.0.2", "10.0.0.2"]):
@@ -783,5 +784,6 @@ def test_the_tickets_of_keys_go_to_the_queue_taken_first(make_empty_app, monkeyp
     settings = {**load_settings(str(tmp_path)), "CELERY_BROKER_URL": "redis://127.0.0.1:6379/15",
                 "CELERY_QUEUE_PREFIX": "sq"}
     worker_side = tasks.make_celery(settings)
-    assert [queue.name for queue in worker_side.conf.task_queues] == ["sq.keys", "sq.hints", "sq.searches", "sq.bulk"]
+    assert [queue.name for queue in worker_side.conf.task_queues] == ["sq.keys", "sq.hints", "sq.searches", "sq.bulk",
+                                                                   "sq.webhooks"]
     assert worker_side.conf.task_routes[tasks.HINT]["queue"] == "sq.hints"
