@@ -32,6 +32,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
+from . import earned as earned_points
+
 #: a record's visibility: ``hidden`` records stay readable by id but leave leaderboards and the default list;
 #: ``review`` records wait for an admin's decision (``api.fairplay``) and take no part in leaderboards either
 STATUSES = ("visible", "hidden", "review")
@@ -121,6 +123,9 @@ class Record(Base):
     undos: Mapped[int]
     takebacks: Mapped[int]
     foundation_cards: Mapped[int]
+    #: what the boards rank by: the score with every take-back cancelling its card's points
+    #: (``api.earned``); computed from the row's own columns when an insert leaves it out
+    earned: Mapped[int] = mapped_column(default=earned_points.column_default)
     claimed_score: Mapped[int | None] = mapped_column(BigInteger)
     claimed_moves: Mapped[int | None] = mapped_column(BigInteger)
     claimed_won: Mapped[bool | None]
@@ -268,9 +273,9 @@ class Player(Base):
 
 
 class LineBand(Base):
-    """One index key of a record's effective line (``api.evidence.band_keys``: a band of its
-    MinHash, with the deal): records whose lines are near-equal share a key, so that the
-    copy check reads a few candidates, however many records the deal has."""
+    """One index key of a record's effective line (``api.evidence.index_keys``: one of its
+    positions, about one in four): records whose lines share many positions share many keys,
+    so that the copy check reads a few candidates, however many records the deal has."""
 
     __tablename__ = "line_bands"
 
@@ -305,7 +310,7 @@ class Hint(Base):
     actions: Mapped[int]                                    # how many actions the log had when the hint was asked
     position: Mapped[str] = mapped_column(Text)             # the position text it was asked at
     action: Mapped[str | None] = mapped_column(String(16))  # the action handed out (None: no hint, or before 0008)
-    reached: Mapped[int | None] = mapped_column(BigInteger)  # the position it reaches (``api.evidence.position_hash``)
+    reached: Mapped[int | None] = mapped_column(BigInteger)  # the position it reaches (``evidence.position_hash``)
 
 
 class SolverJob(Base):
@@ -412,8 +417,8 @@ class BoardEntry(Base):
     """One player's best eligible record on one board, kept up to date on every write
     (``api/boards.py``). A board is named ``deal:<code>``, ``deal-nt:<code>`` (no
     take-backs), ``variant:<variant>``, ``variant-nt:<variant>`` or ``challenge:<id>``.
-    ``sort_key`` packs won, score and moves so that one ascending index column orders
-    the board (lower is better) and equal keys share a rank."""
+    ``sort_key`` packs won, earned points, take-backs and moves (``api.boards.RECORD_CHAIN``) so
+    that one ascending index column orders the board (lower is better) and equal keys share a rank."""
 
     __tablename__ = "board_entries"
     __table_args__ = (
@@ -431,6 +436,7 @@ class BoardEntry(Base):
     sort_key: Mapped[int] = mapped_column(BigInteger)
     received_at: Mapped[datetime] = mapped_column(UTCDateTime)
     won: Mapped[bool]
+    earned: Mapped[int]
     score: Mapped[int]
     moves: Mapped[int]
     takebacks: Mapped[int]
