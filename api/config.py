@@ -208,6 +208,20 @@ def parse_optional_port(name: str, value: Any) -> int | None:
     return parse_positive_int(name, value, most=65535)
 
 
+#: the shortest ``CHALLENGE_KEY`` taken (characters): a key an attacker cannot try them all of
+CHALLENGE_KEY_MIN = 32
+
+
+def parse_challenge_key(name: str, value: Any) -> str | None:
+    """A secret of at least :data:`CHALLENGE_KEY_MIN` characters, or ``None`` (the database's own) for empty."""
+    text = parse_optional_text(name, value)
+    if text is not None and len(text) < CHALLENGE_KEY_MIN:
+        raise ConfigError(f"{name}: expected a secret of at least {CHALLENGE_KEY_MIN} characters (it has "
+                          f"{len(text)}), such as the output of `python -c 'import secrets; "
+                          f"print(secrets.token_urlsafe(32))'`")
+    return text
+
+
 def _instance_database(instance_path: str) -> str:
     return "sqlite:///" + str(Path(instance_path) / "records.sqlite3")
 
@@ -350,6 +364,12 @@ SETTINGS: tuple[Setting, ...] = (
             "ranks) or `worker` (on the worker tier, within seconds: stored unranked with the flag `pending` "
             "until then, and `record.created` is sent once it is judged: a web process stores more records a "
             "second, docs/performance.md). Without a broker, always `submission`"),
+    Setting("CHALLENGE_KEY", None, parse_challenge_key,
+            f"the secret (at least {CHALLENGE_KEY_MIN} characters) of the HMAC that derives each challenge window's "
+            "candidate deals (docs/api.md, \"Challenges\"): nobody without it can compute a challenge's deal. "
+            "Unset: a key the service generates once and keeps in the database (table `service_keys`, in every "
+            "backup). Changing it changes only the windows not prepared yet",
+            "unset (the generated key)"),
 )
 
 

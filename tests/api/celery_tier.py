@@ -134,9 +134,11 @@ class Tier:
         if self.broker_url.startswith("amqp"):
             from kombu import Connection, Queue
 
+            from api.tasks import QUEUE_ORDER
+
             with Connection(self.broker_url, connect_timeout=5) as connection:
                 channel = connection.default_channel
-                for kind in ("keys", "hints", "searches", "bulk"):
+                for kind in QUEUE_ORDER:
                     Queue(f"{self.prefix}.{kind}", channel=channel).delete()
         if self.broker_url.startswith("redis"):
             import redis
