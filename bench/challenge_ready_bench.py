@@ -14,6 +14,7 @@ seconds from the launch to the first 200 and the 503s before it, and the records
 
     python -m bench.challenge_ready_bench                        # the worker tier, 40 records a second
     python -m bench.challenge_ready_bench --mode embedded --rate 10
+    python -m bench.challenge_ready_bench --set FAIRPLAY_JUDGE=worker    # every record judged on the bulk queue
     python -m bench.challenge_ready_bench --root /path/to/a/built/copy   # that checkout's code (compiled engine)
 
 Needs PostgreSQL (``--database-url``: a scratch database is created and dropped) and, for the
@@ -173,9 +174,11 @@ def run(root: Path, args: argparse.Namespace) -> None:
                     "RATELIMIT_ENABLED": "0", "LOG_LEVEL": "WARNING", "CELERY_BROKER_URL": ""}
         if args.mode == "worker":
             settings["CELERY_BROKER_URL"] = args.broker
+        settings.update(item.split("=", 1) for item in args.set)
         subprocess.run([sys.executable, "-m", "flask", "--app", "api", "db", "upgrade"], cwd=root, check=True,
                        env=checkout_env(root, **settings), capture_output=True)
-        print(f"{args.mode} mode, {args.rate:g} records/s, engine {checkout_build(root)}, "
+        print(f"{args.mode} mode, {args.rate:g} records/s, {' '.join(args.set) or 'default settings'}, "
+              f"engine {checkout_build(root)}, "
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         try:
             with deployment(root, args.mode, settings) as (port, launched):
@@ -205,6 +208,9 @@ def main() -> None:
     parser.add_argument("--mode", choices=("worker", "embedded"), default="worker")
     parser.add_argument("--rate", type=float, default=40.0, help="records sent a second")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting of the deployment (e.g. FAIRPLAY_JUDGE=worker: each record judged on the bulk "
+                             "queue); repeatable")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose code runs (default: this one)")
     add_service_options(parser, broker_db=12)
     args = parser.parse_args()
