@@ -313,7 +313,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CELERY_RESULT_BACKEND", None, parse_optional_text,
             "where re-verification ranges leave their results", "the broker (Redis), `rpc://` (RabbitMQ)"),
     Setting("CELERY_QUEUE_PREFIX", "solitaire-verifier", parse_queue_prefix,
-            "prefix of the queue names (`<prefix>.keys`, `.hints`, `.searches`, `.bulk`) and of Celery's Redis keys"),
+            "prefix of the queue names (`<prefix>.challenges`, `.keys`, `.hints`, `.searches`, `.bulk`) and of "
+            "Celery's Redis keys"),
     Setting("CELERY_VISIBILITY_TIMEOUT", "600", parse_seconds,
             "seconds after which a task of a worker that died goes to another worker (Redis); longer than a "
             "search's hard time limit"),
