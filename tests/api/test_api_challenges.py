@@ -206,6 +206,7 @@ def test_the_winnable_pool(client, app):
 def test_the_cli_prepares_the_day(app):
     runner = app.test_cli_runner()
     app.config["CHALLENGE_NODES"] = 20000
+    app.config["CHALLENGE_KEY"] = KEY.decode()  # (a generated key may leave a window without a winnable candidate)
     result = runner.invoke(args=["challenges", "prepare", "--day", "2026-12-01", "--ahead", "0"])
     assert result.exit_code == 0, result.output
     assert len(result.stdout.splitlines()) == 6 and "yukon-classic daily 2026-12-01: YU1-C-" in result.stdout
