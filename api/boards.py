@@ -19,10 +19,15 @@ sort key, the reads, the pages and ``docs/api.md`` all follow from the declarati
   each one played and not won), rebuilt for a player whenever one of their challenge
   entries changes; its rows live in ``standings``.
 
-The record kinds rank: won first, then the higher score, then fewer moves; then the
-earlier submission, then the lower record id. :func:`sort_key_of` packs a kind's rank
-chain into one integer, lower is better (each field in its declared bits, a
-descending one counted down from its ceiling), so that one ascending index
+The record kinds rank: won first, then more *earned* points (the app's score with
+every take-back cancelling its card's points: :mod:`api.earned`), then fewer
+take-backs, then fewer moves; then the earlier submission, then the lower record id.
+So no take-back loop and no undo ever raises a record's place: a loop adds take-backs
+and moves and earns nothing, an undo adds a move. (Ranked by the app's score, a Yukon
+win with 30 take-back loops scores 925 and would beat every honest win's 625.)
+:func:`sort_key_of` packs a kind's rank chain into one integer, lower is better (each
+field in its declared bits, a descending one counted down from its ceiling, a value
+outside a later field's bits counted as the nearest end), so that one ascending index
 ``(board, sort_key, received_at, record_id)`` serves every page, cursor and rank
 count. A record replaces a player's entry only if it is better
 (:func:`record_stored`); hiding, showing or re-judging a record rebuilds that
@@ -95,10 +100,18 @@ class Field:
     ceiling: int = 0
     boolean: bool = False
 
+    @property
+    def largest(self) -> int:
+        """The largest value its bits hold."""
+        return (1 << self.bits) - 1
 
-#: won: 1 bit; score: 0 … 2^30 − 1; moves: < 2^31; points: unbounded, only ever the leading field
+
+#: won: 1 bit; earned: 0 … 4095 (a game earns at most 1360, Forty Thieves' 104 cards and 64 waste cards);
+#: take-backs and moves: 25 bits each (33 million: a log holds at most ``MAX_LOG_ACTIONS`` actions, 5000 by
+#: default); points: unbounded, only ever the leading field. The record kinds' key takes 63 bits.
 FIELDS = {field.name: field for field in (
-    Field("won", 1, 1, boolean=True), Field("score", 30, 2 ** 30 - 1), Field("moves", 31), Field("points", 32))}
+    Field("won", 1, 1, boolean=True), Field("earned", 12, 2 ** 12 - 1), Field("takebacks", 25), Field("moves", 25),
+    Field("points", 32))}
 
 
 @dataclass(frozen=True)
@@ -126,9 +139,12 @@ class BoardKind:
     def sort_key(self, **values: int | bool) -> int:
         """The packed rank key of ``values`` (lower is better): see :func:`sort_key_of`."""
         key, unit = 0, 1
-        for name, descending in reversed(self.chain):
+        for index in range(len(self.chain) - 1, -1, -1):
+            name, descending = self.chain[index]
             field = FIELDS[name]
             value = int(values[name])
+            if index:  # a later field's value outside its bits counts as the nearest end (it cannot spill over)
+                value = max(0, min(value, field.largest))
             key += (field.ceiling - value if descending else value) * unit
             unit <<= field.bits
         return key
@@ -137,10 +153,14 @@ class BoardKind:
         """:meth:`sort_key` as a SQL expression over ``columns`` (a row's columns by name)."""
         key: Any = None
         unit = 1
-        for name, descending in reversed(self.chain):
+        for index in range(len(self.chain) - 1, -1, -1):
+            name, descending = self.chain[index]
             field = FIELDS[name]
             column = getattr(columns, name)
             value = case((column, 1), else_=0) if field.boolean else column
+            if index and not field.boolean:
+                value = case((value > field.largest, literal(field.largest, BigInteger)),
+                             (value < 0, literal(0, BigInteger)), else_=value)
             part = (literal(field.ceiling, BigInteger) - value) if descending else value
             term = part if unit == 1 else part * literal(unit, BigInteger)
             key = term if key is None else key + term
@@ -148,13 +168,14 @@ class BoardKind:
         return key  # type: ignore[no-any-return]
 
 
-RECORD_CHAIN = (("won", True), ("score", True), ("moves", False))
+#: won first, then more earned points, then fewer take-backs, then fewer moves (see the module's docstring)
+RECORD_CHAIN = (("won", True), ("earned", True), ("takebacks", False), ("moves", False))
 RECORD_TIE_BREAKS = ("received_at", "record_id")
 KINDS: dict[str, BoardKind] = {kind.id: kind for kind in (
     BoardKind("deal", "each player's best record of one deal", "code", RECORD_CHAIN, RECORD_TIE_BREAKS),
     BoardKind("deal-nt", "each player's best record of one deal without take-backs", "code", RECORD_CHAIN,
               RECORD_TIE_BREAKS, no_takebacks=True),
-    BoardKind("variant", "each player's best record across a variant's deals (raw score)", "variant",
+    BoardKind("variant", "each player's best record across a variant's deals (deals unlike each other)", "variant",
               RECORD_CHAIN, RECORD_TIE_BREAKS),
     BoardKind("variant-nt", "each player's best record across a variant's deals, without take-backs", "variant",
               RECORD_CHAIN, RECORD_TIE_BREAKS, no_takebacks=True),
@@ -175,9 +196,9 @@ def eligible(records: Any = None) -> ColumnElement[bool]:
     return and_(columns.status == "visible", columns.ranked.is_(True))  # hidden, in review or unranked: none
 
 
-def sort_key(won: bool, score: int, moves: int) -> int:
+def sort_key(won: bool, earned: int, takebacks: int, moves: int) -> int:
     """:func:`sort_key_of` in Python (lower is better)."""
-    return RECORD_KINDS[0].sort_key(won=won, score=score, moves=moves)
+    return RECORD_KINDS[0].sort_key(won=won, earned=earned, takebacks=takebacks, moves=moves)
 
 
 def sort_key_of(records: Any) -> ColumnElement[int]:
@@ -185,8 +206,8 @@ def sort_key_of(records: Any) -> ColumnElement[int]:
     return RECORD_KINDS[0].sort_key_of(records)
 
 
-_ENTRY_COLUMNS = ("board", "player", "record_id", "challenge_id", "sort_key", "received_at", "won", "score", "moves",
-                  "takebacks")
+_ENTRY_COLUMNS = ("board", "player", "record_id", "challenge_id", "sort_key", "received_at", "won", "earned", "score",
+                  "moves", "takebacks")
 
 
 def board_rows(*where: ColumnElement[bool], source: Any = None) -> Any:
@@ -199,7 +220,8 @@ def board_rows(*where: ColumnElement[bool], source: Any = None) -> Any:
              joined: Any = None) -> Any:
         statement = select(board.label("board"), c.player, c.id.label("record_id"),
                            (challenge if challenge is not None else literal(None, BigInteger)).label("challenge_id"),
-                           sort_key_of(c).label("sort_key"), c.received_at, c.won, c.score, c.moves, c.takebacks)
+                           sort_key_of(c).label("sort_key"), c.received_at, c.won, c.earned, c.score, c.moves,
+                           c.takebacks)
         return statement.select_from(joined if joined is not None else table).where(eligible(c), *where, *extra)
 
     in_window = and_(Challenge.code == c.code, Challenge.starts_at <= c.received_at, c.received_at < Challenge.ends_at,
@@ -545,30 +567,49 @@ def encode_cursor(values: Iterable[Any]) -> str:
 
 
 def decode_cursor(text: str, kinds: Sequence[type]) -> list[Any]:
-    """The values of a cursor, each checked against ``kinds`` (int, str or datetime)."""
+    """The values of a cursor, each checked against ``kinds`` (int, str or datetime): :class:`BadCursor`,
+    saying what is wrong, for anything that is not a list of such values (a datetime with its zone and in
+    range once in UTC, a whole number of 64 bits, text a database takes)."""
     try:
         values = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
-    except ValueError:
-        raise BadCursor("not a cursor this server handed out") from None
+    except (ValueError, RecursionError):  # (binascii.Error and UnicodeDecodeError are ValueErrors)
+        raise BadCursor("not a cursor this server handed out: not base64 of JSON") from None
     if not isinstance(values, list) or len(values) != len(kinds):
-        raise BadCursor("not a cursor this server handed out")
-    decoded = []
-    for value, kind in zip(values, kinds):
-        if kind is datetime:
-            try:
-                value = datetime.fromisoformat(value)
-            except (TypeError, ValueError):
-                raise BadCursor("not a cursor this server handed out") from None
-            if value.tzinfo is None:
-                raise BadCursor("not a cursor this server handed out")
-            value = value.astimezone(UTC)
-        elif kind is int:
-            if isinstance(value, bool) or not isinstance(value, int) or abs(value) >= 2 ** 63:
-                raise BadCursor("not a cursor this server handed out")
-        elif not isinstance(value, kind):
-            raise BadCursor("not a cursor this server handed out")
-        decoded.append(value)
-    return decoded
+        raise BadCursor(f"not a cursor this server handed out: expected a list of {len(kinds)} values")
+    return [_cursor_value(index, value, kind) for index, (value, kind) in enumerate(zip(values, kinds))]
+
+
+def _cursor_value(index: int, value: Any, kind: type) -> Any:
+    """One value of a cursor, checked (``index``: its place, for the message)."""
+    wrong = f"not a cursor this server handed out: value {index}"
+    if kind is datetime:
+        try:
+            moment = datetime.fromisoformat(value)
+        except (TypeError, ValueError):
+            raise BadCursor(f"{wrong} is not an ISO 8601 time") from None
+        if moment.tzinfo is None:
+            raise BadCursor(f"{wrong} is a time without its zone")
+        try:
+            return moment.astimezone(UTC)
+        except OverflowError:  # (0001-01-01T00:00:00+01:00 is before the first UTC time Python has)
+            raise BadCursor(f"{wrong} is a time out of range") from None
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int) or abs(value) >= 2 ** 63:
+            raise BadCursor(f"{wrong} is not a whole number of 64 bits")
+        return value
+    if not isinstance(value, kind):
+        raise BadCursor(f"{wrong} is not {kind.__name__}")
+    if isinstance(value, str) and ("\x00" in value or not _encodes(value)):
+        raise BadCursor(f"{wrong} is text no database takes")
+    return value
+
+
+def _encodes(value: str) -> bool:
+    try:
+        value.encode()
+    except UnicodeEncodeError:  # a lone surrogate (JSON's "\ud800")
+        return False
+    return True
 
 
 def _kinds(board: Board) -> tuple[type, ...]:
@@ -597,6 +638,8 @@ def page(connection: Connection, board: Board, limit: int, cursor: str | None) -
     rank, position, previous = 0, 0, None
     if cursor is not None:
         *after, rank, position = decode_cursor(cursor, _kinds(board))
+        if not 1 <= rank <= position:
+            raise BadCursor("not a cursor this server handed out: its rank and position do not fit")
         statement = statement.where(board._ordered() > tuple_(*(literal(v, c.type) for v, c in zip(after,
                                                                                                    board.order))))
         previous = after[0]
@@ -674,7 +717,7 @@ def around(connection: Connection, board: Board, player: str, limit: int) -> dic
 
 # -- records written through the ORM (imports, admin changes, re-verification, test factories) --
 
-_JUDGED = ("status", "ranked", "won", "score", "moves", "takebacks")
+_JUDGED = ("status", "ranked", "won", "earned", "score", "moves", "takebacks")
 
 
 def _after_insert(_mapper: Any, connection: Connection, target: Record) -> None:

@@ -349,11 +349,6 @@ def start_attempt(session: Session, challenge: Challenge, player: Player, moment
     return attempt
 
 
-def find_attempt(session: Session, challenge: Challenge, player: Player) -> ChallengeAttempt | None:
-    return session.scalars(select(ChallengeAttempt).where(ChallengeAttempt.challenge_id == challenge.id,
-                                                          ChallengeAttempt.player_id == player.id)).first()
-
-
 def attempt_values(session: Session, attempt_id: int, player: Player | Submitter, code: str, log_hash: str,
                    received_at: datetime) -> dict[str, Any]:
     """The columns a record of attempt ``attempt_id`` gets (``attempt_id``, ``server_elapsed_ms``),

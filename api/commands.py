@@ -6,7 +6,7 @@
   re-verification of the stored records;
 - ``flask --app api review list|decide``: the records flagged for review;
 - ``flask --app api players token``: a token for a player without one (or a new one);
-- ``flask --app api webhooks add|list|remove|rotate|deliveries|sweep``: webhook endpoints.
+- ``flask --app api webhooks add|list|remove|rotate|deliveries|sweep|prune``: webhook endpoints.
 - ``flask --app api fairplay reevaluate``: every deal's ranked records judged again.
 """
 
@@ -49,7 +49,7 @@ players_cli = AppGroup("players", help="Players: hand out a token (names kept fr
 challenges_cli = AppGroup("challenges", help="Daily and weekly challenges, and the pool of winnable deals.")
 boards_cli = AppGroup("boards", help="The boards, standings and player totals kept on write.")
 webhooks_cli = AppGroup("webhooks", help="Webhook endpoints (Standard Webhooks): add (the secret is shown once), "
-                                         "list, remove, rotate the secret, deliveries, sweep.")
+                                         "list, remove, rotate the secret, deliveries, sweep, prune.")
 fairplay_cli = AppGroup("fairplay", help="Fair play: the evidence on records, judged again.")
 
 
@@ -518,6 +518,13 @@ def webhooks_sweep() -> None:
     """Announce closed challenges and send due deliveries now (what the beat does every minute)."""
     done = webhooks.sweep(current_app._get_current_object())  # type: ignore[attr-defined]
     click.echo(f"{done['announced']} challenge(s) announced, {done['sent']} delivery(ies) sent")
+
+
+@webhooks_cli.command("prune")
+def webhooks_prune() -> None:
+    """Delete the deliveries that ended, and their messages, past WEBHOOK_KEEP_SECONDS (what the beat does hourly)."""
+    done = webhooks.prune(current_app._get_current_object())  # type: ignore[attr-defined]
+    click.echo(f"{done['deliveries']} delivery(ies) and {done['messages']} message(s) deleted")
 
 
 def init_app(app: Flask) -> None:

@@ -21,6 +21,8 @@ _LEVELS = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}
 PLAYER_COLUMN_LENGTH = 64
 #: the largest page any setting may allow
 PAGE_SIZE_CEILING = 1000
+#: the longest a webhook attempt may be given (the delivery task's time limits are set from it)
+WEBHOOK_DEADLINE_CEILING = 60.0
 
 
 class ConfigError(ValueError):
@@ -73,14 +75,15 @@ def parse_positive_int(name: str, value: Any, most: int | None = None) -> int:
     return number
 
 
-def parse_seconds(name: str, value: Any) -> float:
-    """A positive, finite number of seconds (``2``, ``0.5``)."""
+def parse_seconds(name: str, value: Any, most: float | None = None) -> float:
+    """A positive, finite number of seconds (``2``, ``0.5``), at most ``most`` if given."""
     try:
         number = float(value)
     except (TypeError, ValueError):
         number = 0.0
-    if isinstance(value, bool) or not 0 < number < float("inf"):
-        raise ConfigError(f"{name}={value!r}: expected a positive number of seconds")
+    if isinstance(value, bool) or not 0 < number < float("inf") or (most is not None and number > most):
+        upper = "" if most is None else f" of at most {most:g}"
+        raise ConfigError(f"{name}={value!r}: expected a positive number of seconds{upper}")
     return number
 
 
@@ -275,7 +278,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("RATELIMIT_KEY_PREFIX", "solitaire-verifier", parse_text,
             "prefix of the counters in a shared storage"),
     Setting("TRUSTED_PROXIES", "0", parse_proxies,
-            "how many proxies in front set `X-Forwarded-For` (for the client IP; at most 10)"),
+            "how many proxies in front set `X-Forwarded-For` (for the client IP; at most 10). Only for a server "
+            "that clients cannot reach but through those proxies: a client that reaches it directly chooses its "
+            "address by sending the header, past the per-address limits and `METRICS_ALLOW`"),
     Setting("LOG_LEVEL", "INFO", parse_log_level, "level of the JSON log on stderr (`DEBUG` … `CRITICAL`)"),
     Setting("SOLVER_ENABLED", "1", parse_bool, "run solver searches (off: stored answers only, others 503)"),
     Setting("SOLVER_BUDGET_SECONDS", "10", parse_seconds, "time budget of a deal's search"),
@@ -320,6 +325,10 @@ SETTINGS: tuple[Setting, ...] = (
             "search's hard time limit"),
     Setting("SOLVER_PENDING_PER_CLIENT", "2", parse_positive_int,
             "searches one client (API key, else IP) may have waiting or running (more: 429)"),
+    Setting("SOLVER_TASK_PLACES", "2", parse_count,
+            "places of `SOLVER_QUEUE_SIZE` kept for the service's own searches (fair play's search of a deal "
+            "with a record in a top, `FAIRPLAY_SOLVE_TOP`): no client takes them, and a task may hold them all; "
+            "less than `SOLVER_QUEUE_SIZE`"),
     Setting("SOLVER_UNKNOWN_SECONDS", "86400", parse_seconds,
             "an `unknown` answer is kept this long, then the deal is searched again"),
     Setting("SOLVER_HINT_KEEP_SECONDS", "3600", parse_seconds,
@@ -342,8 +351,8 @@ SETTINGS: tuple[Setting, ...] = (
             "addresses and networks (`10.0.0.5, 10.1.0.0/16`) besides loopback that may read `GET /metrics`",
             "none (loopback only)"),
     Setting("WORKER_METRICS_PORT", None, parse_optional_port,
-            "a worker (`celery --app api.tasks worker`) serves its Prometheus metrics on this port (needs "
-            "`PROMETHEUS_MULTIPROC_DIR`)", "unset (none)"),
+            "a worker (`celery --app api.tasks worker`) serves its Prometheus metrics on this port (its processes "
+            "share `PROMETHEUS_MULTIPROC_DIR`; unset, the worker makes a directory of its own)", "unset (none)"),
     Setting("DATABASE_POOL_SIZE", "5", partial(parse_positive_int, most=1000),
             "PostgreSQL: connections each process keeps open (web and worker processes alike)"),
     Setting("DATABASE_MAX_OVERFLOW", "10", parse_count,
@@ -365,6 +374,13 @@ SETTINGS: tuple[Setting, ...] = (
             "ranks) or `worker` (on the worker tier, within seconds: stored unranked with the flag `pending` "
             "until then, and `record.created` is sent once it is judged: a web process stores more records a "
             "second, docs/performance.md). Without a broker, always `submission`"),
+    Setting("WEBHOOK_DEADLINE_SECONDS", "10", partial(parse_seconds, most=WEBHOOK_DEADLINE_CEILING),
+            "the whole of one webhook attempt (connecting, sending, the answer's status, headers and body): a "
+            f"receiver that has not answered by then has the attempt recorded as timed out and retried on the "
+            f"schedule (at most {WEBHOOK_DEADLINE_CEILING:g})"),
+    Setting("WEBHOOK_KEEP_SECONDS", str(7 * 86400), parse_seconds,
+            "webhook deliveries that ended (delivered, failed or cancelled) are deleted this long after they were "
+            "made, with their messages (the beat's `webhook-prune`); pending ones are kept", "`604800` (7 days)"),
     Setting("CHALLENGE_KEY", None, parse_challenge_key,
             f"the secret (at least {CHALLENGE_KEY_MIN} characters) of the HMAC that derives each challenge window's "
             "candidate deals (docs/api.md, \"Challenges\"): nobody without it can compute a challenge's deal. "
@@ -387,6 +403,9 @@ def _check_together(settings: dict[str, Any], raw: Mapping[str, Any]) -> None:
     if stale <= budget:
         raise ConfigError(f"SOLVER_STALE_SECONDS={raw['SOLVER_STALE_SECONDS']!r}: must be longer than "
                           f"SOLVER_BUDGET_SECONDS ({budget:g}), or running searches would be started again")
+    if settings["SOLVER_TASK_PLACES"] >= settings["SOLVER_QUEUE_SIZE"]:
+        raise ConfigError(f"SOLVER_TASK_PLACES={raw['SOLVER_TASK_PLACES']!r}: must be less than SOLVER_QUEUE_SIZE "
+                          f"({settings['SOLVER_QUEUE_SIZE']}), or clients would have no place")
     broker = settings["CELERY_BROKER_URL"]
     if settings["CELERY_RESULT_BACKEND"] is None and broker is not None:
         settings["CELERY_RESULT_BACKEND"] = broker if broker.startswith(("redis://", "rediss://")) else "rpc://"

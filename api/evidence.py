@@ -4,10 +4,11 @@ A log is a path through positions. Its *effective line* is the path the finished
 actually went through: replayed with the engine, an undone action leaves the path
 (what remains is the path on the undo stack) and a position reached again cuts the
 loop in between (take-back loops, a card moved away and back). Each position is a
-stable 64-bit hash of its layout (columns with their face-down cards, foundations,
-stock, waste; not score or counters, which padding changes). Two logs that reach
-the same positions in another order of independent moves differ by a position or
-two; padding changes nothing.
+stable 64-bit hash of its layout *settled* (:func:`engine.layouts.settled_hash`: every
+card that can go to a foundation put there, then the columns, the waste and the stock's
+size; not score or counters, which padding changes), so that a move to a foundation
+played later or earlier changes no position. Two logs that reach the same positions in
+another order of independent moves differ by a position or two; padding changes nothing.
 
 Everything here is pure (code and logs in, values out), so that the fair-play bench
 computes exactly what the service does. The service feeds it what the database
@@ -28,23 +29,27 @@ from typing import Any
 from engine import Position
 
 # the layout hashes and the effective line are the engine's, so that their loop is compiled
-from engine.layouts import effective_line, hash64
-from engine.layouts import position_hash as position_hash
+from engine.layouts import effective_line, settled_hash
+from engine.layouts import hash64 as hash64
+
+#: a position as fair play hashes it (hints' ``reached``): settled, so that foundation moves change nothing
+position_hash = settled_hash
 
 
 @dataclass(frozen=True)
 class Thresholds:
     """Every number fair play judges by, in one place (tuned from the corpus bench's measurements)."""
 
-    #: Jaccard similarity of two effective lines (their position sets) at and above which they are near-equal
-    copy_jaccard: float = 0.8
+    #: overlap of two effective lines (:func:`overlap`: the positions they share, of the longer line)
+    #: at and above which the later one copies the earlier
+    copy_overlap: float = 0.35
     #: share of a record's positions on the service's solver lines that makes it ``solver-like``
     solver_share: float = 0.8
     #: share of a record's positions reached by hints handed to anyone that makes it ``assisted``
     hint_share: float = 0.5
     #: share on solver lines and hint positions together that makes it ``solver-like`` or ``assisted``
     known_share: float = 0.8
-    #: effective lines shorter than this are never near-equal unless equal, nor called solver-like
+    #: lines sharing fewer positions than this are copies only when equal; shorter lines are never solver-like
     min_positions: int = 20
     #: a median gap between actions under this many ms is faster than people play
     min_median_gap_ms: int = 150
@@ -60,11 +65,8 @@ class Thresholds:
 
 THRESHOLDS = Thresholds()
 
-#: MinHash of a line: one-permutation hashing into this many bins, grouped into bands for the index
-MINHASH_BINS, BAND_ROWS = 64, 4
-BANDS = MINHASH_BINS // BAND_ROWS
-_BIN_SHIFT, _VALUE_MASK = 64 - 6, (1 << 58) - 1  # 64 bins: the top 6 bits pick the bin
-
+#: a position is one of its line's index keys when its hash is a multiple of this (:func:`index_keys`)
+KEY_EVERY = 4
 
 # -- positions and the effective line ------------------------------------------
 
@@ -98,43 +100,40 @@ def unpack(data: bytes | None) -> frozenset[int]:
     return frozenset(struct.unpack(f">{len(data) // 8}q", data))
 
 
-def minhash(positions: Iterable[int]) -> list[int]:
-    """One-permutation MinHash: the smallest value in each of :data:`MINHASH_BINS` bins
-    (the hashes are uniform already), empty bins filled from the next full one
-    (rotation), so that equal bins estimate the Jaccard similarity."""
-    bins: list[int | None] = [None] * MINHASH_BINS
-    for value in positions:
-        unsigned = value & 0xFFFFFFFFFFFFFFFF
-        slot, rest = unsigned >> _BIN_SHIFT, unsigned & _VALUE_MASK
-        current = bins[slot]
-        if current is None or rest < current:
-            bins[slot] = rest
-    if all(b is None for b in bins):
-        return []
-    filled = []
-    for index in range(MINHASH_BINS):
-        distance = 0
-        while bins[(index + distance) % MINHASH_BINS] is None:
-            distance += 1
-        filled.append((bins[(index + distance) % MINHASH_BINS] or 0) + distance * (_VALUE_MASK + 1))
-    return filled
+def index_keys(positions: Iterable[int]) -> list[int]:
+    """The index keys of a line (``line_bands``): its positions whose hash is a multiple of
+    :data:`KEY_EVERY` (about one in four, the same ones in every line that reaches them), and
+    its smallest position (so that two equal lines, however short, share a key). Two lines
+    sharing n positions share about n / 4 keys: a copy of 20 positions misses every key
+    with probability 0.3 %, of 40 positions 0.001 %.
 
-
-def band_keys(code: str, positions: Iterable[int]) -> list[int]:
-    """The index keys of a line: one per band of :data:`BAND_ROWS` MinHash bins, with the
-    deal in each key. Two lines of Jaccard similarity J share a key with probability
-    1 - (1 - J^4)^16: 0.9998 at 0.8, 0.64 at 0.5, 0.12 at 0.3."""
-    signature = minhash(positions)
-    if not signature:
+    >>> index_keys([5, 8, 3, -4, 7])
+    [-4, 8]
+    """
+    values = set(positions)
+    if not values:
         return []
-    return [hash64(f"{code} {band} " + " ".join(map(str, signature[band * BAND_ROWS:(band + 1) * BAND_ROWS])))
-            for band in range(BANDS)]
+    return sorted({value for value in values if value % KEY_EVERY == 0} | {min(values)})
 
 
 def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
     """|a ∩ b| / |a ∪ b| (0 for two empty sets)."""
     union = len(a | b)
     return len(a & b) / union if union else 0.0
+
+
+def overlap(a: frozenset[int], b: frozenset[int]) -> float:
+    """The positions two lines share, of the longer line: |a ∩ b| / max(|a|, |b|) (0 for two
+    empty sets). A line that keeps a share of another's positions and is finished otherwise
+    (a copy of an opening, of any long part) overlaps it by about that share, however it was
+    finished, as long as it is not longer; near-equal lines overlap at least by their Jaccard
+    similarity.
+
+    >>> overlap(frozenset({1, 2, 3, 4}), frozenset({1, 2, 9}))
+    0.5
+    """
+    longer = max(len(a), len(b))
+    return len(a & b) / longer if longer else 0.0
 
 
 def share(line: frozenset[int], known: frozenset[int] | set[int]) -> float:
@@ -146,12 +145,14 @@ def share(line: frozenset[int], known: frozenset[int] | set[int]) -> float:
 
 @dataclass(frozen=True)
 class EarlierRecord:
-    """A record stored before the one judged: its id, player, positions and what it copies."""
+    """A record stored before the one judged: its id, player, positions, what it copies and its
+    log's hash (:func:`api.records.log_hash`)."""
 
     id: int
     player_id: int | None
     positions: frozenset[int]
     copy_of: int | None = None
+    log_hash: str | None = None
 
 
 @dataclass
@@ -162,12 +163,15 @@ class Known:
     challenge's par line); ``hints``: the positions hints handed out reached, each with
     the ids of the players they went to; ``own_hint_at``: when the record's own player
     first took a hint on the deal (ISO text), if they did; ``earlier``: the earlier
-    records near this one (the index's candidates; records of the same player left out)."""
+    records near this one (the index's candidates; records of the same player left out);
+    ``log_hash``: the judged record's log's hash (the same log as an earlier record's is a copy
+    of it, however short)."""
 
     solver_lines: Sequence[str] = ()
     hints: dict[int, set[int]] = field(default_factory=dict)
     own_hint_at: str | None = None
     earlier: Sequence[EarlierRecord] = ()
+    log_hash: str | None = None
 
 
 @dataclass(frozen=True)
@@ -184,7 +188,7 @@ def judge_line(code: str, positions: frozenset[int], known: Known,
                limits: Thresholds = THRESHOLDS) -> list[Finding]:
     """The evidence on a record's effective line (``positions``) against what is known of its deal."""
     found: list[Finding] = []
-    copied = _copy(positions, known.earlier, limits)
+    copied = _copy(positions, known.earlier, limits, known.log_hash)
     if copied is not None:
         found.append(copied)
     if known.own_hint_at is not None:
@@ -197,20 +201,72 @@ def judge_line(code: str, positions: frozenset[int], known: Known,
     return found
 
 
-def _copy(positions: frozenset[int], earlier: Sequence[EarlierRecord], limits: Thresholds) -> Finding | None:
-    """The first earlier record whose line is near-equal to this one (equal, for short lines)."""
-    if not positions:
-        return None
+def _copy(positions: frozenset[int], earlier: Sequence[EarlierRecord], limits: Thresholds,
+          log_hash: str | None = None) -> Finding | None:
+    """The first earlier record this game copies: its very log (``log_hash``, however short),
+    or its line (:func:`copies`), the positions other players' earlier lines also reached left
+    out of the evidence (:func:`reached_by`; the lines of copies do not count: copying a game
+    does not make its positions common)."""
+    holders = reached_by(positions, [(_who(other), other.positions) for other in earlier if other.copy_of is None])
     for other in sorted(earlier, key=lambda record: record.id):
-        similarity = jaccard(positions, other.positions)
-        short = min(len(positions), len(other.positions)) < limits.min_positions
-        if similarity >= 1.0 or (not short and similarity >= limits.copy_jaccard):
-            original = other.copy_of or other.id
-            return Finding("copy", f"the game goes through the same positions as record {original} of another "
-                                   f"player ({similarity:.0%} alike)",
-                           {"original": original, "jaccard": round(similarity, 4), "threshold": limits.copy_jaccard},
-                           copy_of=original)
+        common = common_with_others(holders, _who(other))
+        if (log_hash is not None and other.log_hash == log_hash) or copies(positions, other.positions, common,
+                                                                           limits):
+            return copy_finding(other.copy_of or other.id, len((positions & other.positions) - common),
+                                len(positions), len(other.positions), limits)
     return None
+
+
+def _who(record: EarlierRecord) -> int:
+    """Whose record it is (a record without a player stands for a player of its own)."""
+    return record.player_id if record.player_id is not None else -record.id
+
+
+def reached_by(positions: frozenset[int], lines: Iterable[tuple[int, frozenset[int]]]) -> dict[int, set[int]]:
+    """For each of ``positions`` that one of ``lines`` (``(player, positions)``) reached, the players who did."""
+    holders: dict[int, set[int]] = {}
+    for player, line in lines:
+        for position in positions & line:
+            holders.setdefault(position, set()).add(player)
+    return holders
+
+
+def common_with_others(holders: dict[int, set[int]], player: int) -> frozenset[int]:
+    """The positions someone other than ``player`` reached too (:func:`reached_by`): what the
+    deal forces or what several players found, not evidence of copying from ``player``."""
+    return frozenset(position for position, players in holders.items() if players - {player})
+
+
+def copies(mine: frozenset[int], theirs: frozenset[int], common: frozenset[int] = frozenset(),
+           limits: Thresholds = THRESHOLDS) -> bool:
+    """Whether a line copies an earlier one: leaving out the ``common`` positions (those other
+    players reached too, :func:`common_with_others`), the two share at least
+    :attr:`Thresholds.min_positions` positions that make at least :attr:`Thresholds.copy_overlap`
+    of the longer line (:func:`overlap`: a copied opening or any long part, however the rest
+    was finished). Shorter lines are no evidence: two short games alike are common.
+
+    >>> copies(frozenset(range(30)), frozenset(range(10, 60))), copies(frozenset({1}), frozenset({1}))
+    (True, False)
+    >>> copies(frozenset(range(30)), frozenset(range(25, 80))), copies(frozenset(range(30)), frozenset(range(30)),
+    ...                                                               frozenset(range(15)))
+    (False, False)
+    """
+    shared = len((mine & theirs) - common)
+    return shared >= limits.min_positions and shared / max(len(mine), len(theirs)) >= limits.copy_overlap
+
+
+def copy_finding(original: int, shared: int, mine: int, theirs: int, limits: Thresholds = THRESHOLDS) -> Finding:
+    """The ``copy`` finding on a line of ``mine`` positions that shares ``shared`` with the
+    ``theirs`` positions of record ``original`` (and with no other player's earlier line): the
+    evidence names the original, the positions shared, their share of the original's line and
+    of this one's, and the overlap judged."""
+    of_original = shared / theirs if theirs else 0.0
+    return Finding("copy", f"the game goes through {of_original:.0%} of the positions of record {original} of "
+                           f"another player ({shared} positions, {shared / mine if mine else 0:.0%} of this game's)",
+                   {"original": original, "shared_positions": shared, "share_of_original": round(of_original, 4),
+                    "share_of_game": round(shared / mine, 4) if mine else 0.0,
+                    "overlap": round(shared / max(mine, theirs), 4) if shared else 0.0,
+                    "threshold": limits.copy_overlap}, copy_of=original)
 
 
 def _known_line(code: str, positions: frozenset[int], known: Known, limits: Thresholds) -> Finding | None:

@@ -36,12 +36,13 @@ from sqlalchemy import (
     literal,
     literal_column,
     null,
+    or_,
     select,
     text,
     union_all,
 )
 from sqlalchemy import table as sql_table
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from engine import EngineError, Game
 
@@ -51,9 +52,9 @@ from .evidence import (
     EarlierRecord,
     Finding,
     Known,
-    band_keys,
     effective_line,
     hash64,
+    index_keys,
     judge_line,
     pack,
     position_hash,
@@ -100,8 +101,11 @@ FLAGS: tuple[FlagKind, ...] = (
     FlagKind("assisted", False, N_("assisted: a hint was taken on this deal before submitting"),
              "the player took a hint on the deal before submitting, or the game's positions lie mostly on "
              "positions hints reached, whoever was handed them"),
-    FlagKind("copy", False, N_("copy: the same game was stored earlier as record {id}"),
-             "the game's effective line is near-equal to the line of an earlier record of another player"),
+    FlagKind("copy", False, N_("copy: the game goes through {share} of the positions of record {id}, stored "
+                               "earlier by another player"),
+             "the game's effective line shares a long part with the line of one earlier record of another player, "
+             "in positions no third player's earlier line reached (at least `min_positions` of them, making "
+             "`copy_overlap` of the longer line), or equals it"),
     FlagKind("solver-like", True, N_("solver-like: the log follows the service's solver line"),
              "the game's positions lie mostly on a solver line the service stored for the deal"),
     FlagKind("timing", True, N_("timing: faster than people play, or the times disagree"),
@@ -121,6 +125,14 @@ REVIEW_FLAGS = frozenset(kind.name for kind in FLAGS if kind.review)
 REVIEW_PAGE = 100
 #: the actor of the history entries fair play writes itself
 ACTOR = "fair-play"
+
+
+def page_values(stored: dict[str, Any], copy_of: int | None) -> dict[str, Any]:
+    """The values a flag's page text names (:attr:`FlagKind.page`) from a stored flag: ``id``, the
+    original of a copy, and ``share``, the share of the original's positions the game goes through
+    (``?`` where a stored flag does not say)."""
+    share = (stored.get("evidence") or {}).get("share_of_original")
+    return {"id": copy_of or "?", "share": "?" if share is None else f"{round(100 * share)} %"}
 
 
 def flag(name: str, reason: str, **evidence: Any) -> dict[str, Any]:
@@ -200,7 +212,7 @@ def deal_lock_key(code: str) -> int:
     return hash64(f"deal {code}")
 
 
-#: most earlier records (candidates of the band index) a submission compares its line with
+#: most earlier records (those sharing the most index keys) a submission compares its line with
 CANDIDATES = 200
 #: most (position, player) pairs of hints a submission reads
 HINT_ROWS = 5000
@@ -250,11 +262,13 @@ def _known_statement(with_candidates: bool, by_name: bool, postgres: bool) -> An
         registered = case((Player.token_hash.is_(None), 0), else_=1)
         parts.append(named(*row("player", record=Player.id, solution=Player.name, copy_of=registered))
                      .subquery().select())
-    if with_candidates:
-        near = select(LineBand.record_id).where(_in_packed(LineBand.band, "bands", postgres))
+    if with_candidates:  # the records sharing the most index keys with the line
+        near = (select(LineBand.record_id).where(_in_packed(LineBand.band, "bands", postgres))
+                .group_by(LineBand.record_id).order_by(func.count().desc(), LineBand.record_id)
+                .limit(CANDIDATES).subquery())
         parts.append(select(*row("record", record=Record.id, player=Record.player_id, line=Record.line,
-                                 copy_of=Record.copy_of))
-                     .where(Record.id.in_(near), Record.code == code, Record.line.is_not(None),
+                                 copy_of=Record.copy_of, solution=Record.log_hash))
+                     .where(Record.id.in_(select(near.c.record_id)), Record.code == code, Record.line.is_not(None),
                             (Record.player_id != player) | Record.player_id.is_(None))
                      .order_by(Record.id).limit(CANDIDATES).subquery().select())
     return union_all(*parts)
@@ -294,8 +308,9 @@ def read_player(session: Session, claim: Claim) -> DealRead:
 
 
 def read_deal(session: Session, code: str, claim: Claim, positions: frozenset[int], bands: list[int],
-              now: datetime) -> DealRead:
-    """What the database knows of the deal ``code`` when it judges a new line of the claimed player."""
+              now: datetime, log_hash: str | None = None) -> DealRead:
+    """What the database knows of the deal ``code`` when it judges a new line (of the log
+    ``log_hash``) of the claimed player."""
     by_name = claim.known is None
     who = name_params(claim.name) if by_name else {"player_id": claim.known.id if claim.known else None}
     params = {"code": code, "now": now, **who}
@@ -314,7 +329,9 @@ def read_deal(session: Session, code: str, claim: Claim, positions: frozenset[in
             version = int(record_id)
         elif kind == "player":
             player = Submitter(int(record_id), name, bool(registered))
-    return DealRead(known_from(rows, code), version, player)
+    known = known_from(rows, code)
+    known.log_hash = log_hash
+    return DealRead(known, version, player)
 
 
 def known_from(rows: Iterable[Any], code: str) -> Known:
@@ -330,7 +347,7 @@ def known_from(rows: Iterable[Any], code: str) -> Known:
         elif kind == "hint":
             known.hints.setdefault(reached, set()).add(player_id)
         elif kind == "record":
-            known.earlier.append(EarlierRecord(record_id, player_id, unpack(line), copy_of))
+            known.earlier.append(EarlierRecord(record_id, player_id, unpack(line), copy_of, solution))
     return known
 
 
@@ -360,13 +377,13 @@ def reevaluate_deal(session: Session, code: str) -> list[int]:
     changed = []
     by_band: dict[int, list[Record]] = {}
     for record in records:
-        near = {other.id: other for band in bands.get(record.id, []) for other in by_band.get(band, [])}
         if record.ranked and record.status == "visible":
             own = [at for player_id, at, _ in hints if player_id == record.player_id and at <= record.received_at]
             known = Known(solver_lines=solver_lines, hints=reached,
-                          own_hint_at=min(own).isoformat() if own else None,
-                          earlier=[EarlierRecord(other.id, other.player_id, unpack(other.line), other.copy_of)
-                                   for other in near.values() if other.player_id != record.player_id])
+                          own_hint_at=min(own).isoformat() if own else None, log_hash=record.log_hash,
+                          earlier=[EarlierRecord(other.id, other.player_id, unpack(other.line), other.copy_of,
+                                                 other.log_hash)
+                                   for other in _nearest(record, bands.get(record.id, []), by_band)])
             if _judge_again(record, judge_line(code, unpack(record.line), known)):
                 changed.append(record.id)
                 session.flush()
@@ -375,6 +392,20 @@ def reevaluate_deal(session: Session, code: str) -> list[int]:
             by_band.setdefault(band, []).append(record)
     session.commit()
     return changed
+
+
+def _nearest(record: Record, keys: list[int], by_key: dict[int, list[Record]]) -> list[Record]:
+    """The earlier records of other players sharing the most of ``keys`` (index keys) with
+    ``record``, at most :data:`CANDIDATES`, as a submission's read finds them."""
+    shared: dict[int, int] = {}
+    found: dict[int, Record] = {}
+    for key in keys:
+        for other in by_key.get(key, []):
+            if other.player_id != record.player_id:
+                shared[other.id] = shared.get(other.id, 0) + 1
+                found[other.id] = other
+    nearest = sorted(shared, key=lambda other_id: (-shared[other_id], other_id))[:CANDIDATES]
+    return [found[other_id] for other_id in nearest]
 
 
 def judged_later(config: Any) -> bool:
@@ -403,9 +434,9 @@ def judge_pending(session: Session, code: str) -> list[int]:
         if is_pending(record.flags)]
     for record in waiting:
         line = effective_line(code, record.canonical.split())
-        positions, bands = frozenset(line), sorted(set(band_keys(code, line)))
+        positions, bands = frozenset(line), index_keys(line)
         who = Claim(known=Submitter(record.player_id, record.player))
-        read = read_deal(session, code, who, positions, bands, record.received_at)
+        read = read_deal(session, code, who, positions, bands, record.received_at, record.log_hash)
         flags = [found for found in record.flags or [] if found.get("flag") != PENDING]
         found_now = judge_line(code, positions, read.known)
         flags += flags_of(found_now)
@@ -456,15 +487,17 @@ def _judge_again(record: Record, findings: list[Finding]) -> bool:
 
 def in_a_top(session: Session, code: str, top: int) -> bool:
     """Whether an eligible record of the deal is in the first ``top`` places of one of its boards
-    (deal, variant, challenge): each board's count stops at ``top`` (its order index)."""
+    (deal, variant, challenge). An entry's place is one more than the entries with a lower
+    ``sort_key`` on its board, so it is within ``top`` when no board has a ``top``-th entry
+    or its key is not below that entry's: one correlated read of at most ``top`` index rows
+    a board (``ix_board_entries_order``), however long the board."""
     from .models import BoardEntry
 
-    other = BoardEntry.__table__.alias("other")
-    ahead = (select(literal(1)).select_from(other).where(other.c.board == BoardEntry.board,
-                                                         other.c.sort_key < BoardEntry.sort_key)
-             .limit(top).subquery())
+    other = aliased(BoardEntry)
+    last = (select(other.sort_key).where(other.board == BoardEntry.board).order_by(other.sort_key)
+            .offset(top - 1).limit(1).correlate(BoardEntry).scalar_subquery())  # the top-th key, if any
     statement = (select(BoardEntry.record_id).join(Record, Record.id == BoardEntry.record_id)
-                 .where(Record.code == code, select(func.count()).select_from(ahead).scalar_subquery() < top)
+                 .where(Record.code == code, or_(last.is_(None), BoardEntry.sort_key <= last))
                  .limit(1))
     return session.execute(statement).first() is not None
 
@@ -501,7 +534,7 @@ def backfill_lines(connection: Connection, after: int = 0) -> int:
             except (EngineError, ValueError):
                 continue
             lines.append({"record_id": record_id, "packed": pack(positions)})
-            keys.extend({"band": band, "record_id": record_id} for band in set(band_keys(str(code), positions)))
+            keys.extend({"band": band, "record_id": record_id} for band in index_keys(positions))
         if lines:
             connection.execute(records.update().where(records.c.id == bindparam("record_id"))
                                .values(line=bindparam("packed")), lines)

@@ -15,12 +15,16 @@ The counters live in ``RATELIMIT_STORAGE_URI``: ``memory://`` for one process,
 fails, the limiter falls back to memory (per process) rather than refusing
 requests. Behind a load balancer, set ``TRUSTED_PROXIES`` to the number of
 proxies that append to ``X-Forwarded-For`` so that the client IP is the real
-one.
+one, and only there: on a server that clients also reach directly, a client
+chooses its own address by sending the header (past the per-address limits and
+the solver's per-client places, and into ``/metrics`` as loopback or a network
+of ``METRICS_ALLOW``), so the app warns of it when it is created.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import time
 
@@ -36,6 +40,14 @@ from .db import session
 from .models import ApiKey
 from .problems import Problem
 
+log = logging.getLogger(__name__)
+#: said when an app trusts ``X-Forwarded-For`` (``TRUSTED_PROXIES``): what a client that reaches it directly can do
+PROXIES_WARNING = (
+    "TRUSTED_PROXIES=%d: the client address is taken from X-Forwarded-For. Any client that reaches this server "
+    "directly, not through those proxies, chooses its own address by sending the header: it escapes the "
+    "per-address rate limits and solver places, and reads /metrics as loopback or a METRICS_ALLOW network. Bind "
+    "the server where only the proxies reach it (gunicorn.conf.py: 127.0.0.1:8000 behind nginx), or set "
+    "TRUSTED_PROXIES=0")
 #: the endpoints whose requests count as writes
 WRITE_ENDPOINTS = frozenset({"records.submit_record", "records.set_status", "players.create_player"})
 #: never limited: an orchestrator's probes and Prometheus's scrapes must always get through
@@ -139,6 +151,7 @@ def init_app(app: Flask) -> Limiter:
     if config["TRUSTED_PROXIES"]:
         hops = config["TRUSTED_PROXIES"]
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)  # type: ignore[method-assign]
+        log.warning(PROXIES_WARNING, hops)
     limiter = Limiter(
         client_key,
         default_limits=[

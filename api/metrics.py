@@ -6,8 +6,8 @@ with the conventions of ``prometheus-flask-exporter`` for the HTTP ones).
   does when it is unset): each process writes its values there and a scrape adds them up,
   whichever process answers it.
 - A worker (``celery --app api.tasks worker``) with ``WORKER_METRICS_PORT`` serves the same
-  text on that port, from its main process, adding up its pool's processes (which need
-  ``PROMETHEUS_MULTIPROC_DIR`` too); see :func:`start_worker_server`.
+  text on that port, from its main process, adding up its pool's processes (through
+  ``PROMETHEUS_MULTIPROC_DIR``, made by the worker when it is unset); see :func:`start_worker_server`.
 
 The places that count call one function each (:func:`verified`, :func:`record_stored`,
 :func:`search_finished`, :func:`task_finished`), so that they move with the code they count.
@@ -15,9 +15,12 @@ The places that count call one function each (:func:`verified`, :func:`record_st
 
 from __future__ import annotations
 
+import atexit
 import ipaddress
 import logging
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -32,8 +35,10 @@ from prometheus_client import (
     Histogram,
     generate_latest,
     multiprocess,
+    values,
 )
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.metrics import MetricWrapperBase
 from sqlalchemy import event
 
 import engine
@@ -59,6 +64,10 @@ POOL_SIZE = Gauge("solitaire_db_pool_size", "Database connections the pools keep
                   multiprocess_mode="livesum")
 #: a request that matched no route: its path label (never the raw path: the label set stays bounded)
 UNMATCHED = "<unmatched>"
+#: the methods that are their own ``method`` label (RFC 9110's and PATCH); any other a client
+#: sends (gunicorn passes any token on) is :data:`OTHER_METHOD`, so the label set stays bounded
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"})
+OTHER_METHOD = "<other>"
 
 # -- the worker tier -----------------------------------------------------------------------
 
@@ -191,9 +200,10 @@ def _observe(response: Response) -> Response:
     started = g.get("request_started")
     if started is not None:
         rule = request.url_rule.rule if request.url_rule is not None else UNMATCHED
+        method = request.method if request.method in METHODS else OTHER_METHOD
         status = str(response.status_code)
-        REQUEST_DURATION.labels(request.method, rule, status).observe(time.perf_counter() - started)
-        REQUESTS.labels(request.method, status).inc()
+        REQUEST_DURATION.labels(method, rule, status).observe(time.perf_counter() - started)
+        REQUESTS.labels(method, status).inc()
     return response
 
 
@@ -223,6 +233,31 @@ def clear_multiproc_dir() -> None:
                 os.remove(os.path.join(directory, name))
 
 
+def make_multiproc_dir() -> str:
+    """Make a ``PROMETHEUS_MULTIPROC_DIR`` for this process and those it forks after this (as
+    ``gunicorn.conf.py`` does for the web tier), removed when this process exits, and move this
+    process's families to it. prometheus_client chooses where values live when it is imported
+    (with the app, before a worker's start): its choice is made again, and the families
+    declared here start again in the directory (they hold nothing yet in a worker's main process)."""
+    directory = os.environ[MULTIPROC_DIR] = tempfile.mkdtemp(prefix="solitaire-verifier-worker-metrics-")
+    owner = os.getpid()
+
+    def remove() -> None:
+        if os.getpid() == owner:  # (never from a forked pool process that exits)
+            shutil.rmtree(directory, ignore_errors=True)
+
+    atexit.register(remove)
+    values.ValueClass = values.get_value_class()
+    for family in globals().values():
+        if isinstance(family, MetricWrapperBase):
+            if family._labelnames:
+                family._metrics.clear()  # (children are made on first use, from the new class)
+            else:
+                family._metric_init()
+    log.info("worker metrics: %s was unset; the worker's processes share %s", MULTIPROC_DIR, directory)
+    return directory
+
+
 def process_gone(pid: int) -> None:
     """A process of a multiprocess server ended: its live gauges leave the sums."""
     if os.environ.get(MULTIPROC_DIR):
@@ -232,11 +267,11 @@ def process_gone(pid: int) -> None:
 def start_worker_server(port: int) -> None:
     """Serve the worker tier's metrics on ``port`` (all addresses, like a node exporter), from
     the calling process: a Celery worker's main process, whose pool processes (forked) write to
-    ``PROMETHEUS_MULTIPROC_DIR``."""
+    ``PROMETHEUS_MULTIPROC_DIR`` (made here when unset: :func:`make_multiproc_dir`)."""
     from prometheus_client import start_http_server
 
     if not os.environ.get(MULTIPROC_DIR):
-        raise RuntimeError(f"WORKER_METRICS_PORT needs {MULTIPROC_DIR}: a directory the worker's processes share")
+        make_multiproc_dir()
     clear_multiproc_dir()
     start_http_server(port, registry=registry())
     log.info("worker metrics on port %d", port)

@@ -32,6 +32,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
+from . import earned as earned_points
+
 #: a record's visibility: ``hidden`` records stay readable by id but leave leaderboards and the default list;
 #: ``review`` records wait for an admin's decision (``api.fairplay``) and take no part in leaderboards either
 STATUSES = ("visible", "hidden", "review")
@@ -121,6 +123,9 @@ class Record(Base):
     undos: Mapped[int]
     takebacks: Mapped[int]
     foundation_cards: Mapped[int]
+    #: what the boards rank by: the score with every take-back cancelling its card's points
+    #: (``api.earned``); computed from the row's own columns when an insert leaves it out
+    earned: Mapped[int] = mapped_column(default=earned_points.column_default)
     claimed_score: Mapped[int | None] = mapped_column(BigInteger)
     claimed_moves: Mapped[int | None] = mapped_column(BigInteger)
     claimed_won: Mapped[bool | None]
@@ -268,9 +273,9 @@ class Player(Base):
 
 
 class LineBand(Base):
-    """One index key of a record's effective line (``api.evidence.band_keys``: a band of its
-    MinHash, with the deal): records whose lines are near-equal share a key, so that the
-    copy check reads a few candidates, however many records the deal has."""
+    """One index key of a record's effective line (``api.evidence.index_keys``: one of its
+    positions, about one in four): records whose lines share many positions share many keys,
+    so that the copy check reads a few candidates, however many records the deal has."""
 
     __tablename__ = "line_bands"
 
@@ -305,7 +310,7 @@ class Hint(Base):
     actions: Mapped[int]                                    # how many actions the log had when the hint was asked
     position: Mapped[str] = mapped_column(Text)             # the position text it was asked at
     action: Mapped[str | None] = mapped_column(String(16))  # the action handed out (None: no hint, or before 0008)
-    reached: Mapped[int | None] = mapped_column(BigInteger)  # the position it reaches (``api.evidence.position_hash``)
+    reached: Mapped[int | None] = mapped_column(BigInteger)  # the position it reaches (``evidence.position_hash``)
 
 
 class SolverJob(Base):
@@ -350,8 +355,9 @@ class SolverJob(Base):
 
 class HintAnswer(Base):
     """A hint: the position after a log (code and canonical log), searched within the
-    hint budget, ``pending`` until a worker answers. Kept ``SOLVER_HINT_KEEP_SECONDS``
-    after its answer, so that polling and asking again are answered from here."""
+    hint budget, ``pending`` until a worker answers, or answered at once by continuing the
+    line of the hint that led there. Kept ``SOLVER_HINT_KEEP_SECONDS`` after its answer, so
+    that polling, asking again and continuing its line are answered from here."""
 
     __tablename__ = "hint_answers"
     __table_args__ = (
@@ -374,6 +380,9 @@ class HintAnswer(Base):
     requested_at: Mapped[datetime] = mapped_column(UTCDateTime)
     queued_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     solved_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
+    line: Mapped[str | None] = mapped_column(Text)                  # the winning line the hint begins (never shown)
+    #: the position the hint reaches (``verifier.solving.position_key``): the next hint there continues ``line``
+    next_key: Mapped[str | None] = mapped_column(String(64), index=True)
 
     def __repr__(self) -> str:
         return f"<HintAnswer {self.id} {self.code} {self.status}>"
@@ -408,8 +417,8 @@ class BoardEntry(Base):
     """One player's best eligible record on one board, kept up to date on every write
     (``api/boards.py``). A board is named ``deal:<code>``, ``deal-nt:<code>`` (no
     take-backs), ``variant:<variant>``, ``variant-nt:<variant>`` or ``challenge:<id>``.
-    ``sort_key`` packs won, score and moves so that one ascending index column orders
-    the board (lower is better) and equal keys share a rank."""
+    ``sort_key`` packs won, earned points, take-backs and moves (``api.boards.RECORD_CHAIN``) so
+    that one ascending index column orders the board (lower is better) and equal keys share a rank."""
 
     __tablename__ = "board_entries"
     __table_args__ = (
@@ -427,6 +436,7 @@ class BoardEntry(Base):
     sort_key: Mapped[int] = mapped_column(BigInteger)
     received_at: Mapped[datetime] = mapped_column(UTCDateTime)
     won: Mapped[bool]
+    earned: Mapped[int]
     score: Mapped[int]
     moves: Mapped[int]
     takebacks: Mapped[int]
@@ -539,6 +549,11 @@ class WebhookMessage(Base):
 
     __tablename__ = "webhook_messages"
 
+    __table_args__ = (
+        # the prune's scan: messages past their keeping time (WEBHOOK_KEEP_SECONDS)
+        Index("ix_webhook_messages_created", "created_at"),
+    )
+
     id: Mapped[str] = mapped_column(String(40), primary_key=True)       # ``msg_`` and 32 hex digits
     type: Mapped[str] = mapped_column(String(40))
     key: Mapped[str | None] = mapped_column(String(80), unique=True)
@@ -558,6 +573,8 @@ class WebhookDelivery(Base):
         Index("ix_webhook_deliveries_due", "status", "next_attempt_at"),
         # an endpoint's deliveries, newest first
         Index("ix_webhook_deliveries_endpoint", "endpoint_id", "id"),
+        # the prune's scan: deliveries past their keeping time (WEBHOOK_KEEP_SECONDS)
+        Index("ix_webhook_deliveries_created", "created_at"),
     )
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)

@@ -12,6 +12,10 @@ selectors, tags, joiners …) and no blank-looking one (Hangul fillers, the blan
 Braille pattern, spaces other than U+0020), must not mix scripts beyond UTS #39's
 moderately restrictive profile, and has at most :data:`MAX_MARKS_IN_A_ROW`
 combining marks after any one character.
+
+Refusals are domain errors (:class:`PlayerError`, :class:`BadName`, :class:`NameTaken`);
+``api/routes/errors.py`` answers each with its problem. The request's token is read by
+the routes and handed in.
 """
 
 from __future__ import annotations
@@ -27,19 +31,9 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, or_, select
 from sqlalchemy.orm import Session
 
-from .auth import (
-    _TOKEN,
-    MAX_TOKEN_LENGTH,
-    PLAYER_TOKEN_PREFIX,
-    authenticate,
-    bearer_token,
-    hash_token,
-    keys_required,
-    unauthorized,
-)
+from .auth import _TOKEN, MAX_TOKEN_LENGTH, PLAYER_TOKEN_PREFIX, hash_token
 from .models import ApiKey, Player
 from .names import invisible, mixed_scripts, skeleton
-from .problems import Problem, invalid_field
 
 TOKEN_PREFIX = PLAYER_TOKEN_PREFIX
 #: combining marks allowed after one base character (Vietnamese needs 2, some Indic clusters 3)
@@ -58,6 +52,41 @@ class NameTaken(ValueError):
     def __init__(self, player: Player) -> None:
         super().__init__(f"the name is taken: it reads as {player.name!r}, an existing player")
         self.player = player
+
+
+class PlayerError(Exception):
+    """A request refused for who sent it or whom it is for; the message says why."""
+
+
+class TokenNeeded(PlayerError):
+    """``what`` ("a hint") needs a player token, and none was sent."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what} needs a player token")
+        self.what = what
+
+
+class KeyNotToken(PlayerError):
+    """``what`` needs a player token, and an API key was sent: a key cannot be ``doing`` it."""
+
+    def __init__(self, what: str, doing: str) -> None:
+        super().__init__(f"{what} needs a player token; an API key cannot {doing}")
+        self.what, self.doing = what, doing
+
+
+class BadToken(PlayerError):
+    """A player token no player holds."""
+
+    def __init__(self) -> None:
+        super().__init__("the player token is not valid")
+
+
+class WrongPlayer(PlayerError):
+    """A record submitted for a player its sender may not submit for."""
+
+
+class BadClaim(PlayerError):
+    """A submission's ``player`` that names no one: missing, or not a name (the message says why)."""
 
 
 def skeleton_hash(name: str) -> str:
@@ -170,37 +199,28 @@ def player_for_token(session: Session, token: str) -> Player | None:
     return session.scalar(select(Player).where(Player.token_hash == hash_token(token)))
 
 
-def token_player(session: Session, what: str, doing: str) -> Player:
-    """The player of the request's player token, for ``what`` needs one ("a hint"): 401 without
-    one, 403 with an API key (which cannot be ``doing`` it: "ask for hints")."""
-    token = bearer_token()
-    if token is None:
-        raise unauthorized(f"{what} needs a player token: register with POST /api/v1/players and send "
-                           "'Authorization: Bearer <token>'")
-    if not is_player_token(token):
-        authenticate(session, required=True)  # an unknown key is 401 as anywhere else
-        raise Problem(403, f"{what} needs a player token; an API key cannot {doing}", "forbidden")
-    player = player_for_token(session, token)
+def token_owner(session: Session, token: str) -> Player:
+    """The player holding the player token ``token``; :class:`BadToken` if none does."""
+    player = None
+    if len(token) <= MAX_TOKEN_LENGTH and _TOKEN.match(token):
+        player = player_for_token(session, token)
     if player is None:
-        raise unauthorized("the player token is not valid", "invalid_token")
+        raise BadToken
     return player
 
 
-# -- who submits a record for whom -------------------------------------------------
+def token_player(session: Session, token: str | None, what: str, doing: str) -> Player:
+    """The player of the sent ``token``, for ``what`` needs one ("a hint"): :class:`TokenNeeded`
+    without a token, :class:`KeyNotToken` with an API key (which cannot be ``doing`` it: "ask
+    for hints"; the caller checks the key first), :class:`BadToken` for a token no player holds."""
+    if token is None:
+        raise TokenNeeded(what)
+    if not is_player_token(token):
+        raise KeyNotToken(what, doing)
+    return token_owner(session, token)
 
-def credentials(session: Session) -> Player | ApiKey | None:
-    """Who sends a record: the player of a player token, else the API key (checked as
-    :func:`api.auth.authenticate` does; ``None`` without one where keys are optional)."""
-    token = bearer_token()
-    if is_player_token(token):
-        assert token is not None
-        player = None
-        if len(token) <= MAX_TOKEN_LENGTH and _TOKEN.match(token):
-            player = player_for_token(session, token)
-        if player is None:
-            raise unauthorized("the player token is not valid", "invalid_token")
-        return player
-    return authenticate(session, required=keys_required())
+
+# -- who submits a record for whom -------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -226,36 +246,38 @@ class Claim:
 def claimant(session: Session, sender: Player | ApiKey | None, name: str | None) -> Claim:
     """Whom a record is claimed for; :func:`settle` decides, with the player the name reads as.
 
-    - A player token submits for its player; a ``player`` naming anyone else is 403 ``wrong-player``.
+    - A player token submits for its player; a ``player`` naming anyone else is :class:`WrongPlayer`.
     - An API key allowed to vouch (``keys create --vouch``) submits for registered players by name.
     - Any other key (or none, where keys are optional) submits under names no registered
-      player reads as: a tokenless player of that name."""
+      player reads as: a tokenless player of that name.
+
+    A missing ``player`` or one that is not a name is :class:`BadClaim`."""
     if isinstance(sender, Player):
         if name is not None:
             named = find_player(session, name)
             if named is None or named.id != sender.id:
-                raise Problem(403, f"this player token is {sender.name!r}'s: it cannot submit a record for {name!r}",
-                              "wrong-player")
+                raise WrongPlayer(f"this player token is {sender.name!r}'s: it cannot submit a record for {name!r}")
         return Claim(known=Submitter(sender.id, sender.name, True))
     if name is None:
-        raise invalid_field("player", "Missing data for required field.")
+        raise BadClaim("Missing data for required field.")
     try:
         text = check_name(name)
     except BadName as error:
-        raise invalid_field("player", str(error)) from None
+        raise BadClaim(str(error)) from None
     return Claim(name=text, vouch=sender.name if sender is not None and sender.vouch else None)
 
 
 def settle(claim: Claim, named: Submitter | None) -> tuple[Submitter, str | None]:
     """The player a record is stored for, and the key that vouched for them (if one did), from
-    the ``claim`` and the player its name reads as (``named``, read with the deal's evidence)."""
+    the ``claim`` and the player its name reads as (``named``, read with the deal's evidence):
+    :class:`WrongPlayer` for a registered player no one vouches for."""
     if claim.known is not None:
         return claim.known, None
     if named is not None and named.registered:
         if claim.vouch is not None:
             return named, claim.vouch
-        raise Problem(403, f"{claim.name!r} reads as {named.name!r}, a registered player: only their player token, or "
-                           f"an API key allowed to vouch for players, may submit their records", "wrong-player")
+        raise WrongPlayer(f"{claim.name!r} reads as {named.name!r}, a registered player: only their player token, "
+                          f"or an API key allowed to vouch for players, may submit their records")
     return named or Submitter(None, claim.name), None
 
 

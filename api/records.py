@@ -22,6 +22,7 @@ from engine import GameCode
 from verifier import Verdict, replay
 
 from . import boards, evidence, fairplay, metrics, webhooks
+from .earned import earned
 from .models import LineBand, Player, Record, claims
 from .players import Claim, Submitter, name_params, named_player, settle, skeleton_hash
 from .schemas import record_json
@@ -49,6 +50,7 @@ def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None 
         canonical=canonical, log_hash=log_hash(canonical),
         won=verdict.won, score=verdict.score, moves=verdict.moves, actions=verdict.actions, undos=verdict.undos,
         takebacks=verdict.takebacks, foundation_cards=verdict.foundation_cards,
+        earned=earned(str(verdict.code), canonical.split(), verdict.score, verdict.takebacks),
         claimed_score=claimed.get("score"), claimed_moves=claimed.get("moves"), claimed_won=claimed.get("won"),
         elapsed_ms=body.get("elapsed_ms"), client=body.get("client"),
         engine_version=engine.__version__, rules_version=engine.RULES_VERSION,
@@ -240,11 +242,10 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
         raise RejectedLog(verdict)
     values = new_record(verdict, body, submitted_by)
     actions = values["canonical"].split()
-    positions: frozenset[int] = frozenset()
-    bands: list[int] = []
+    positions, bands = frozenset[int](), list[int]()  # (judged later: nothing to read by)
     if not judge_later:
         line = evidence.effective_line(values["code"], actions)
-        positions, bands = frozenset(line), evidence.band_keys(values["code"], line)
+        positions, bands = frozenset(line), evidence.index_keys(line)
         values["line"] = evidence.pack(positions)
     time_findings = evidence.judge_times(times, body.get("elapsed_ms"), len(actions), times_required)
     # judged later, a claimed name's player is settled in the store's own statement (one round trip);
@@ -262,7 +263,8 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
             values.update(player=claim.name, player_id=None, vouched_by=None)
         else:
             read = (fairplay.read_player(session, claim) if judge_later
-                    else fairplay.read_deal(session, values["code"], claim, positions, bands, values["received_at"]))
+                    else fairplay.read_deal(session, values["code"], claim, positions, bands, values["received_at"],
+                                            values["log_hash"]))
             player = settle_player(values, claim, read.named)
         if body.get("attempt") is not None:  # a challenge attempt's game (AttemptError, AttemptUsed)
             from .challenges import attempt_values

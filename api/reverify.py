@@ -2,7 +2,7 @@
 (``flask --app api records reverify``).
 
 A record whose replay gives what is stored (legal, the same counters, the same
-canonical log, its claims still matching) is stamped with the current engine
+canonical log, the same earned points, its claims still matching) is stamped with the current engine
 and rules version and the time. A record whose result changed is reported and
 left exactly as it is, still stamped with the engine that produced its numbers:
 what to do about it (hide it, keep it) is an operator's decision.
@@ -21,6 +21,7 @@ import engine
 from engine import EngineError
 from verifier import Verdict, replay
 
+from .earned import earned
 from .models import Record
 
 BATCH = 500
@@ -48,6 +49,9 @@ def differences(record: Record, verdict: Verdict) -> list[str]:
         return [f"now illegal: action {e.index} {e.action!r}: {e.rule}: {e.message}"]
     out = [f"{name} {getattr(record, name)!r} -> {getattr(verdict, name)!r}"
            for name in RECOMPUTED if getattr(record, name) != getattr(verdict, name)]
+    points = earned(record.code, verdict.canonical_text.split(), verdict.score, verdict.takebacks)
+    if points != record.earned:
+        out.append(f"earned {record.earned!r} -> {points!r}")
     if verdict.canonical_text != record.canonical:
         out.append("the canonical log is written differently now")
     if verdict.claims_match is False:

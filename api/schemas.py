@@ -416,6 +416,7 @@ class LeaderboardEntrySchema(Schema):
     player = fields.String()
     code = fields.String(allow_none=True)  # None while its deal is a running challenge's
     won = fields.Boolean()
+    earned = fields.Integer()
     score = fields.Integer()
     moves = fields.Integer()
     takebacks = fields.Integer()

@@ -10,14 +10,16 @@ log (:class:`HintSearch`, ``hint_answers``). For either:
 2. Otherwise the request takes a *place* (:meth:`Solver.take_place`: one row of
    ``solver_jobs``, the job). The client's limit ``SOLVER_PENDING_PER_CLIENT`` is
    checked first, then the queue's: anonymous clients (by IP) together hold at most
-   half of the ``SOLVER_QUEUE_SIZE`` places, clients with an API key any free place, so
-   a key is never refused because anonymous clients fill the queue. Refused:
+   half of the ``SOLVER_QUEUE_SIZE`` places, clients with an API key any free place but
+   the last ``SOLVER_TASK_PLACES``, so a key is never refused because anonymous clients
+   fill the queue. Those last places are the service's own (``task:fair-play``, which
+   may hold them all): no client flood starves fair play's searches. Refused:
    :class:`ClientBusy` or :class:`QueueFull`, and nothing is taken. Then it inserts the
    ``pending`` row (the unique constraint makes identical searches share it, whoever
    asks) and sends a *ticket* to the kind's queue. It answers at once: no web thread
    waits for a task.
 3. A worker that takes a ticket runs the best waiting job of the kind
-   (:meth:`Solver.run_next`): jobs of API keys first, round-robin by client (each
+   (:meth:`Solver.run_next`): jobs of the service's tasks and API keys first, round-robin by client (each
    client's first waiting job, oldest first, then each one's second …), then the
    anonymous ones the same way. A key that asks for a search an anonymous client
    started moves that job up to its own class. The worker stores the answer if the
@@ -36,7 +38,7 @@ Hints are handed to players under an unguessable token (``hint_requests``): the
 same search may serve many players, but each player polls their own token, and a
 token polled by anyone else is :class:`NoSuchHint`.
 
-The service raises the domain errors of :class:`SolverError`; ``api/routes/solver.py``
+The service raises the domain errors of :class:`SolverError`; ``api/routes/errors.py``
 turns them into HTTP answers. Without ``CELERY_BROKER_URL`` (the embedded mode, one
 user only) the tickets run eagerly, inside the request that sends them.
 """
@@ -48,20 +50,20 @@ import logging
 import math
 import random
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 from celery.exceptions import SoftTimeLimitExceeded
 from flask import Flask, current_app
-from sqlalchemy import ColumnElement, delete, func, select, update
+from sqlalchemy import ColumnElement, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 import engine
-from engine import GameCode
-from verifier.solving import hint_code, solve_code
+from engine import Game, GameCode, Position
+from verifier.solving import Hint, continue_line, hint_code, position_key, solve_code
 
 from . import metrics
 from .db import Database
@@ -74,10 +76,18 @@ PENDING, WINNABLE, UNWINNABLE, UNKNOWN = "pending", "winnable", "unwinnable", "u
 MAX_ATTEMPTS = 3
 #: rows the worker's clean-up deletes at most per table after each task
 CLEANUP_BATCH = 500
+#: a web process cleans up too after storing this many continued hints (they run no task)
+CLEANUP_EVERY = 100
 #: tries at taking a place (or a job) when racing requests (or workers) take the same one
 PLACE_TRIES = 5
-#: the queue classes of a job, served in this order: clients with an API key, then the others
+#: kept lines tried at most for continuing one to a position (each is replayed before it is used)
+LINES_TRIED = 3
+#: the queue classes of a job, served in this order: the service's own tasks and clients with an
+#: API key, then the others
 KEYED, ANONYMOUS = 0, 1
+#: the client names of the service's own searches (``task:fair-play``): they take the places
+#: ``SOLVER_TASK_PLACES`` keeps for them
+TASK = "task:"
 
 
 # -- domain errors (the routes turn them into HTTP) ---------------------------------
@@ -252,7 +262,7 @@ class DealSearch(SearchKind):
         return {"solved_at": None, "statistics": None, "coverage": None}
 
     def search(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
-        steps = {} if self.shorten_steps is None else {"shorten_steps": self.shorten_steps}
+        steps: dict[str, Any] = {} if self.shorten_steps is None else {"shorten_steps": self.shorten_steps}
         answer = solve_code(code, budget_seconds=budget.seconds, max_nodes=budget.nodes, **steps).to_json()
         if answer["status"] == WINNABLE and not answer["verified"]:  # never store a line that did not replay
             answer = {**answer, "status": UNKNOWN, "reason": f"a line was found but did not replay as a win: "
@@ -278,6 +288,8 @@ class HintSearch(SearchKind):
     """The next action of a winning line after a log (``POST /hint``)."""
 
     name, model = "hint", HintAnswer
+    #: answers this process stored by continuing a line (no task ran, so no clean-up after one)
+    made = 0
 
     def identity(self, query: Query) -> list[ColumnElement[bool]]:
         return [*super().identity(query), HintAnswer.log_hash == log_hash(query.log)]
@@ -295,18 +307,100 @@ class HintSearch(SearchKind):
         return {"solved_at": None, "answer": None}
 
     def search(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
-        return hint_code(code, log_text, budget_seconds=budget.seconds, max_nodes=budget.nodes).to_json()
+        """The hint as ``verifier.solving`` gives it, with its line and where it leads (for :meth:`stored`)."""
+        return with_line(hint_code(code, log_text, budget_seconds=budget.seconds, max_nodes=budget.nodes))
 
     def timed_out(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
         return {"code": code, "status": UNKNOWN, "hint": None, "line_length": None,
-                "after_actions": len(log_text.split()), "search": None, "coverage": None,
+                "after_actions": len(log_text.split()), "continued": False, "search": None, "coverage": None,
                 "reason": _timed_out(budget)}
 
     def stored(self, answer: dict[str, Any]) -> dict[str, Any]:
         status = answer["status"]
         if status not in (WINNABLE, UNWINNABLE, UNKNOWN):
             raise ValueError(f"not a storable hint: status {status!r}")
-        return {"status": status, "reason": answer["reason"], "answer": answer, "solved_at": now()}
+        shown = {name: value for name, value in answer.items() if name not in ("line", "next_key")}
+        return {"status": status, "reason": answer["reason"], "answer": shown, "line": answer.get("line"),
+                "next_key": answer.get("next_key"), "solved_at": now()}
+
+    def continued(self, session: Session, query: Query, position: Position) -> HintAnswer | None:
+        """The hint for ``query`` without a search, when a line goes on from its position: the
+        line of a kept answer whose hint reaches it (the player's own previous hint first: the
+        answer for the log without its last action), else, at the start, the deal's stored
+        line. Stored as the answer for ``query`` (a new row, or one pending, unknown or
+        expired) and returned; None when no line goes on from here."""
+        key, log_text = position_key(position), query.log
+        hint = None
+        for line in self._lines_to(session, query, key):
+            hint = continue_line(query.code, log_text, line.split())
+            if hint is not None:
+                break
+        if hint is None:
+            return None
+        values = self.stored(with_line(hint))
+        row = self.find(session, query)
+        if row is None:
+            row = self.new_row(query, now())
+            for name, value in {**values, "queued_at": None, "attempts": 0}.items():
+                setattr(row, name, value)
+            session.add(row)
+            try:
+                session.commit()
+            except IntegrityError:  # a racing request stored it a moment ago
+                session.rollback()
+                return self.find(session, query)
+            self.made += 1
+            return row
+        session.execute(update(HintAnswer).where(HintAnswer.id == row.id, HintAnswer.status == row.status)
+                        .values(**values, queued_at=None))
+        session.commit()
+        session.refresh(row)
+        return row
+
+    def _lines_to(self, session: Session, query: Query, key: str) -> Iterator[str]:
+        """Winning lines from the position of ``key``: the rest of each kept hint's line that
+        reaches it (the answer for the log without its last action first, then the newest), then
+        the deal's stored line (any budget), which every hint from the start may follow."""
+        previous = " ".join(query.log.split()[:-1])
+        fresh = now() - self.kept
+        leading = (select(HintAnswer.line).where(*self.identity_of_deal(query), HintAnswer.next_key == key,
+                                                 HintAnswer.status == WINNABLE, HintAnswer.line.is_not(None),
+                                                 HintAnswer.solved_at >= fresh)
+                   .order_by((HintAnswer.log_hash == log_hash(previous)).desc(), HintAnswer.solved_at.desc())
+                   .limit(LINES_TRIED))
+        for line in session.scalars(leading):
+            yield " ".join((line or "").split()[1:])
+        if key == position_key(Game.from_code(query.code).position):
+            deal = session.scalar(select(Solvability.solution).where(
+                Solvability.code == str(query.code), Solvability.status == WINNABLE, Solvability.verified.is_(True),
+                Solvability.engine_version == engine.__version__, Solvability.rules_version == engine.RULES_VERSION)
+                .order_by(Solvability.solved_at.desc()).limit(1))
+            if deal:
+                yield deal
+
+    def joined(self, session: Session, query: Query, answer: dict[str, Any]) -> dict[str, Any]:
+        """``answer`` (a new search's, with its line) joined to the line kept for the log with
+        its hint played, when there is one: the player who plays the hint then gets that
+        answer, one action shorter, as if it continued this one."""
+        line = str(answer["line"]).split()
+        after = " ".join([*query.log.split(), line[0]])
+        kept = session.scalar(select(HintAnswer.line).where(
+            *self.identity_of_deal(query), HintAnswer.log_hash == log_hash(after), HintAnswer.status == WINNABLE,
+            HintAnswer.line.is_not(None), HintAnswer.solved_at >= now() - self.kept))
+        joined = [line[0], *(kept or "").split()]
+        if not kept or joined == line or continue_line(query.code, query.log, joined) is None:
+            return answer
+        return {**answer, "line": " ".join(joined), "line_length": len(joined),
+                "reason": f"the first of {len(joined)} actions of a winning line (verified by replay)"}
+
+    def identity_of_deal(self, query: Query) -> list[ColumnElement[bool]]:
+        """The answers of the same deal, budget, engine and rules as ``query``'s (any log)."""
+        return super().identity(query)
+
+
+def with_line(hint: Hint) -> dict[str, Any]:
+    """A hint's JSON with, for :meth:`HintSearch.stored`, its whole line and the key of the position it reaches."""
+    return {**hint.to_json(), "line": " ".join(hint.line) if hint.action else None, "next_key": hint.next_key}
 
 
 #: ``send(kind, budget, keyed)``: hand a ticket for a job of ``kind`` to the worker tier, on the
@@ -332,8 +426,12 @@ class Solver:
                                 timedelta(seconds=config["SOLVER_HINT_KEEP_SECONDS"]))
         self.kinds: dict[str, SearchKind] = {kind.name: kind for kind in (self.deals, self.hints)}
         self.queue_size: int = config["SOLVER_QUEUE_SIZE"]
-        #: the places anonymous clients may hold together: half, at least one
-        self.anonymous_places = max(1, self.queue_size // 2)
+        #: the places the service's own tasks may hold beside the others': the last ones, no client takes them
+        self.task_places: int = config["SOLVER_TASK_PLACES"]
+        #: the places clients (keys and anonymous) may take: the first ones
+        self.client_places = self.queue_size - self.task_places
+        #: the places anonymous clients may hold together: half the queue, at least one
+        self.anonymous_places = max(1, min(self.queue_size // 2, self.client_places))
         self.per_client: int = config["SOLVER_PENDING_PER_CLIENT"]
         self.stale = timedelta(seconds=config["SOLVER_STALE_SECONDS"])
 
@@ -349,31 +447,32 @@ class Solver:
         slots make that insert the atomic check). :class:`ClientBusy` when the client has
         all its places, :class:`QueueFull` when its class has, checked before anything is taken."""
         moment = now()
-        keyed = client.startswith("key:")
-        places = self.queue_size if keyed else self.anonymous_places
+        keyed, task = client.startswith("key:"), client.startswith(TASK)
+        places = self.queue_size if task else self.client_places if keyed else self.anonymous_places
+        limit = max(self.per_client, self.task_places) if task else self.per_client
         for cleared in (False, True):
             taken = session.execute(select(SolverJob.client, SolverJob.client_slot, SolverJob.slot, SolverJob.turn,
                                            SolverJob.expires_at)
                                     .where(SolverJob.slot >= 0)).all()  # at most SOLVER_QUEUE_SIZE rows
             mine = {job.client_slot for job in taken if job.client == client}
             free = sorted(set(range(places)) - {job.slot for job in taken})
-            if (len(mine) >= self.per_client or not free) and not cleared and any(
-                    job.expires_at < moment for job in taken):
+            if (len(mine) >= limit or not free) and not cleared and any(job.expires_at < moment for job in taken):
                 session.execute(delete(SolverJob).where(SolverJob.expires_at < moment))  # lost searches' places
                 continue
-            if len(mine) >= self.per_client:
-                raise ClientBusy(self.per_client, kind.retry_after)
+            if len(mine) >= limit:
+                raise ClientBusy(limit, kind.retry_after)
             if not free:
-                raise QueueFull(places, not keyed, kind.retry_after * 2)
+                raise QueueFull(places, not (keyed or task), kind.retry_after * 2)
             # round-robin: the client's next turn after its jobs in the queue, not before the current round
             turn = max([min((job.turn for job in taken), default=0),
                         *(job.turn + 1 for job in taken if job.client == client)])
             break
         # a random free slot, so that racing requests seldom pick the same one (keys: above the
-        # anonymous half while there is room, leaving it to the others)
-        slot = random.choice([s for s in free if s >= self.anonymous_places] or free) if keyed else random.choice(free)
-        return SolverJob(client=client[:64], client_slot=min(set(range(self.per_client)) - mine), slot=slot,
-                         kind=kind.name, priority=KEYED if keyed else ANONYMOUS, turn=turn, attempt=0,
+        # anonymous half while there is room, leaving it to the others; tasks: their own places first)
+        above = self.client_places if task else self.anonymous_places if keyed else 0
+        slot = random.choice([s for s in free if s >= above] or free)
+        return SolverJob(client=client[:64], client_slot=min(set(range(limit)) - mine), slot=slot,
+                         kind=kind.name, priority=KEYED if keyed or task else ANONYMOUS, turn=turn, attempt=0,
                          budget_seconds=kind.budget.seconds, budget_nodes=kind.budget.nodes, created_at=moment,
                          expires_at=moment + self.stale)
 
@@ -382,12 +481,6 @@ class Solver:
         with self.database.sessions() as session:
             session.execute(delete(SolverJob).where(SolverJob.id == job_id))
             session.commit()
-
-    def places_taken(self) -> int:
-        """Searches waiting or running now (the table is bounded by ``SOLVER_QUEUE_SIZE``)."""
-        with self.database.sessions() as session:
-            return session.scalar(select(func.count()).select_from(SolverJob).where(
-                SolverJob.expires_at >= now(), SolverJob.slot >= 0)) or 0  # not the locks of api.tasks.singleton
 
     # -- a request ---------------------------------------------------------------
 
@@ -432,6 +525,23 @@ class Solver:
         if self.embedded:
             session.refresh(row)
         return row
+
+    def hint(self, session: Session, query: Query, position: Position, client: Client = "ip:unknown",
+             charge: Callable[[], None] = lambda: None,
+             with_new_row: Callable[[Any], list[Any]] | None = None) -> HintAnswer:
+        """The hint for ``query`` (the game at ``position``): the stored answer; else the next
+        action of a line that goes on from here (the line of the hint that led here, or the
+        deal's), at once and without a search; else :meth:`request`'s (a search on its way).
+        A line that goes on replaces a pending, ``unknown`` or expired answer too."""
+        row = self.hints.find(session, query)
+        if self.enabled and (row is None or row.status in (PENDING, UNKNOWN) or self.hints.expired(row)):
+            continued = self.hints.continued(session, query, position)
+            if continued is not None:
+                if self.hints.made >= CLEANUP_EVERY:  # what expired goes, as after a search
+                    self.hints.made = 0
+                    self.cleanup()
+                return continued
+        return self.request(session, self.hints, query, client, charge, with_new_row)  # type: ignore[no-any-return]
 
     def _send(self, kind: SearchKind, row: SearchRow, job: SolverJob) -> None:
         """Send a ticket for the job; when the broker does not take it, free the row and the place."""
@@ -587,6 +697,9 @@ class Solver:
         except Exception as error:
             self._failed(kind.model, job.target, job.attempt, error)
             raise
+        if kind is self.hints and answer.get("line"):
+            with self.database.sessions() as session:
+                answer = self.hints.joined(session, Query(GameCode.from_text(code), log_text), answer)
         self.store(kind, job.target, answer)
         metrics.search_finished(kind.name, answer["status"], answer.get("search"))
         if kind is self.deals and answer["status"] == WINNABLE:  # a new known line: the deal's records judged again

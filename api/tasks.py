@@ -6,13 +6,16 @@ The module's :data:`celery` is built from that environment; each Flask app made 
 :func:`api.create_app` has its own (``app.extensions["api.celery"]``), built from
 the app's settings, to send tasks with.
 
-Five queues, named after ``CELERY_QUEUE_PREFIX``: ``<prefix>.challenges`` (the
+Six queues, named after ``CELERY_QUEUE_PREFIX``: ``<prefix>.challenges`` (the
 preparation of the challenges), ``<prefix>.keys`` (searches of clients with an API key),
 ``<prefix>.hints`` (short searches a player waits for), ``<prefix>.searches`` (a deal's
-solvability) and ``<prefix>.bulk`` (re-verification ranges and the other scheduled
-tasks). On Redis a worker takes them strictly in that order (``queue_order_strategy:
-priority``), so a challenge players wait for is prepared before anything else, game
-backends go next and hints go ahead of long searches; a worker started with ``-Q <prefix>.hints`` serves only hints. A
+solvability), ``<prefix>.bulk`` (re-verification ranges, judging and the other scheduled
+tasks) and ``<prefix>.webhooks`` (webhook deliveries only: a slow receiver holds a process
+of the worker that serves that queue, never one that judges or prepares; docs/operations.md
+runs a worker for it). On Redis a worker takes them strictly in that order
+(``queue_order_strategy: priority``), so a challenge players wait for is prepared before
+anything else, game backends go next and hints go ahead of long searches; a worker
+started with ``-Q <prefix>.hints`` serves only hints. A
 search's message is a *ticket*: the worker that takes it runs the best waiting job of
 its kind (``api.solving.Solver.run_next``: API keys first, round-robin by client), not
 necessarily the job that sent it.
@@ -78,14 +81,17 @@ log = logging.getLogger(__name__)
 SEARCH, HINT, REVERIFY = "api.solve_deal", "api.hint", "api.reverify_range"
 PREPARE, REFILL, REEVALUATE = "api.prepare_challenges", "api.refill_winnable_pool", "api.reevaluate_deal"
 DELIVER, WEBHOOK_SWEEP, JUDGE_SWEEP = DELIVER_TASK, "api.webhook_sweep", "api.judge_sweep"
+WEBHOOK_PRUNE = "api.webhook_prune"
 QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk", PREPARE: "challenges", REFILL: "bulk",
-          REEVALUATE: "bulk", DELIVER: "bulk", WEBHOOK_SWEEP: "bulk", JUDGE_SWEEP: "bulk"}
+          REEVALUATE: "bulk", DELIVER: "webhooks", WEBHOOK_SWEEP: "bulk", JUDGE_SWEEP: "bulk",
+          WEBHOOK_PRUNE: "bulk"}
 #: the ticket task of each search kind (``api.solving.SearchKind.name``)
 TICKETS = {"deal": SEARCH, "hint": HINT}
 #: the queues, in the order a worker takes from them on Redis: the challenges' preparation first (players
 #: wait for it; one run at a time, and a run with nothing to prepare ends in a few queries), then the tickets
-#: of API keys' searches (``keys``) ahead of every anonymous one, hints ahead of deals, scheduled work last
-QUEUE_ORDER = ("challenges", "keys", "hints", "searches", "bulk")
+#: of API keys' searches (``keys``) ahead of every anonymous one, hints ahead of deals, then scheduled work
+#: and judging; webhook deliveries last (a worker of their own takes them: ``-Q <prefix>.webhooks``)
+QUEUE_ORDER = ("challenges", "keys", "hints", "searches", "bulk", "webhooks")
 #: the solver's client name for the searches fair play asks for (its own per-client limit)
 FAIRPLAY_CLIENT = "task:fair-play"
 #: what a re-verification range may take on a worker (a range of 5,000 records takes seconds)
@@ -104,9 +110,12 @@ REFILL_SEARCH_ROOM = 30.0
 LOW_PRIORITY = 9
 #: a preparation a request or a fresh start waits for: ahead of the beat's on the challenges queue
 HIGH_PRIORITY = 0
-#: one webhook attempt (its own timeout, and the delivery's bookkeeping); a sweep
-DELIVER_SOFT_LIMIT, DELIVER_HARD_LIMIT = 30, 40
+#: a webhook attempt's task may run this much longer than the attempt's deadline (its bookkeeping),
+#: then this much more before it is killed (``WEBHOOK_DEADLINE_SECONDS``; the hold is longer still)
+DELIVER_SOFT_MARGIN, DELIVER_HARD_MARGIN = 20, 30
 SWEEP_SOFT_LIMIT, SWEEP_HARD_LIMIT = 50, 55
+#: the outbox's prune: how often (seconds), and its time limits (it stops a little before the soft one)
+WEBHOOK_PRUNE_EVERY, PRUNE_SOFT_LIMIT, PRUNE_HARD_LIMIT = 3600.0, 300, 330
 #: searches per variant of a beat's refill round, and of one sent by a request finding the pool empty
 REFILL_SEARCHES, REQUEST_REFILL_SEARCHES = 20, 3
 #: the ``solver_jobs`` slot that marks each of these tasks in flight (below the users' slots 0 …)
@@ -120,6 +129,8 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
                       "options": {"expires": WEBHOOK_SWEEP_EVERY, "priority": LOW_PRIORITY}},
     "judge-sweep": {"task": JUDGE_SWEEP, "schedule": JUDGE_SWEEP_EVERY,
                     "options": {"expires": JUDGE_SWEEP_EVERY, "priority": LOW_PRIORITY}},
+    "webhook-prune": {"task": WEBHOOK_PRUNE, "schedule": WEBHOOK_PRUNE_EVERY,
+                      "options": {"expires": WEBHOOK_PRUNE_EVERY, "priority": LOW_PRIORITY}},
 }
 
 
@@ -169,11 +180,11 @@ def make_celery(settings: Mapping[str, Any]) -> Celery:
             }
             config.update(broker_transport_options=options, result_backend_transport_options=options)
     app.conf.update(config)
-    _register(app)
+    _register(app, settings)
     return app
 
 
-def _register(app: Celery) -> None:
+def _register(app: Celery, settings: Mapping[str, Any]) -> None:
     common = {"acks_late": True, "ignore_result": True}
     app.task(name=SEARCH, bind=True, **common)(solve_deal)
     app.task(name=HINT, bind=True, **common)(hint)
@@ -183,8 +194,11 @@ def _register(app: Celery) -> None:
              **common)(prepare_challenges)
     app.task(name=REFILL, soft_time_limit=REFILL_SOFT_LIMIT, time_limit=REFILL_HARD_LIMIT,
              **common)(refill_winnable_pool)
-    app.task(name=DELIVER, soft_time_limit=DELIVER_SOFT_LIMIT, time_limit=DELIVER_HARD_LIMIT,
+    deadline = settings["WEBHOOK_DEADLINE_SECONDS"]
+    app.task(name=DELIVER, soft_time_limit=deadline + DELIVER_SOFT_MARGIN, time_limit=deadline + DELIVER_HARD_MARGIN,
              **common)(deliver_webhook)
+    app.task(name=WEBHOOK_PRUNE, soft_time_limit=PRUNE_SOFT_LIMIT, time_limit=PRUNE_HARD_LIMIT,
+             **common)(webhook_prune)
     app.task(name=WEBHOOK_SWEEP, soft_time_limit=SWEEP_SOFT_LIMIT, time_limit=SWEEP_HARD_LIMIT,
              **common)(webhook_sweep)
     app.task(name=REEVALUATE, soft_time_limit=REFILL_SOFT_LIMIT, time_limit=REFILL_HARD_LIMIT,
@@ -586,6 +600,19 @@ def webhook_sweep() -> dict[str, int]:
     app = flask_app()
     with app.app_context():
         return webhooks.sweep(app)
+
+
+def webhook_prune() -> dict[str, int]:
+    """Delete the webhook deliveries that ended and their messages, past ``WEBHOOK_KEEP_SECONDS``."""
+    from . import webhooks
+
+    app = flask_app()
+    with app.app_context():
+        try:
+            return webhooks.prune(app, until=time.monotonic() + PRUNE_SOFT_LIMIT - SWEEP_SOFT_LIMIT)
+        except SoftTimeLimitExceeded:  # (the next run goes on)
+            log.warning("%s stopped at its time limit (%d s)", WEBHOOK_PRUNE, PRUNE_SOFT_LIMIT)
+            return {}
 
 
 # -- the web side ----------------------------------------------------------------

@@ -32,6 +32,7 @@ from sqlalchemy import make_url
 import engine
 from api.boards import rebuild_all
 from api.db import Database, unbounded
+from api.earned import earned
 from engine import BY_VARIANT, Game, GameCode
 from verifier import replay
 from verifier.solving import solve_code
@@ -42,7 +43,8 @@ SHARES = {"yukon-classic": 0.5, "yukon-relaxed": 0.25, "forty-thieves": 0.25}
 PLAYOUT, PREFIXES = 60, (12, 20, 28, 36, 44, 52, 60)
 COLUMNS = ("player", "code", "variant", "number", "canonical", "log_hash", "won", "score", "moves", "actions",
            "undos", "takebacks", "foundation_cards", "claimed_score", "claimed_moves", "claimed_won", "elapsed_ms",
-           "client", "engine_version", "rules_version", "received_at", "verified_at", "submitted_by", "status")
+           "client", "engine_version", "rules_version", "received_at", "verified_at", "submitted_by", "status",
+           "earned")
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class Log:
     actions: int
     takebacks: int
     foundation_cards: int
+    earned: int
 
 
 def _log(code: GameCode, actions: list[str]) -> Log:
@@ -67,7 +70,8 @@ def _log(code: GameCode, actions: list[str]) -> Log:
     assert verdict.legal, verdict
     text = verdict.canonical_text
     return Log(str(code), code.variant, code.number, text, hashlib.sha256(text.encode()).hexdigest(), verdict.won,
-               verdict.score, verdict.moves, verdict.actions, verdict.takebacks, verdict.foundation_cards)
+               verdict.score, verdict.moves, verdict.actions, verdict.takebacks, verdict.foundation_cards,
+               earned(str(code), text.split(), verdict.score, verdict.takebacks))
 
 
 def playout(code: GameCode, rng: random.Random) -> list[str]:
@@ -162,7 +166,7 @@ def load(url: str, records: int, logs: dict[str, list[list[Log]]], players: int 
                         f"player{player:05d}", log.code, log.variant, log.number, log.canonical, log.log_hash,
                         log.won, log.score, log.moves, log.actions, 0, log.takebacks, log.foundation_cards, None, None,
                         None, rng.randrange(30_000, 900_000), "bench/1.0", engine.__version__, engine.RULES_VERSION,
-                        at, at, None, status))
+                        at, at, None, status, log.earned))
                     made += 1
                     if made % 1_000_000 == 0:
                         say(f"  copied {made:,} records ({time.perf_counter() - began:.0f} s)")

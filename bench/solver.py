@@ -52,7 +52,7 @@ MAX_DEAL = 2 ** 35
 FULL = {"yukon-classic": (200, 10.0), "yukon-relaxed": (200, 10.0), "forty-thieves": (100, 30.0)}
 QUICK = {"yukon-classic": (20, 2.0), "yukon-relaxed": (20, 2.0), "forty-thieves": (10, 5.0)}
 #: the node budgets that stand for the time budgets of ``FULL``: the time budget times the nodes per
-#: CPU second that ``--rate`` measured (docs/winnability.md, "Figures in nodes")
+#: CPU second that ``--rate`` measured (docs/winnability.md, "Figures")
 NODE_BUDGETS = {"yukon-classic": 1_000_000, "yukon-relaxed": 1_500_000, "forty-thieves": 3_600_000}
 #: deals per rule set that ``--rate`` solves, and the node budget of each
 RATE_DEALS, RATE_NODES = 8, 40_000

@@ -85,11 +85,6 @@ class Move:
     def target_name(self) -> str:
         return "F" if self.target_index is None else f"{self.target}{self.target_index}"
 
-    @property
-    def is_canonical(self) -> bool:
-        """Canonical moves name the card and the foundation index."""
-        return self.card is not None and self.target_index is not None
-
     def __str__(self) -> str:
         return self.text
 

@@ -77,11 +77,6 @@ class Card:
             )
         return card
 
-    @classmethod
-    def from_index(cls, index: int) -> Card:
-        """The card at ``index`` of the unshuffled deck (0 … 51)."""
-        return DECK[index]
-
     def __str__(self) -> str:
         return self._text
 

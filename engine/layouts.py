@@ -6,6 +6,15 @@ cards, and the sizes of the foundations (a slot's suit is fixed) and of the stoc
 only leave it, in the deal's order). Its hash is stable (BLAKE2b, not Python's salted
 ``hash``): the values are stored with records. Here rather than in the service so that
 the per-action loop is compiled with the rest of the engine.
+
+Fair play hashes a position *settled* (:func:`settled_hash`): every card that can go to a
+foundation (a column's top card, the waste's) put there, again and again until none can,
+and then only the columns, the waste and the stock's size hashed (the foundations follow
+from where the other cards lie). Moving cards home never stops another card from going
+home, so a position settles to one layout whatever order the cards go up in; a position
+and the one a move to a foundation leads to settle alike, and so do a position and the
+one that postpones or advances such a move. A log that plays its foundation moves later
+or earlier (a "lazy foundation" reorder) goes through the same settled positions.
 """
 
 from __future__ import annotations
@@ -52,8 +61,8 @@ _HALVES: Final = Struct(">II")
 WASTE: Final = 255
 
 
-def _cards(cards: list[Card], start: int) -> bytes:
-    return bytes([card.index for card in cards[start:]])
+def _cards(cards: list[Card], start: int, end: int) -> bytes:
+    return bytes([card.index for card in cards[start:end]])
 
 
 @final
@@ -67,28 +76,31 @@ class Layouts:
     on it (and may turn up the card it uncovers): so a pile's new bytes are its old ones cut
     short or with the new cards added, and only a turned card makes them anew."""
 
-    def __init__(self, position: Position) -> None:
+    def __init__(self, position: Position, settle: bool = False) -> None:
         piles = len(position.columns) + 1
+        #: whether each position is hashed settled (:func:`settled_hash`), its foundations left out
+        self.settle = settle
+        self.slots_of_suit = position.rules.slots_of_suit
         self.data: list[bytes] = [b""] * piles
         self.marks: list[int] = [-1] * piles
         self.high: list[int] = [0] * piles
         self.low: list[int] = [0] * piles
         self.counts: list[int] = [-1] * (1 + len(position.foundations))  # the stock's size, each foundation's
-        self.total_high, self.total_low = _halves(hash64(position.rules.tag))
+        self.total_high, self.total_low = _halves(hash64(position.rules.tag + (" settled" if settle else "")))
 
-    def _pile(self, index: int, mark: int, cards: list[Card]) -> None:
-        """Hash pile ``index`` again if its size or mark changed."""
+    def _pile(self, index: int, mark: int, cards: list[Card], end: int) -> None:
+        """Hash pile ``index`` (its first ``end`` cards) again if its size or mark changed."""
         old = self.data[index]
         head = 1 if mark == WASTE else 2
-        size = head + len(cards)
+        size = head + end
         if len(old) == size and self.marks[index] == mark:
             return
         if self.marks[index] != mark:
-            data = (bytes((mark,)) if mark == WASTE else bytes((index, mark))) + _cards(cards, 0)
+            data = (bytes((mark,)) if mark == WASTE else bytes((index, mark))) + _cards(cards, 0, end)
         elif size < len(old):
             data = old[:size]
         else:
-            data = old + _cards(cards, len(old) - head)
+            data = old + _cards(cards, len(old) - head, end)
         halves = _HALVES.unpack(_digest(data))
         high: int = halves[0]  # (typed: the compiled XORs are then of machine words)
         low: int = halves[1]
@@ -111,13 +123,58 @@ class Layouts:
         self.counts[slot] = size
 
     def hash(self, position: Position) -> int:
+        if self.settle:
+            return self._settled(position)
         columns, down = position.columns, position.down
         for index in range(len(columns)):
-            self._pile(index, down[index], columns[index])
-        self._pile(len(columns), WASTE, position.waste)
+            self._pile(index, down[index], columns[index], len(columns[index]))
+        self._pile(len(columns), WASTE, position.waste, len(position.waste))
         self._count(0, len(position.stock))
         for slot, pile in enumerate(position.foundations):
             self._count(slot + 1, len(pile))
+        return self._value()
+
+    def _settled(self, position: Position) -> int:
+        """The hash of ``position`` settled: its piles cut where the cards that can go home start
+        (a face-down card they uncover turned up), the foundations left out.
+
+        Each pile is only ever cut short of the position's own, and a position's piles are
+        each the one before cut short or added to: so two settled piles in a row are each
+        a start of the other, as :meth:`_pile` needs."""
+        columns, waste = position.columns, position.waste
+        sizes = [len(pile) for pile in position.foundations]
+        downs = list(position.down)
+        ends = [len(column) for column in columns]
+        waste_end = len(waste)
+        moved = True
+        while moved:
+            moved = False
+            for index in range(len(columns)):
+                column, end = columns[index], ends[index]
+                while end > downs[index] and self._home(sizes, column[end - 1]):
+                    end -= 1
+                    moved = True
+                    if end and end == downs[index]:  # the card under it turns up
+                        downs[index] = end - 1
+                ends[index] = end
+            while waste_end and self._home(sizes, waste[waste_end - 1]):
+                waste_end -= 1
+                moved = True
+        for index in range(len(columns)):
+            self._pile(index, downs[index], columns[index], ends[index])
+        self._pile(len(columns), WASTE, waste, waste_end)
+        self._count(0, len(position.stock))
+        return self._value()
+
+    def _home(self, sizes: list[int], card: Card) -> bool:
+        """Put ``card`` on a foundation slot of its suit that takes it (counted in ``sizes``), if one does."""
+        for slot in self.slots_of_suit[card.suit]:
+            if sizes[slot] == card.rank - 1:
+                sizes[slot] += 1
+                return True
+        return False
+
+    def _value(self) -> int:
         high = self.total_high
         return (high - (1 << 32) if high >> 31 else high) << 32 | self.total_low
 
@@ -127,15 +184,26 @@ def position_hash(position: Position) -> int:
     return Layouts(position).hash(position)
 
 
+def settled_hash(position: Position) -> int:
+    """The stable 64-bit hash of a position settled: every card that can go to a foundation
+    put there until none can, then the columns, the waste and the stock's size (fair play's
+    positions: a move to a foundation, postponed or advanced, changes none of them)."""
+    return Layouts(position, settle=True).hash(position)
+
+
 def effective_line(code: str, actions: Iterable[str]) -> list[int]:
-    """The layout hashes of the path a game went through, in order (the deal's start left
-    out: every game of the deal has it). An undone action's position leaves the path, and a
-    position reached again cuts the loop in between. ``actions`` are a verified log's
-    canonical texts; an action the engine refuses raises :class:`ValueError`."""
+    """The settled hashes (:func:`settled_hash`) of the path a game went through, in order:
+    the positions on the undo stack when the log ends, each loop cut out where a position is
+    reached again (a move to a foundation reaches its own position again, settled: it adds
+    nothing), and then the positions a draw reached left out, as is the deal's start: every
+    game of the deal draws the same cards in the same order, so they say nothing of how it
+    was played (the next move's position still has the stock and waste it was made with).
+    ``actions`` are a verified log's canonical texts; an action the engine refuses raises
+    :class:`ValueError`."""
     game = Game.from_code(code)
-    layouts = Layouts(game.position)
-    path: list[int] = []
-    where: dict[int, int] = {layouts.hash(game.position): -1}  # position -> its index in the path
+    layouts = Layouts(game.position, settle=True)
+    stack = [layouts.hash(game.position)]  # the positions of the actions in effect, the start first
+    drawn = [True]  # whether each was reached by a draw (the start counts as one: it is left out)
     done: list[str] = []
     index = 0
     for text in actions:
@@ -143,18 +211,33 @@ def effective_line(code: str, actions: Iterable[str]) -> list[int]:
         if len(done) == index:
             raise ValueError(f"action {index} {text!r} is not a legal action here: not a verified log")
         index += 1
-        if done[-1] == "U":  # the undone action's position leaves the path
-            if path:
-                where.pop(path.pop(), None)
-            layouts.hash(game.position)  # (keeps the piles' sizes in step)
+        here = layouts.hash(game.position)  # (after an undo too: keeps the piles' sizes in step)
+        if done[-1] == "U":
+            if len(stack) > 1:
+                stack.pop()
+                drawn.pop()
             continue
-        here = layouts.hash(game.position)
+        stack.append(here)
+        drawn.append(done[-1] == "S")
+    return [stack[step] for step in loop_erased(stack) if not drawn[step]]
+
+
+def loop_erased(walk: list[int]) -> list[int]:
+    """The steps of ``walk`` left when every loop is cut out, in order: where a position comes
+    again, the steps since its first visit fall away (and so does the step that came back).
+
+    >>> loop_erased([1, 2, 3, 2, 4, 4, 1, 5])
+    [0, 7]
+    """
+    path: list[int] = []  # steps
+    where: dict[int, int] = {}  # position -> its index in the path
+    for step, here in enumerate(walk):
         seen = where.get(here)
-        if seen is not None:  # back where the path was: the loop falls away
+        if seen is not None:
             for dropped in path[seen + 1:]:
-                where.pop(dropped, None)
+                del where[walk[dropped]]
             del path[seen + 1:]
             continue
         where[here] = len(path)
-        path.append(here)
+        path.append(step)
     return path

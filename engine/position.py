@@ -82,6 +82,16 @@ class Position:
         """All cards on the foundations."""
         return self.foundation_cards == 13 * len(self.foundations)
 
+    def layout(self) -> str:
+        """The text form without score and counters: where every card lies, face up or down.
+        Positions with one layout have the same legal moves and the same winning lines.
+
+        >>> from engine import Game
+        >>> Game.from_code("YU1-C-AAAAAAB").position.layout().count(" ")
+        4
+        """
+        return str(self).rsplit(" ", 3)[0]
+
     def copy(self) -> Position:
         return Position(
             self.rules,

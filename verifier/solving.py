@@ -12,12 +12,16 @@ for ``hint`` also "already won"), 1 an illegal log, 2 unusable input, 3 undecide
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
-from engine import Game, GameCode
-from engine.solver import DEFAULT_SECONDS, SHORTEN_STEPS, UNKNOWN, UNWINNABLE, WINNABLE, solve
+from engine import Game, GameCode, Position
+from engine.solver import DEFAULT_SECONDS, SHORTEN_STEPS, UNKNOWN, UNWINNABLE, WINNABLE, coverage_for, solve
 
 from .inputs import EXIT_ILLEGAL, EXIT_OK, EXIT_UNDECIDED, EXIT_UNUSABLE, read_log_file
 from .replay import replay
@@ -31,7 +35,9 @@ __all__ = [
     "Hint",
     "IllegalLogError",
     "SolveAnswer",
+    "continue_line",
     "hint_code",
+    "position_key",
     "register",
     "solve_code",
 ]
@@ -91,8 +97,12 @@ class SolveAnswer:
         }
 
 
-def _start(code: GameCode | str, log: Any) -> tuple[GameCode, Game, tuple[str, ...]]:
-    """Replay ``log`` with the verifier; return the code, the game after it and the canonical prefix."""
+def _start(
+    code: GameCode | str, log: Any, path: list[Position] | None = None
+) -> tuple[GameCode, Game, tuple[str, ...]]:
+    """Replay ``log`` with the verifier; return the code, the game after it and the canonical
+    prefix. ``path``, when given, gets every position before the last: the start, then the
+    position after each action but the last."""
     if not isinstance(code, GameCode):
         code = GameCode.from_text(code)
     game = Game.from_code(code)
@@ -103,8 +113,22 @@ def _start(code: GameCode | str, log: Any) -> tuple[GameCode, Game, tuple[str, .
         assert verdict.error is not None
         raise IllegalLogError(verdict.error)
     for text in verdict.canonical:  # the same actions again, for the undo stack the position has
+        if path is not None:
+            path.append(game.position.copy())
         game.push_text(text)
     return code, game, tuple(verdict.canonical)
+
+
+def position_key(position: Position) -> str:
+    """The key under which a winning line from ``position`` is kept for the hints that continue
+    it: the SHA-256 of its layout (:meth:`engine.Position.layout`: where every card lies, without
+    score and counters), hex. Any log that reaches the same cards has the same key.
+
+    >>> from engine import Game
+    >>> len(position_key(Game.from_code("YU1-C-AAAAAAB").position))
+    64
+    """
+    return hashlib.sha256(position.layout().encode("utf-8")).hexdigest()
 
 
 def solve_code(
@@ -115,21 +139,26 @@ def solve_code(
     max_nodes: int | None = None,
     max_table: int | None = None,
     shorten_steps: int = SHORTEN_STEPS,
+    forward: bool = False,
 ) -> SolveAnswer:
     """Solve the deal of ``code`` from the position after ``log`` (text or JSON list; None: the start).
     A winning line is shortened within ``shorten_steps`` steps (:func:`engine.solver.shorten`;
-    0: as found, e.g. when only the verdict matters, as in screening).
+    0: as found, e.g. when only the verdict matters, as in screening). ``forward``: the line
+    never goes back to a position the log went through, unless no line avoids them all
+    (``avoid`` of :func:`engine.solver.solve`): a hint's search.
 
     Raises :class:`engine.InvalidCodeError`, :class:`engine.InvalidActionError`
     (a log that is neither text nor a list) or :class:`IllegalLogError`.
     """
-    code, game, prefix = _start(code, log)
+    path: list[Position] = []
+    code, game, prefix = _start(code, log, path if forward else None)
     result = solve(
         game.position,
         budget_seconds=budget_seconds,
         max_nodes=max_nodes,
         max_table=max_table,
         shorten_steps=shorten_steps,
+        avoid=path,
     )
     coverage = dict(result.coverage)
     if game.can_undo:
@@ -165,11 +194,20 @@ class Hint:
     answer: SolveAnswer
     action: str | None
     reason: str
+    #: the line continues one an earlier answer found (no search)
+    continued: bool = False
+    #: the :func:`position_key` of the position the action reaches: the rest of the line is kept under it
+    next_key: str | None = None
 
     @property
     def status(self) -> str:
         """The status of the search behind the hint."""
         return self.answer.status
+
+    @property
+    def line(self) -> tuple[str, ...]:
+        """The winning line the hint begins (empty without a hint)."""
+        return self.answer.actions if self.action else ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -179,9 +217,45 @@ class Hint:
             "reason": self.reason,
             "line_length": len(self.answer.actions) if self.action else None,
             "after_actions": len(self.answer.prefix),
+            "continued": self.continued,
             "search": self.answer.search,
             "coverage": self.answer.coverage,
         }
+
+
+def _first(answer: SolveAnswer, game: Game, continued: bool) -> Hint:
+    """The hint of a winnable ``answer`` from ``game``'s position: its line's first action."""
+    if not answer.actions:
+        return Hint(answer, None, "the game is already won: there is nothing left to play")
+    game.push_text(answer.actions[0])
+    reached = position_key(game.position)
+    game.undo()
+    whose = "the winning line an earlier answer found" if continued else "a winning line"
+    return Hint(
+        answer,
+        answer.actions[0],
+        f"the first of {len(answer.actions)} actions of {whose} (verified by replay)",
+        continued,
+        reached,
+    )
+
+
+def continue_line(code: GameCode | str, log: Any, line: Sequence[str]) -> Hint | None:
+    """The hint that continues ``line``, a winning line an earlier answer found from the position
+    after ``log`` (kept under its :func:`position_key`), without a search; None when the log and
+    the line do not replay as a legal, won game (the line belongs elsewhere)."""
+    code, game, prefix = _start(code, log)
+    verdict = replay(code, list(prefix) + list(line))
+    if not (verdict.legal and verdict.won) or (game.is_won and line):
+        return None
+    coverage = coverage_for(code.game)
+    if game.can_undo:
+        coverage["left_out"] = [UNDO_LEFT_OUT]
+    search = {"nodes": 0, "positions": 0, "seconds": 0.0, "table_bytes": 0}
+    reason = f"a winning line of {len(line)} actions, found earlier"
+    answer = SolveAnswer(code, WINNABLE, reason, prefix, tuple(verdict.canonical[len(prefix):]), True, search,
+                         coverage, {"seconds": None, "nodes": None, "table": None}, len(line))
+    return _first(answer, game, True)
 
 
 def hint_code(
@@ -191,17 +265,22 @@ def hint_code(
     budget_seconds: float | None = DEFAULT_SECONDS,
     max_nodes: int | None = None,
     max_table: int | None = None,
+    known: Callable[[str], Sequence[str] | None] | None = None,
 ) -> Hint:
-    """The first action of a verified winning line from the position after ``log``."""
-    answer = solve_code(code, log, budget_seconds=budget_seconds, max_nodes=max_nodes, max_table=max_table)
+    """The first action of a verified winning line from the position after ``log``: the line
+    ``known(key)`` gives for the position's :func:`position_key` (an earlier answer's, continued
+    when it replays as a win), else a new search whose line never goes back to a position the
+    log went through, unless none avoids them (``forward`` of :func:`solve_code`)."""
+    if known is not None:
+        _, game, _ = _start(code, log)
+        line = known(position_key(game.position))
+        hint = continue_line(code, log, line) if line is not None else None
+        if hint is not None:
+            return hint
+    answer = solve_code(code, log, budget_seconds=budget_seconds, max_nodes=max_nodes, max_table=max_table,
+                        forward=True)
     if answer.status == WINNABLE:
-        if not answer.actions:
-            return Hint(answer, None, "the game is already won: there is nothing left to play")
-        return Hint(
-            answer,
-            answer.actions[0],
-            f"the first of {len(answer.actions)} actions of a winning line (verified by replay)",
-        )
+        return _first(answer, _start(code, log)[1], False)
     if answer.status == UNWINNABLE:
         why = "no winning line from here: every position the moves reach was examined and none is won"
         if answer.coverage.get("left_out"):
@@ -283,8 +362,61 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
     return _ask(args, out, solve_code, _describe_answer)
 
 
+#: the lines a :class:`LineFile` keeps at most (the oldest go first): a few long games' worth
+LINES_KEPT = 1000
+
+
+def default_lines_path() -> Path:
+    """Where ``verifier hint`` keeps its lines: ``solitaire-verifier/hint-lines.json`` in
+    ``$XDG_CACHE_HOME``, else in ``~/.cache``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "solitaire-verifier" / "hint-lines.json"
+
+
+class LineFile:
+    """The winning lines ``verifier hint`` keeps between runs, in a JSON file: after each hint,
+    the rest of its line under the :func:`position_key` of the position the hint reaches, so
+    that the next hint, once the player has played this one, continues the same line. At most
+    :data:`LINES_KEPT` lines; a file that cannot be read starts empty, one that cannot be
+    written is left as it was (the hints are the same, only not continued)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lines: dict[str, str] = {}
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8")).get("lines", {})
+            self.lines = {k: v for k, v in stored.items() if isinstance(k, str) and isinstance(v, str)}
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def get(self, key: str) -> list[str] | None:
+        line = self.lines.get(key)
+        return None if line is None else line.split()
+
+    def put(self, key: str, line: Sequence[str]) -> None:
+        self.lines.pop(key, None)
+        self.lines[key] = " ".join(line)  # (the newest last: the first ones go when there are too many)
+        for old in list(self.lines)[: max(0, len(self.lines) - LINES_KEPT)]:
+            del self.lines[old]
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = self.path.with_name(self.path.name + ".tmp")
+            temporary.write_text(json.dumps({"lines": self.lines}), encoding="utf-8")
+            os.replace(temporary, self.path)
+        except OSError:
+            pass
+
+
 def cmd_hint(args: argparse.Namespace, out: TextIO) -> int:
-    return _ask(args, out, hint_code, _describe_hint)
+    lines = None if args.no_lines else LineFile(args.lines or default_lines_path())
+
+    def ask(code: str, log: Any, **budgets: Any) -> Hint:
+        hint = hint_code(code, log, known=None if lines is None else lines.get, **budgets)
+        if lines is not None and hint.next_key is not None:
+            lines.put(hint.next_key, hint.line[1:])
+        return hint
+
+    return _ask(args, out, ask, _describe_hint)
 
 
 def _budget_options(parser: argparse.ArgumentParser) -> None:
@@ -323,9 +455,21 @@ def register(subparsers: Any) -> None:
         "hint",
         help="the next action of a winning line after a partial log",
         description="Print the first action of a verified winning line from the position after the log, or the "
-        "reason there is none; exit codes as for solve.",
+        "reason there is none; exit codes as for solve. A hint played continues its line: the next hint is the "
+        "line's next action (see --lines); a new search never leads back to a position the log went through, "
+        "unless no line avoids them.",
     )
     hint_parser.add_argument("code", help="game code, e.g. YU1-C-AAAAAAB")
     hint_parser.add_argument("file", help='the log so far (text form, JSON array or {"moves"}); - for stdin')
+    hint_parser.add_argument(
+        "--lines",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="keep the rest of each hint's winning line in FILE, so that the next hint continues it once the "
+        "hint is played (default: hint-lines.json in $XDG_CACHE_HOME/solitaire-verifier or "
+        "~/.cache/solitaire-verifier)",
+    )
+    hint_parser.add_argument("--no-lines", action="store_true", help="keep no lines: every hint is a new search")
     _budget_options(hint_parser)
     hint_parser.set_defaults(func=cmd_hint)

@@ -1,5 +1,6 @@
 """The blueprints, one per resource, all under ``/api/v1``, and the small
-helpers they share to read a request (each failure is a :class:`Problem`)."""
+helpers they share to read a request (each failure is a :class:`Problem`, or a
+domain error that :mod:`.errors` answers)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,15 @@ from typing import Any
 
 from flask import Flask, request
 from marshmallow import Schema, ValidationError
+from sqlalchemy.orm import Session
 
 from engine import GameCode, InvalidCodeError
 
+from ..auth import authenticate, bearer_token, keys_required
+from ..models import ApiKey, Player
+from ..players import is_player_token, token_owner, token_player
 from ..problems import Problem, invalid_code, invalid_field, validation_problem
+from . import errors
 
 PREFIX = "/api/v1"
 #: no body of this API nests deeper than 4; a far deeper one is refused before anything recurses through it
@@ -87,7 +93,27 @@ def parse_code(text: str, field: str = "code") -> GameCode:
         raise invalid_code(error, field) from None
 
 
+def request_player(session: Session, what: str, doing: str) -> Player:
+    """The player of the request's player token, for ``what`` needs one ("a hint"): 401 without
+    one or with one no player holds, 403 with an API key (which cannot be ``doing`` it: "ask
+    for hints"), once the key is checked (an unknown key is 401 as anywhere else)."""
+    token = bearer_token()
+    if token is not None and not is_player_token(token):
+        authenticate(session, required=True)
+    return token_player(session, token, what, doing)
+
+
+def credentials(session: Session) -> Player | ApiKey | None:
+    """Who sends a record: the player of a player token, else the API key (checked as
+    :func:`api.auth.authenticate` does; ``None`` without one where keys are optional)."""
+    token = bearer_token()
+    if token is not None and is_player_token(token):
+        return token_owner(session, token)
+    return authenticate(session, required=keys_required())
+
+
 def init_app(app: Flask) -> None:
+    errors.init_app(app)
     from . import (
         challenges,
         deals,

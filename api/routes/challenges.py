@@ -16,7 +16,6 @@ from sqlalchemy import select
 
 from .. import boards, challenges, db, tasks
 from ..models import Challenge
-from ..players import token_player
 from ..problems import Problem, invalid_field
 from ..schemas import (
     AttemptSchema,
@@ -28,7 +27,7 @@ from ..schemas import (
     ChallengeSchema,
     NoQuerySchema,
 )
-from . import query
+from . import query, request_player
 from .leaderboard import board_body, conditional, read_board, with_records
 
 bp = Blueprint("challenges", __name__)
@@ -123,7 +122,7 @@ def start_attempt(challenge_id: int) -> tuple[dict, int]:
     """Start the player's one attempt at a running challenge: the answer holds the deal's code,
     and the server's clock (the board's time) starts now."""
     session = db.session()
-    player = token_player(session, "an attempt", "start one")
+    player = request_player(session, "an attempt", "start one")
     challenge = find_challenge(challenge_id)
     try:
         attempt = challenges.start_attempt(session, challenge, player, datetime.now(UTC))

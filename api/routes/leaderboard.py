@@ -2,9 +2,10 @@
 ``api/boards.py`` keeps up to date on every write, a page at a time.
 
 ``/leaderboard`` ranks each player's best record, on one deal (``code``) or across
-a variant (raw score, deals unlike each other). Best means: won first, then the
-higher score, then the lower move counter, then the earlier submission. Records
-equal in won, score and moves share a rank (1, 2, 2, 4). ``/standings`` is the
+a variant (deals unlike each other). Best means the record kinds' rank chain
+(``api.boards.RECORD_CHAIN``): won first, then more earned points (``api.earned``),
+then fewer take-backs, then the lower move counter, then the earlier submission.
+Records equal in all four share a rank (1, 2, 2, 4). ``/standings`` is the
 like-for-like variant board: challenge points. Records that are not eligible
 (``api.boards.eligible``: visible and ranked) take no part.
 
@@ -84,7 +85,7 @@ def with_records(ranked: list[tuple[int, Any]]) -> list[dict[str, Any]]:
     withheld = withheld_codes() if ids else frozenset()
     return [{"rank": rank, "id": row.record_id, "player": row.player,
              "code": None if extra[row.record_id].code in withheld else extra[row.record_id].code,
-             "won": row.won, "score": row.score, "moves": row.moves, "takebacks": row.takebacks,
+             "won": row.won, "earned": row.earned, "score": row.score, "moves": row.moves, "takebacks": row.takebacks,
              "undos": extra[row.record_id].undos, "elapsed_ms": extra[row.record_id].elapsed_ms,
              "server_elapsed_ms": extra[row.record_id].server_elapsed_ms,
              "received_at": row.received_at} for rank, row in ranked]

@@ -37,7 +37,7 @@ from engine.rules.registry import GAMES
 from verifier import replay
 
 from .. import assets, boards, db, metrics, sharecard
-from ..fairplay import FLAGS
+from ..fairplay import FLAGS, page_values
 from ..framecache import FrameCache, Picture, accepts_gzip, pack
 from ..i18n import LANGUAGE_NAMES, N_, card_name, card_names, gettext, page_language, rule_sentence
 from ..models import Record
@@ -449,7 +449,7 @@ def home() -> tuple[str, int]:
 def home_page(status: int, code: str, error: str | None) -> tuple[str, int]:
     boards = [(variant, name, standings_entries(variant)) for variant, name in VARIANTS]
     return render("home.html", status, title=_("Solitaire records"), variants=VARIANTS, boards=boards, code=code,
-                  code_error=error, example=EXAMPLE_CODE,
+                  code_error=error, example=EXAMPLE_CODE, page_scripts=["js/player.js"],
                   description=_("Verified games of Yukon and Forty Thieves, replayed action by action."))
 
 
@@ -559,7 +559,11 @@ def conditional(page: tuple[str, int]) -> Response:
 def record(record_id: int) -> Any:
     stored = find_record(record_id)
     if stored is None:
-        return error_page(404, _("No such record"), _("There is no record {id}.", id=record_id))
+        from .pages_challenges import sealed_record  # (that module builds on this one)
+
+        sealed = sealed_record(record_id)
+        return sealed if sealed is not None else error_page(404, _("No such record"),
+                                                            _("There is no record {id}.", id=record_id))
     actions = stored.canonical.split()
     received = format_datetime(stored.received_at.astimezone(UTC), "medium", tzinfo=UTC,
                                locale=g.lang)
@@ -578,8 +582,8 @@ FLAG_TEXTS = {kind.name: kind.page for kind in FLAGS}
 
 def flag_texts(stored: Record) -> list[str]:
     """The record's flags in the page's language (one line each)."""
-    return [_(FLAG_TEXTS[f["flag"]], id=stored.copy_of or "?") if f.get("flag") in FLAG_TEXTS else str(f.get("flag"))
-            for f in stored.flags or []]
+    return [_(FLAG_TEXTS[f["flag"]], **page_values(f, stored.copy_of)) if f.get("flag") in FLAG_TEXTS
+            else str(f.get("flag")) for f in stored.flags or []]
 
 
 @bp.get("/records/<int:record_id>/frames.json")

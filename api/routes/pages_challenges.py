@@ -6,8 +6,11 @@ a challenge.
 
 **Who "your result" is.** A page knows its visitor only by the ``player`` query
 parameter: the day page's small form (GET) sets it, and a player's page links every
-challenge day with its own name. No cookie, no token: the page stays cacheable and
-says nothing a link does not (results are public anyway).
+challenge day with its own name. The challenge pages' links keep it (:func:`visitor`).
+No cookie, no token: the page stays cacheable and says nothing a link does not (results
+are public anyway). The browser remembers the name (``static/js/player.js``, local storage:
+a challenge page opened without ``?player=`` is opened again with the remembered one) until
+the visitor presses "Forget my name".
 """
 
 from __future__ import annotations
@@ -15,17 +18,21 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Any
 
-from flask import redirect, request
+from babel.dates import format_datetime
+from flask import g, redirect, request
 from flask.typing import ResponseReturnValue
+from flask.wrappers import Response
+from sqlalchemy import select
 
 from engine.rules import by_variant
 
 from .. import boards, challenge_days, challenges, db
 from ..models import Challenge, Record
 from ..players import find_player
+from ..stats import player_stats
 from .challenges import current_or_prepare
-from .leaderboard import with_records
-from .pages import VARIANT_TITLES, VARIANTS, _, bp, error_page, page_url, render
+from .leaderboard import with_records, withheld_codes
+from .pages import VARIANT_TITLES, VARIANTS, _, bp, clock_text, conditional, error_page, page_url, render
 
 #: rows of a challenge's board on its page, and on the variant's page
 DAY_BOARD_ROWS, CURRENT_BOARD_ROWS = 25, 10
@@ -60,9 +67,26 @@ def rows_with_par(entries: list[dict[str, Any]], par: int | None) -> list[dict[s
             for entry in entries]
 
 
+def visitor() -> str | None:
+    """The ``player`` query parameter (whose results the challenge pages show), when it is a name."""
+    name = request.args.get("player", "").strip()
+    return name if name and len(name) <= 64 else None
+
+
+def with_visitor(values: dict[str, Any]) -> dict[str, Any]:
+    """A link's query values with the visitor's ``player`` added (unless the link names one)."""
+    name = visitor()
+    return {"player": name, **values} if name is not None else values
+
+
 def day_url(challenge: Challenge, **values: Any) -> str:
     return page_url("pages.challenge_day", variant=challenge.variant, kind=challenge.kind,
-                    day=challenge.starts_at.date().isoformat(), **values)
+                    day=challenge.starts_at.date().isoformat(), **with_visitor(values))
+
+
+def challenges_url(variant: str, **values: Any) -> str:
+    """A variant's challenge page, keeping the visitor's ``player``."""
+    return page_url("pages.challenge_page", variant=variant, **with_visitor(values))
 
 
 def challenge_title(challenge: Challenge) -> str:
@@ -81,7 +105,13 @@ def weekday_names() -> list[str]:
 def _challenge_helpers() -> dict[str, Any]:
     return {"day_url": day_url, "challenge_title": challenge_title, "score_tells": score_tells,
             "deal_challenges": deal_challenges, "record_challenge": record_challenge,
-            "weekday_names": weekday_names}
+            "weekday_names": weekday_names, "record_time": record_time, "streaks_today": streaks_today,
+            "challenges_url": challenges_url, "visitor": visitor, "today_strip": today_strip}
+
+
+def streaks_today() -> date:
+    """Today (UTC), which the streak calendars mark."""
+    return datetime.now(UTC).date()
 
 
 def requested_month(today: date) -> date:
@@ -121,7 +151,7 @@ def challenge_page(variant: str) -> Any:
                   weeks=challenge_days.month(session, variant, shown, moment), month=shown,
                   previous_month=previous.strftime("%Y-%m"),
                   next_month=following.strftime("%Y-%m") if following <= moment.date() else None,
-                  page_scripts=["js/countdown.js"],
+                  page_scripts=["js/countdown.js", "js/player.js"],
                   description=_("The daily and weekly challenge of {variant}: today's deal, its board and past "
                                 "challenges.", variant=_(VARIANT_TITLES[variant])))
 
@@ -155,7 +185,8 @@ def challenge_day(variant: str, kind: str, day: str) -> ResponseReturnValue:
                   next_cursor=found["next_cursor"], first_page=not request.args.get("cursor"),
                   winners=challenge_days.winners(session, challenge),
                   countdown=None if final else countdown(challenge, moment),
-                  you=your_result(board, challenge), page_scripts=[] if final else ["js/countdown.js"],
+                  you=your_result(board, challenge),
+                  page_scripts=["js/player.js"] if final else ["js/countdown.js", "js/player.js"],
                   description=_("{challenge}: {variant}, deal {code}, par {par} moves.",
                                 challenge=challenge_title(challenge), variant=_(VARIANT_TITLES[variant]),
                                 code=code, par=challenge.par) if code else
@@ -165,8 +196,8 @@ def challenge_day(variant: str, kind: str, day: str) -> ResponseReturnValue:
 
 def your_result(board: boards.Board, challenge: Challenge) -> dict[str, Any] | None:
     """The ``player`` parameter's entry and rank on the board (``entry`` None: not played)."""
-    name = request.args.get("player", "").strip()
-    if not name or len(name) > 64:
+    name = visitor()
+    if name is None:
         return None
     found = find_player(db.session(), name)
     name = found.name if found is not None else name
@@ -196,3 +227,89 @@ def record_challenge(record: Record) -> dict[str, Any] | None:
     entry = boards.find(connection, board, record.player)
     return {"challenge": challenge, "place": place, "this_record": entry is not None and entry.record_id == record.id,
             "final": challenge.ends_at <= datetime.now(UTC)}
+
+
+# -- a record of a running challenge ------------------------------------------------
+
+def record_time(record: Record | dict[str, Any]) -> str | None:
+    """A record's (or a board entry's) time as the pages show it (``7:27``): the server's measure
+    for a challenge attempt (from its start to the record's arrival), else the client's ``elapsed_ms``."""
+    def field(name: str) -> int | None:
+        return record.get(name) if isinstance(record, dict) else getattr(record, name)
+
+    server, client = field("server_elapsed_ms"), field("elapsed_ms")
+    elapsed = server if server is not None else client
+    return None if elapsed is None else clock_text(elapsed)
+
+
+def sealing_challenge(record: Record, moment: datetime) -> Challenge | None:
+    """The running challenge (with attempts) whose deal a record is of: the one whose window the
+    record counts in, else the one that closes last (the deal stays hidden until then)."""
+    running = db.session().scalars(select(Challenge).where(
+        Challenge.code == record.code, Challenge.starts_at <= moment, Challenge.ends_at > moment,
+        Challenge.attempts_required.is_(True))).all()
+    counted = [row for row in running if row.starts_at <= record.received_at < row.ends_at]
+    return min(counted, key=lambda row: row.ends_at - row.starts_at, default=None) or \
+        max(running, key=lambda row: row.ends_at, default=None)
+
+
+def sealed_record(record_id: int) -> Response | None:
+    """The spoiler-safe page of a record of a running challenge's deal (None: no such record, or
+    not sealed): its result, rank, moves against par and time, and when its replay unlocks; no
+    deal, log or position (the API and frames keep answering 404 until the window closes)."""
+    found = db.session().get(Record, record_id) if 0 < record_id < 2 ** 63 else None
+    moment = datetime.now(UTC)
+    if found is None or found.code not in withheld_codes():
+        return None
+    challenge = sealing_challenge(found, moment)
+    if challenge is None:
+        return None
+    board = boards.board(boards.CHALLENGE, challenge.id)
+    connection = db.session().connection()
+    place = boards.standing(connection, board, found.player)
+    entry = boards.find(connection, board, found.player)
+    unlocks = format_datetime(challenge.ends_at.astimezone(UTC), "short", tzinfo=UTC, locale=g.lang)
+    title = _("{player} · {challenge}", player=found.player, challenge=challenge_title(challenge))
+    result = _("won in {moves} moves", moves=found.moves) if found.won else _("not won")
+    return conditional(render(
+        "record_sealed.html", title=title, record=found, challenge=challenge, place=place,
+        this_record=entry is not None and entry.record_id == found.id, time=record_time(found),
+        par_diff=found.moves - challenge.par if found.won else None, unlocks=unlocks,
+        hidden=found.status == "hidden", variant=challenge.variant,
+        description=_("{player}, {challenge}: {result}.", player=found.player,
+                      challenge=challenge_title(challenge), result=result)))
+
+
+# -- the "Today" strip ----------------------------------------------------------------
+
+def today_strip() -> list[dict[str, Any]]:
+    """Each game's running daily and weekly challenge, for the strip atop the home and challenge
+    pages: par, time left, and for the visitor (``?player=``) their place and a daily streak at risk
+    (a run of won days that today's challenge, not won yet, would end). Reads only: a window not
+    prepared yet says so (the challenge page asks for it)."""
+    session, moment, name = db.session(), datetime.now(UTC), visitor()
+    found = find_player(session, name) if name is not None else None
+    name = found.name if found is not None else name
+    streaks = {row["variant"]: row["current_streak"] for row in player_stats(session, name)} if name else {}
+    out = []
+    for variant, title in VARIANTS:
+        kinds = [today_item(variant, kind, moment, name) for kind in challenges.KINDS]
+        daily = kinds[0]
+        at_risk = streaks.get(variant, 0) if daily["challenge"] is not None and not daily["won"] else 0
+        out.append({"variant": variant, "title": title, "kinds": kinds, "streak_at_risk": at_risk})
+    return out
+
+
+def today_item(variant: str, kind: str, moment: datetime, name: str | None) -> dict[str, Any]:
+    """One running challenge of the strip, and the visitor's place on its board (None: not played)."""
+    challenge = challenges.current(db.session(), variant, kind, moment)
+    item: dict[str, Any] = {"kind": kind, "challenge": challenge, "place": None, "won": False}
+    if challenge is None:
+        return item
+    item["left"] = left_text(int((challenge.ends_at - moment).total_seconds()))
+    if name is not None:
+        board, connection = boards.board(boards.CHALLENGE, challenge.id), db.session().connection()
+        entry = boards.find(connection, board, name)
+        item.update(place=boards.standing(connection, board, name) if entry else None,
+                    won=bool(entry and entry.won))
+    return item

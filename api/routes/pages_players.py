@@ -18,6 +18,7 @@ from flask import g, request
 from sqlalchemy import select
 
 from .. import boards, challenge_days, db, stats
+from ..fairplay import page_values
 from ..models import Record
 from ..players import find_player
 from .leaderboard import withheld_codes
@@ -35,7 +36,7 @@ def flag_states(record: Record) -> list[dict[str, Any]]:
     out = []
     for flag in record.flags or []:
         name = flag.get("flag")
-        text = _(FLAG_TEXTS[name], id=record.copy_of or "?") if name in FLAG_TEXTS else str(name)
+        text = _(FLAG_TEXTS[name], **page_values(flag, record.copy_of)) if name in FLAG_TEXTS else str(name)
         cleared = bool(flag.get("cleared")) or (bool(flag.get("review")) and reviewed_visible)
         out.append({"flag": name, "text": text, "cleared": cleared})
     return out

@@ -6,8 +6,8 @@ from flask import Blueprint, url_for
 from sqlalchemy.exc import IntegrityError
 
 from .. import db
-from ..players import BadName, NameTaken, find_player, register
-from ..problems import Problem, invalid_field
+from ..players import NameTaken, find_player, register
+from ..problems import Problem
 from ..schemas import NewPlayerSchema, PlayerRequestSchema, PlayerSchema
 from . import json_body, load
 
@@ -15,28 +15,20 @@ bp = Blueprint("players", __name__)
 REQUEST, NEW_PLAYER, PLAYER = PlayerRequestSchema(), NewPlayerSchema(), PlayerSchema()  # no per-request state
 
 
-def name_taken(error: NameTaken) -> Problem:
-    return Problem(409, f"the name reads as {error.player.name!r}, an existing player's: choose another",
-                   "name-taken", player=error.player.name)
-
-
 @bp.post("/players")
 def create_player() -> tuple[dict, int, dict[str, str]]:
+    """Register a name (a name that cannot be one, or one taken, is refused: ``api.routes.errors``)."""
     body = load(REQUEST, json_body())
     session = db.session()
     try:
         player, token = register(session, body["name"])
         session.commit()
-    except BadName as error:
-        raise invalid_field("name", str(error)) from None
-    except NameTaken as error:
-        raise name_taken(error) from None
     except IntegrityError:  # registered a moment ago by a concurrent request
         session.rollback()
         existing = find_player(session, body["name"])
         if existing is None:
             raise
-        raise name_taken(NameTaken(existing)) from None
+        raise NameTaken(existing) from None
     answer = NEW_PLAYER.dump({"id": player.id, "name": player.name, "token": token})
     return answer, 201, {"Location": url_for("players.get_player", name=player.name)}
 

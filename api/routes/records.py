@@ -14,7 +14,7 @@ from ..auth import authenticate
 from ..challenges import AttemptError, AttemptUsed
 from ..fairplay import decide, judged_later
 from ..models import ApiKey, Record
-from ..players import claimant, credentials
+from ..players import claimant
 from ..problems import Problem, invalid_field, rejected_log
 from ..records import BadTimes, Busy, EmptyLog, RejectedLog, begin, submit
 from ..schemas import (
@@ -26,7 +26,7 @@ from ..schemas import (
     record_json,
 )
 from ..tasks import evidence_learned
-from . import json_body, load, parse_code, query
+from . import credentials, json_body, load, parse_code, query
 from .leaderboard import withheld_codes
 
 bp = Blueprint("records", __name__)

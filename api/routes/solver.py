@@ -18,10 +18,10 @@ import math
 import time
 
 from flask import Blueprint, current_app, url_for
-from flask.wrappers import Response
 from limits import parse_many
 from sqlalchemy.orm import Session
 
+from engine import Position
 from verifier import replay
 
 from .. import db
@@ -29,12 +29,12 @@ from ..auth import authenticate, bearer_token
 from ..fairplay import disclose, log_hint
 from ..limits import client_key, get_limiter, search_client
 from ..models import HintAnswer, HintRequest, Player
-from ..players import is_player_token, token_player
+from ..players import is_player_token
 from ..problems import Problem, rejected_log
 from ..schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
-from ..solving import PENDING, BrokerDown, ClientBusy, NoSuchHint, Query, QueueFull, SolverError, get_solver
+from ..solving import PENDING, NoSuchHint, Query, get_solver
 from ..tasks import evidence_learned
-from . import json_body, load, parse_code, query
+from . import json_body, load, parse_code, query, request_player
 
 bp = Blueprint("solver", __name__)
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ def charge_search() -> None:
 
 def hint_player(session: Session) -> Player:
     """The player asking for a hint: a hint needs a player token (401 without one, 403 with an API key)."""
-    return token_player(session, "a hint", "ask for hints")
+    return request_player(session, "a hint", "ask for hints")
 
 
 def sees_solutions(session: Session) -> bool:
@@ -77,29 +77,6 @@ def sees_solutions(session: Session) -> bool:
         return False
     key = authenticate(session, required=False)
     return key is not None and key.admin
-
-
-@bp.app_errorhandler(SolverError)
-def solver_problem(error: SolverError) -> Response:
-    """The solver's domain errors as HTTP problems (with ``Retry-After`` when waiting helps)."""
-    headers = {"Retry-After": str(error.retry_after)} if error.retry_after else None
-    if isinstance(error, ClientBusy):
-        return Problem(429, f"too many searches at once: {error}"
-                            f" (SOLVER_PENDING_PER_CLIENT); ask again in {error.retry_after} s",
-                       "rate-limited", headers=headers).response()
-    if isinstance(error, QueueFull):
-        whose = "the places anonymous clients may hold (half of the queue; an API key is served ahead)" \
-            if error.anonymous else "the places for searches"
-        return Problem(503, f"the solver is busy: all {error.places} of {whose} are taken; ask again in "
-                            f"{error.retry_after} s", headers=headers).response()
-    if isinstance(error, BrokerDown):
-        return Problem(503, "the worker tier's broker did not take the search; ask again in a moment",
-                       headers=headers).response()
-    if isinstance(error, NoSuchHint):
-        return Problem(404, f"there is no such hint for this player: it was never handed to this player, or its "
-                            f"answer expired (answers are kept {error.kept_seconds:g} s)").response()
-    return Problem(503, "the solver is switched off on this server (SOLVER_ENABLED=0): only answers stored "
-                        "earlier are served").response()
 
 
 @bp.get("/deals/<code>/solvability")
@@ -127,14 +104,14 @@ def hint_answer(row: HintAnswer, player: Player, position: str | None,
     poll = url_for("solver.get_hint", hint_id=token)
     if status == PENDING or answer is None:
         body = {"code": code, "status": PENDING, "hint": None, "reason": reason, "line_length": None,
-                "after_actions": after_actions, "search": None, "coverage": None}
+                "after_actions": after_actions, "continued": False, "search": None, "coverage": None}
         return {**body, "id": token, "poll": poll}, 202, {
             "Retry-After": str(solver.hints.retry_after), "Location": poll}
     if position is None:
         position = replay(parse_code(code), log_text).position
     if log_hint(db.session(), player, code, after_actions, position, answer.get("hint")):
         evidence_learned(current_app, code)  # a hint's position is a new known line of the deal
-    return {**answer, "id": token, "poll": poll}, 200, {}
+    return {"continued": False, **answer, "id": token, "poll": poll}, 200, {}  # (answers kept from before: a search)
 
 
 @bp.post("/hint")
@@ -153,8 +130,9 @@ def hint() -> tuple[dict, int, dict[str, str]]:
         made[:] = [handed.token]
         return [handed]
 
-    row = solver.request(db.session(), solver.hints, Query(code, verdict.canonical_text, verdict.actions),
-                         client=search_client, charge=charge_search, with_new_row=token_for)
+    position = Position.from_text(verdict.position)
+    row = solver.hint(db.session(), Query(code, verdict.canonical_text, verdict.actions), position,
+                      client=search_client, charge=charge_search, with_new_row=token_for)
     return hint_answer(row, player, verdict.position, made[0] if made else None)
 
 

@@ -5,12 +5,15 @@ and which attacks of issue 21 are caught.
     python -m bench.fairplay --games 300 --nodes 5000 --json out.json
     python -m bench.fairplay --database-url postgresql://postgres@127.0.0.1:5432/scratch   # an empty database
     python -m bench.fairplay --report out.json                # the tables of a saved report again
+    python -m bench.fairplay --sweep --deals 2 --players 100  # the copy threshold from data (no service)
 
 It plays an honest corpus (:mod:`bench.fairplay.policies`), starts a fresh service on a
 temporary SQLite database (or the empty database given), lets the service search every deal
 within the node budget, registers a player per honest person, submits the corpus interleaved,
 runs the attacks (:mod:`bench.fairplay.attacks`) and prints Markdown tables for
-``docs/fair-play.md``, then how long each part took.
+``docs/fair-play.md``, then how long each part took. ``--sweep`` measures instead, without a
+service, how many honest games on popular deals and how many copies of part of a game each
+copy threshold would flag (:mod:`bench.fairplay.sweep`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import argparse
 import json
 import os
 
+from . import sweep
 from .attacks import ATTACKS
 from .measure import RULE_SETS, run
 from .report import summary
@@ -39,10 +43,24 @@ def main(argv: list[str] | None = None) -> None:
                         help="the rule sets the attacks are run on, comma-separated (default all three)")
     parser.add_argument("--json", metavar="OUT", help="write the whole report (every record's state) here")
     parser.add_argument("--report", metavar="IN", help="print the tables of a report written by --json, and stop")
+    parser.add_argument("--sweep", action="store_true",
+                        help="the copy threshold sweep on popular deals instead (no service; --json, --report too)")
+    parser.add_argument("--deals", type=int, default=2, help="--sweep: popular deals per rule set (default 2)")
+    parser.add_argument("--players", type=int, default=100, help="--sweep: players on each (default 100)")
+    parser.add_argument("--victims", type=int, default=5,
+                        help="--sweep: winning games copied per deal (default 5; the solver's line if none won)")
     args = parser.parse_args(argv)
     if args.report:
         with open(args.report, encoding="utf-8") as saved:
-            print(summary(json.load(saved)))
+            report = json.load(saved)
+        print(sweep.markdown(report) if "victims" in report else summary(report))
+        return
+    if args.sweep:
+        report = sweep.run(args.deals, args.players, args.victims, args.seed, args.nodes, args.workers)
+        print(sweep.markdown(report))
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as out:
+                json.dump(report, out, indent=1)
         return
     kinds = tuple(k for k in args.attacks.split(",") if k)
     unknown = set(kinds) - set(ATTACKS)

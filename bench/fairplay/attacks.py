@@ -10,15 +10,20 @@ Engine and verifier only, deterministic.
 - :func:`inserted_undo`: one undo pair in the middle;
 - :func:`faked_times`: no times, ``elapsed_ms`` 1, or half of the gaps 0 ms (every other attack
   sends :func:`plausible_times`);
-- :func:`offline_line`: the line of the solver that ships with the project, run locally.
+- :func:`offline_line`: the line of the solver that ships with the project, run locally;
+- :func:`lazy_foundations`: each move to a foundation put off until its pile is used again,
+  the suit's next card goes home, or the log ends (issue 43: the same moves, the same score);
+- :func:`copied_share`: the first part of a line, finished by the shipped solver (issue 42).
 """
 
 from __future__ import annotations
 
 import math
 import random
+from typing import Any
 
 from engine import Game, Move
+from engine.actions import parse_text
 from verifier import replay
 from verifier.solving import solve_code
 
@@ -29,7 +34,13 @@ ATTACKS = (
     "near-copy-swapped-pair", "near-copy-inserted-undo", "race-10-players",
     "second-account-hint-line", "offline-solver-line",
     "times-none", "times-elapsed-1", "times-half-gaps-0",
+    "lazy-copy", "lazy-service-line",
+    "copy-10%+solver", "copy-50%+solver", "copy-70%+solver", "copy-85%+solver",
 )
+#: the attacks whose record should rank (a game sharing only its first tenth with another is not a copy)
+SHOULD_RANK = ("copy-10%+solver",)
+#: the copy attacks: the share of the copied record's actions kept before a solver finishes the game
+COPY_SHARES = {f"copy-{round(share * 100)}%+solver": share for share in (0.1, 0.5, 0.7, 0.85)}
 
 
 def spread(count: int, length: int) -> list[int]:
@@ -138,6 +149,64 @@ def offline_line(code: str, nodes: int) -> list[str] | None:
     """The winning line the project's own solver finds locally (``verifier solve``), or None."""
     answer = solve_code(code, budget_seconds=None, max_nodes=nodes)
     return list(answer.actions) if answer.status == "winnable" else None
+
+
+def _piles(action: Move) -> set[str]:
+    """The piles an action takes from or puts on (the waste as ``W``, a foundation as ``F``)."""
+    return {action.source_name, "F" if action.target == "F" else action.target_name}
+
+
+def lazy_foundations(code: str, line: list[str]) -> list[str]:
+    """``line`` with each move to a foundation put off until the pile it leaves is used again
+    (taken from, built on, drawn onto), the suit's next card goes home, a card comes down from a
+    foundation, or the log's end: the same actions in effect and the same score, in another
+    order (issue 43; the undone actions are left out first, as a copier would). The result
+    replays legal to the same final position.
+
+    >>> lazy_foundations("YU1-C-AAAAAAB", []) == []
+    True
+    """
+    game, out, waiting = Game.from_code(code), [], []  # waiting: the moves put off, in order
+    in_effect: list[str] = []
+    for text in line:
+        if text == "U":
+            in_effect.pop()
+        else:
+            in_effect.append(text)
+
+    def flush(keep: Any) -> None:
+        for action in [a for a in waiting if not keep(a)]:
+            out.append(str(game.push(action)))
+            waiting.remove(action)
+
+    for text in in_effect:
+        action = parse_text(text)
+        if isinstance(action, Move) and action.target == "F":
+            assert action.card is not None
+            suit, pile = action.card.suit, action.source_name
+            # (the suit's earlier card goes home first, and so does a card on top of this one)
+            flush(lambda w, suit=suit, pile=pile: w.card.suit != suit and w.source_name != pile)
+            waiting.append(action)
+            continue
+        if isinstance(action, Move) and action.source != "F":
+            used = _piles(action)
+            flush(lambda w, used=used: w.source_name not in used)
+        elif text == "S":
+            flush(lambda w: w.source_name != "W")
+        else:  # a card down from a foundation
+            flush(lambda w: False)
+        out.append(str(game.push_text(text)))
+    flush(lambda w: False)
+    return out
+
+
+def copied_share(code: str, line: list[str], share: float, nodes: int) -> list[str] | None:
+    """The first ``share`` of ``line``'s actions, then a winning line the shipped solver finds
+    from there within ``nodes`` (None when it finds none): a copy of part of a game, finished
+    by a solver (issue 42)."""
+    kept = line[:round(len(line) * share)]
+    answer = solve_code(code, kept, budget_seconds=None, max_nodes=nodes)
+    return [*kept, *answer.actions] if answer.status == "winnable" else None
 
 
 def other_notation(log: list[str]) -> list[object]:

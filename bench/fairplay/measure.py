@@ -250,6 +250,16 @@ class Attacker:
             elif kind == "near-copy-inserted-undo":
                 log = attacks.inserted_undo(target.moves)
             return self.one(kind, target.code, log, note=f"copies a ranked {'won ' if target.won else ''}record")
+        if kind == "lazy-copy" or kind in attacks.COPY_SHARES:
+            target = self.target()
+            moves = (attacks.lazy_foundations(target.code, target.moves) if kind == "lazy-copy"
+                     else attacks.copied_share(target.code, target.moves, attacks.COPY_SHARES[kind], self.nodes))
+            if moves is None:
+                return {"attack": kind, "code": target.code, "records": [], "note": "the solver found no finish"}
+            return self.one(kind, target.code, moves, note=f"copies a ranked {'won ' if target.won else ''}record")
+        if kind == "lazy-service-line":
+            code, line = self.solved_deal()
+            return self.one(kind, code, attacks.lazy_foundations(code, line))
         if kind.startswith("service-line"):
             code, line = self.solved_deal()
             if kind.endswith("undo-pairs"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .attacks import ATTACKS
+from .attacks import ATTACKS, SHOULD_RANK
 from .measure import KNOWN_FLAGS, RULE_SETS, wilson
 
 RULE_SET_NAMES = {"YU1-C": "Yukon classic", "YU1-R": "Yukon relaxed", "FT1-N": "Forty Thieves"}
@@ -64,6 +64,8 @@ def attack_cell(attack: dict[str, Any]) -> str:
         return f"not run ({attack['note']})"
     flags = sorted({name for r in records for name in r["flags"]})
     verdict = "caught" if caught(records, race) else "**NOT caught**"
+    if attack["attack"] in SHOULD_RANK:  # (not an attack: a control that should rank)
+        verdict = "**unranked**" if caught(records, race) else "ranks, as it should"
     detail = f"{sum(r['ranked'] for r in records)} of {len(records)} ranked" if race else ", ".join(flags) or "ranked"
     if "after_service_solved" in attack:
         first = "unranked" if not attack["records"][0]["ranked"] else "ranked"

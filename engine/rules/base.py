@@ -99,8 +99,15 @@ class OpKind(IntEnum):
     REFUSED = 8  # refused in every position (a pile the game does not have)
 
 
-#: the kinds :meth:`Rules._apply` tells apart, as locals (iterating the enum on each call costs 2 µs)
-_KINDS = tuple(OpKind)[:8]
+#: the kinds :meth:`Rules._apply` tells apart, as module constants (an enum's attribute costs more to read)
+_COLUMN: Final = OpKind.COLUMN
+_COLUMN_UP: Final = OpKind.COLUMN_UP
+_WASTE: Final = OpKind.WASTE
+_WASTE_UP: Final = OpKind.WASTE_UP
+_TAKEBACK: Final = OpKind.TAKEBACK
+_DRAW: Final = OpKind.DRAW
+_UNDO: Final = OpKind.UNDO
+_UNNAMED: Final = OpKind.UNNAMED
 
 #: ``target`` of an op whose target is refused once its source checks pass
 #: (onto its own column, onto a column the game lacks, foundation to foundation)
@@ -211,7 +218,6 @@ class Rules:
         self.score_flip = scoring.flip
         self.score_waste_to_column = scoring.waste_to_column
         self.score_takeback = scoring.takeback
-        self._gains = (scoring.flip, scoring.foundation, scoring.waste_to_column, scoring.takeback)
         #: onto a column whose last card is ``onto``: the cards that may go there
         self.fits: dict[Card, frozenset[Card]] = {
             onto: frozenset(card for card in DECK if self.builds_on(card, onto)) for onto in DECK
@@ -391,85 +397,104 @@ class Rules:
             game.count(len(canonical) - base)
 
     def _apply(self, game: Game, items: Iterable[Any], canonical: list[str], base: int) -> None:
-        """:meth:`run`'s loop over the items: until they run out or the game is won."""
+        """:meth:`run`'s loop over the items: until they run out or the game is won. Each op
+        goes to the method of its kind, which checks it and applies it."""
         ops = self._ops
         pos, stack = game.position, game.stack
-        columns, down, foundations, waste, stock = pos.columns, pos.down, pos.foundations, pos.waste, pos.stock
-        fit, fill, any_group = self._fit_table, self._empty_table, self.any_group
-        flip_gain, up_gain, waste_gain, takeback_gain = self._gains
-        COLUMN, COLUMN_UP, WASTE, WASTE_UP, TAKEBACK, DRAW_, UNDO_, UNNAMED = _KINDS
         for item in items:
             op = ops.get(item) if type(item) is str else self._object_op(item)
             if op is None:  # a text seen for the first time
                 op = self.compile_text(item)
-            while True:
-                kind, si, target, card = op.kind, op.source, op.target, op.card
-                if kind is COLUMN:
-                    src = columns[si]
-                    assert card is not None  # (named: a move naming no card is UNNAMED)
-                    if (n := len(src)) and src[-1] is card:
-                        start = n - 1
-                    else:  # where groups move, the named card and every card on it, if it is face up
-                        start = self._group_start(pos, src, op) if any_group else self._start(pos, src, op)
-                    dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
-                    if not (fit[dst[-1].index * 52 + card.index] if dst else fill[card.index]):
-                        self._refuse_column(card, dst, op)
-                    if start == n - 1:
-                        dst.append(src.pop())
-                    else:
-                        dst.extend(src[start:])
-                        del src[start:]
-                    flip = si if start and start == down[si] else -1  # a face-down card turns up
-                    if flip >= 0:
-                        down[si] = start - 1
-                        pos.score += flip_gain
-                    stack.push(src, dst, n - start, flip, flip_gain if flip >= 0 else 0, 0)
-                    canonical.append(op.text)
-                elif kind is COLUMN_UP or kind is WASTE_UP:
-                    src = columns[si] if kind is COLUMN_UP else waste
-                    if not ((n := len(src)) and src[-1] is card):
-                        self._start(pos, src, op)
-                    slots = op.slots
-                    slot = slots[0] if slots and len(foundations[slots[0]]) == card.rank - 1 else self._up_slot(pos, op)  # type: ignore[union-attr]
-                    foundations[slot].append(src.pop())
-                    flip = si if kind is COLUMN_UP and n > 1 and n - 1 == down[si] else -1  # a face-down card turns up
-                    if flip >= 0:
-                        down[si] = n - 2
-                    gain = up_gain + (flip_gain if flip >= 0 else 0)
-                    stack.push(src, foundations[slot], 1, flip, gain, 0)
-                    pos.score += gain
-                    canonical.append(op.texts[slot])
-                    if card.rank == 13 and pos.is_won:  # type: ignore[union-attr]  # the last card up is a king
-                        game.won = True
-                        return
-                elif kind is DRAW_:
-                    if not stock:
-                        self._refuse_draw()
-                    stack.push(stock, waste, 1, -1, 0, 0)
-                    waste.append(stock.pop())
-                    canonical.append("S")
-                elif kind is WASTE or kind is TAKEBACK:  # the top card of the waste or a foundation onto a column
-                    src = waste if kind is WASTE else foundations[si]
-                    if not (src and src[-1] is card):
-                        self._start(pos, src, op)
-                    dst = columns[target] if target != BAD_TARGET else self._refuse_target(op)
-                    if not (fit[dst[-1].index * 52 + src[-1].index] if dst else fill[src[-1].index]):
-                        self._refuse_column(card, dst, op)
-                    dst.append(src.pop())
-                    before = pos.score
-                    score = before + (waste_gain if kind is WASTE else takeback_gain)
-                    pos.score = score = score if score > 0 else 0
-                    takeback = 1 if kind is TAKEBACK else 0
-                    stack.push(src, dst, 1, -1, score - before, takeback)
-                    pos.takebacks += takeback
-                    canonical.append(op.text)
-                elif kind is UNDO_:
-                    canonical.append(step_back(pos, stack, game.in_effect + len(canonical) - base))
-                    game.stepped_back()
-                else:  # a move naming no card: named for this position, then round again; else REFUSED
-                    op = self._name_card(pos, op) if kind is UNNAMED else self._refuse_source(op)
-                    continue
-                break
+            kind = op.kind
+            if kind is _UNNAMED:  # a move naming no card: named for this position
+                op = self._name_card(pos, op)
+                kind = op.kind
+            if kind is _COLUMN:
+                self._column_move(pos, stack, op, canonical)
+            elif kind is _COLUMN_UP or kind is _WASTE_UP:
+                if self._move_up(pos, stack, op, canonical):
+                    game.won = True
+                    return
+            elif kind is _DRAW:
+                self._draw(pos, stack, canonical)
+            elif kind is _WASTE or kind is _TAKEBACK:
+                self._top_onto_column(pos, stack, op, canonical)
+            elif kind is _UNDO:
+                canonical.append(step_back(pos, stack, game.in_effect + len(canonical) - base))
+                game.stepped_back()
+            else:
+                self._refuse_source(op)
+
+    def _column_move(self, pos: Position, stack: UndoStack, op: Op, canonical: list[str]) -> None:
+        """A column's named card, with the cards on it where groups move, onto a column."""
+        columns, down, si, card = pos.columns, pos.down, op.source, op.card
+        src = columns[si]
+        assert card is not None  # (named: a move naming no card is UNNAMED)
+        if (n := len(src)) and src[-1] is card:
+            start = n - 1
+        else:  # where groups move, the named card and every card on it, if it is face up
+            start = self._group_start(pos, src, op) if self.any_group else self._start(pos, src, op)
+        dst = columns[op.target] if op.target != BAD_TARGET else self._refuse_target(op)
+        if not (self._fit_table[dst[-1].index * 52 + card.index] if dst else self._empty_table[card.index]):
+            self._refuse_column(card, dst, op)
+        if start == n - 1:
+            dst.append(src.pop())
+        else:
+            dst.extend(src[start:])
+            del src[start:]
+        flip = si if start and start == down[si] else -1  # a face-down card turns up
+        if flip >= 0:
+            down[si] = start - 1
+            pos.score += self.score_flip
+        stack.push(src, dst, n - start, flip, self.score_flip if flip >= 0 else 0, 0)
+        canonical.append(op.text)
+
+    def _move_up(self, pos: Position, stack: UndoStack, op: Op, canonical: list[str]) -> bool:
+        """A column's or the waste's top card onto a foundation; whether it won the game."""
+        si, card = op.source, op.card
+        assert card is not None  # (named: a move naming no card is UNNAMED)
+        from_column = op.kind is _COLUMN_UP
+        src = pos.columns[si] if from_column else pos.waste
+        if not ((n := len(src)) and src[-1] is card):
+            self._start(pos, src, op)
+        foundations, slots = pos.foundations, op.slots
+        slot = slots[0] if slots and len(foundations[slots[0]]) == card.rank - 1 else self._up_slot(pos, op)
+        foundations[slot].append(src.pop())
+        flip = si if from_column and n > 1 and n - 1 == pos.down[si] else -1  # a face-down card turns up
+        if flip >= 0:
+            pos.down[si] = n - 2
+        gain = self.score_foundation + (self.score_flip if flip >= 0 else 0)
+        stack.push(src, foundations[slot], 1, flip, gain, 0)
+        pos.score += gain
+        canonical.append(op.texts[slot])
+        return card.rank == 13 and pos.is_won  # the last card up is a king
+
+    def _draw(self, pos: Position, stack: UndoStack, canonical: list[str]) -> None:
+        """The stock's next card onto the waste."""
+        if not pos.stock:
+            self._refuse_draw()
+        stack.push(pos.stock, pos.waste, 1, -1, 0, 0)
+        pos.waste.append(pos.stock.pop())
+        canonical.append("S")
+
+    def _top_onto_column(self, pos: Position, stack: UndoStack, op: Op, canonical: list[str]) -> None:
+        """The top card of the waste, or of a foundation (a take-back), onto a column."""
+        from_waste = op.kind is _WASTE
+        src = pos.waste if from_waste else pos.foundations[op.source]
+        if not (src and src[-1] is op.card):
+            self._start(pos, src, op)
+        dst = pos.columns[op.target] if op.target != BAD_TARGET else self._refuse_target(op)
+        top = src[-1]
+        if not (self._fit_table[dst[-1].index * 52 + top.index] if dst else self._empty_table[top.index]):
+            self._refuse_column(op.card, dst, op)
+        dst.append(src.pop())
+        before = pos.score
+        score = before + (self.score_waste_to_column if from_waste else self.score_takeback)
+        pos.score = score = score if score > 0 else 0
+        takeback = 0 if from_waste else 1
+        stack.push(src, dst, 1, -1, score - before, takeback)
+        pos.takebacks += takeback
+        canonical.append(op.text)
 
     def _group_start(self, pos: Position, src: list[Card], op: Op) -> int:
         """Where the group a column move takes starts in ``src`` (its named card is not the top

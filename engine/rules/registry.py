@@ -2,9 +2,10 @@
 
 A :class:`RuleSet` names a rule set (code letters, names, variant id, display
 name) and holds what is data rather than rule logic: the deal's layout, the
-stock policy, the scoring table and the solver-state factory. Game codes,
-position text forms, the API's enums and the pages derive from
-:data:`RULE_SETS`; ``docs/adding-a-game.md`` says what a new game adds.
+stock policy and the scoring table. Game codes, position text forms, the API's
+enums and the pages derive from :data:`RULE_SETS`; the solver registers its part
+of each rule set by variant id (:mod:`engine.solver.registry`), so the rules never
+import it. ``docs/adding-a-game.md`` says what a new game adds.
 
 >>> by_variant("yukon-relaxed").code_prefix
 'YU1-R'
@@ -18,19 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from ..position import Position
 from .base import Rules
 from .forty_thieves import FortyThieves
 from .yukon import Yukon
-
-if TYPE_CHECKING:
-    from ..solver.state import SearchSettings, SolverState
-
-#: what the solver needs of a rule set: a factory of its own mutable copy of a position, and how to search
-SolverParts = tuple[Callable[[Position], "SolverState"], "SearchSettings"]
-
 
 # (Plain classes of read-only fields rather than dataclasses: a dataclass costs every
 # process about a millisecond to define, and these are read once per process.)
@@ -104,7 +98,6 @@ class RuleSet:
         scoring: Scoring,
         max_group: int,
         rules_factory: Callable[[RuleSet], Rules],
-        solver: Callable[[], SolverParts],
     ) -> None:
         self.game: Final = game
         self.letter: Final = letter  # the code's rule letter: "C"
@@ -118,25 +111,7 @@ class RuleSet:
         self.max_group: Final = max_group
         #: makes the rule logic (a :class:`Rules` subclass) for this set
         self.rules_factory: Final = rules_factory
-        #: gives the solver's parts, importing the solver (which a replay never needs) on first use
-        self.solver: Final = solver
-        self._solver_parts: SolverParts | None = None
         self.rules: Final = rules_factory(self)
-
-    def _solver(self) -> SolverParts:
-        if self._solver_parts is None:
-            self._solver_parts = self.solver()
-        return self._solver_parts
-
-    def solver_state(self, position: Position) -> SolverState:
-        """The solver's own mutable copy of ``position``. (A method: compiled code calling a
-        property's callable would call the property itself.)"""
-        return self._solver()[0](position)
-
-    @property
-    def search(self) -> SearchSettings:
-        """How the solver searches this rule set's deals."""
-        return self._solver()[1]
 
     def __repr__(self) -> str:
         return f"<RuleSet {self.variant}>"
@@ -155,18 +130,6 @@ _YUKON_LAYOUT = Layout(
 )
 
 
-def _yukon_solver(relaxed: bool) -> SolverParts:
-    from ..solver.yukon import CLASSIC_SETTINGS, RELAXED_SETTINGS, YukonState
-
-    return partial(YukonState, relaxed=relaxed), RELAXED_SETTINGS if relaxed else CLASSIC_SETTINGS
-
-
-def _forty_thieves_solver() -> SolverParts:
-    from ..solver.forty import SETTINGS, FortyState
-
-    return FortyState, SETTINGS
-
-
 def _yukon(letter: str, rules_name: str, *, relaxed: bool) -> RuleSet:
     """A Yukon rule set: classic and relaxed differ only in whether a build must alternate colours."""
     return RuleSet(
@@ -180,7 +143,6 @@ def _yukon(letter: str, rules_name: str, *, relaxed: bool) -> RuleSet:
         scoring=Scoring(flip=5),
         max_group=20,
         rules_factory=partial(Yukon, alternate_colours=not relaxed),
-        solver=partial(_yukon_solver, relaxed),
     )
 
 
@@ -199,7 +161,6 @@ RULE_SETS: tuple[RuleSet, ...] = (
         scoring=Scoring(waste_to_column=5, takeback=-15),
         max_group=1,
         rules_factory=FortyThieves,
-        solver=_forty_thieves_solver,
     ),
 )
 

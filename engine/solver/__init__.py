@@ -27,12 +27,13 @@ try beam searches, which find many wins early but prove nothing (see
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
 from ..position import Position
+from .registry import SOLVERS, settings_for, state_for
 from .search import EXHAUSTED, NODES, TABLE, TIME, WON, Outcome, beam, best_first, depth_first, stage_beam
 from .shortening import SHORTEN_STEPS, shorten
 from .state import SearchSettings, SolverState, StagedState
@@ -95,23 +96,13 @@ class SolveResult:
 def coverage_for(game: str) -> dict[str, Any]:
     """What an ``unwinnable`` answer covers for ``game`` (its code letters: ``YU``, ``FT``):
     the moves and reductions of its rule sets' search settings."""
-    settings = next(rules.spec.search for rules in Position.known_rules.values() if rules.game == game)
+    settings = next(SOLVERS[rules.variant].search for rules in Position.known_rules.values() if rules.game == game)
     return {
         "moves": list(settings.covered_moves),
         "undo": UNDO_NOTE,
         "left_out": [],
         "reductions": list(_REDUCTIONS_COMMON + settings.reductions),
     }
-
-
-def state_for(position: Position) -> SolverState:
-    """The solver's own mutable copy of ``position``."""
-    return position.rules.spec.solver_state(position)
-
-
-def settings_for(position: Position) -> SearchSettings:
-    """How the solver searches positions of ``position``'s rule set."""
-    return position.rules.spec.search
 
 
 def table_entry_bytes(key_bytes: int, positions: int) -> int:
@@ -127,6 +118,7 @@ def _beams(
     budget_seconds: float | None,
     max_table: int,
     clock: Callable[[], float] = time.monotonic,
+    avoid: frozenset[bytes] = frozenset(),
 ) -> Outcome | None:
     """Beam searches of growing width (``settings.beam_widths``) within the beam share of
     the budgets: they find many wins far sooner than a complete search, but prove
@@ -144,11 +136,11 @@ def _beams(
         share = min(share, settings.beam_cap)
     deadline = None if budget_seconds is None else clock() + budget_seconds * fraction
     runs: list[_Run] = [
-        _Run(partial(beam, state, settings=replace(settings, weights=style), clock=clock), part)
+        _Run(partial(beam, state, settings=replace(settings, weights=style), clock=clock, avoid=avoid), part)
         for style, part in settings.styles
     ]
     if isinstance(state, StagedState):
-        runs.append(_Run(partial(stage_beam, state, settings=settings, clock=clock), 1))
+        runs.append(_Run(partial(stage_beam, state, settings=settings, clock=clock, avoid=avoid), 1))
     spent = 0
     out = None
     while runs:
@@ -175,6 +167,71 @@ class _Run:
     next: int = 0
 
 
+def _key_after_autos(position: Position) -> bytes:
+    """The solver's key of ``position`` after its safe foundation moves (how the searches key positions)."""
+    state = state_for(position)
+    m = state.auto_move()
+    while m is not None:
+        state.do(m)
+        m = state.auto_move()
+    return state.key()
+
+
+def avoided_keys(position: Position, avoid: Iterable[Position]) -> frozenset[bytes]:
+    """The solver's keys of the positions ``avoid``, but the key of ``position`` itself (the search starts there)."""
+    return frozenset(map(_key_after_autos, avoid)) - {_key_after_autos(position)}
+
+
+def _search(
+    state: SolverState,
+    settings: SearchSettings,
+    budgets: tuple[int, float | None, int],
+    method: str,
+    clock: Callable[[], float],
+    avoid: frozenset[bytes],
+) -> Outcome:
+    """The beams (``method`` ``"best"``), then the complete search with what is left of the
+    budgets (``nodes``, ``seconds``, ``table``), never through a key of ``avoid``."""
+    nodes, budget_seconds, table = budgets
+    started = clock()
+    out = _beams(state, settings, nodes, budget_seconds, table, clock, avoid) if method == "best" else None
+    if out is None or out.end != WON:
+        spent = 0 if out is None else out.nodes
+        deadline = None if budget_seconds is None else started + budget_seconds
+        if method == "depth" or settings.complete_search == "depth":
+            out = depth_first(state, max_nodes=nodes - spent, deadline=deadline, max_table=table, clock=clock,
+                              avoid=avoid)
+        else:
+            out = best_first(state, max_nodes=nodes - spent, deadline=deadline, max_table=table, settings=settings,
+                             clock=clock, avoid=avoid)
+        out.nodes += spent
+    return out
+
+
+def _search_avoiding(
+    state: SolverState,
+    settings: SearchSettings,
+    budgets: tuple[int, float | None, int],
+    method: str,
+    clock: Callable[[], float],
+    avoid: frozenset[bytes],
+) -> tuple[Outcome, bool]:
+    """:func:`_search` avoiding ``avoid``; when that proves no line avoids them, a search that
+    may go through them, with what is left of the budgets (a line that goes back is better
+    than none, and ``unwinnable`` keeps its meaning). The outcome, and whether it avoids them."""
+    started = clock()
+    out = _search(state, settings, budgets, method, clock, avoid)
+    if not avoid or out.end != EXHAUSTED:
+        return out, True
+    nodes, budget_seconds, table = budgets
+    if nodes - out.nodes < 1:
+        return Outcome(NODES, [], out.nodes, out.positions, out.max_depth, out.seconds, out.key_bytes), True
+    seconds = None if budget_seconds is None else max(budget_seconds - (clock() - started), budget_seconds / 10)
+    again = _search(state, settings, (nodes - out.nodes, seconds, table), method, clock, frozenset())
+    again.nodes += out.nodes
+    return again, False
+
+
 def solve(
     position: Position,
     *,
@@ -184,6 +241,7 @@ def solve(
     method: str = "best",
     shorten_steps: int = SHORTEN_STEPS,
     clock: Callable[[], float] = time.monotonic,
+    avoid: Sequence[Position] = (),
 ) -> SolveResult:
     """Decide whether ``position`` can be won, within the budgets.
 
@@ -197,62 +255,75 @@ def solve(
     A winning line is then shortened by :func:`shorten` within ``shorten_steps``
     steps of work (0: the line as found) and what is left of the time budget, but
     at least a tenth of it.
+
+    ``avoid``: positions the line should never reach (a player's path, for a hint that never
+    leads back). The searches leave them out (each after its safe foundation moves) and the
+    shortening keeps out of them; when that proves no line avoids them, a line that goes
+    through them is searched for with what is left of the budgets.
     """
-    if budget_seconds is not None and not budget_seconds > 0:
-        raise ValueError(f"budget_seconds must be positive, not {budget_seconds!r}")
-    for name, value in (("max_nodes", max_nodes), ("max_table", max_table)):
-        if value is not None and (not isinstance(value, int) or value < 1):
-            raise ValueError(f"{name} must be a whole number from 1, not {value!r}")
+    _check_budgets(budget_seconds, max_nodes, max_table)
     coverage = coverage_for(position.rules.game)
     if position.is_won:
         return SolveResult(WINNABLE, (), "the position is already won", coverage=coverage)
     state, settings = state_for(position), settings_for(position)
     started, nodes, table = clock(), max_nodes or DEFAULT_NODES, max_table or DEFAULT_TABLE
-    out = _beams(state, settings, nodes, budget_seconds, table, clock) if method == "best" else None
-    if out is None or out.end != WON:
-        spent = 0 if out is None else out.nodes
-        deadline = None if budget_seconds is None else started + budget_seconds
-        if method == "depth" or settings.complete_search == "depth":
-            out = depth_first(state, max_nodes=nodes - spent, deadline=deadline, max_table=table, clock=clock)
-        else:
-            out = best_first(
-                state, max_nodes=nodes - spent, deadline=deadline, max_table=table, settings=settings, clock=clock
-            )
-        out.nodes += spent
-    actions: tuple[str, ...] = ()
-    found = 0
-    if out.end == WON:
-        actions = tuple(state.action_text(m) for m in out.moves)
-        found = len(actions)
-        if shorten_steps > 0:
-            # what is left of the time budget, and at least a tenth of it
-            until = (
-                None
-                if budget_seconds is None
-                else max(started + budget_seconds, clock() + budget_seconds / 10)
-            )
-            actions = shorten(position, actions, max_steps=shorten_steps, deadline=until, clock=clock)
-        status, reason = WINNABLE, f"a winning line of {len(actions)} actions"
-    elif out.end == EXHAUSTED:
-        status = UNWINNABLE
-        reason = (
-            f"no position reachable from here is won: all {out.positions} "
-            f"distinct positions the covered moves reach were examined"
-        )
-    else:
-        status, reason = (
-            UNKNOWN,
-            {
-                TIME: f"the time budget of {budget_seconds} s ran out",
-                NODES: f"the node budget of {max_nodes or DEFAULT_NODES} positions ran out",
-                TABLE: f"the transposition table is full ({max_table or DEFAULT_TABLE} positions)",
-            }[out.end]
-            + f" after {out.nodes} positions, undecided",
-        )
+    keys = avoided_keys(position, avoid) if avoid else frozenset()
+    out, avoided = _search_avoiding(state, settings, (nodes, budget_seconds, table), method, clock, keys)
+    actions = tuple(state.action_text(m) for m in out.moves) if out.end == WON else ()
+    found = len(actions)  # the line as the search found it
+    if out.end == WON and shorten_steps > 0:
+        layouts = frozenset(p.layout() for p in avoid) - {position.layout()} if avoided else frozenset()
+        actions = _shortened(position, actions, shorten_steps, budget_seconds, started, clock, layouts)
+    status, reason = _status(out, actions, budget_seconds, max_nodes, max_table)
     table_bytes = table_entry_bytes(out.key_bytes, out.positions)
     out.seconds = clock() - started  # the shortening included
     return SolveResult(
         status, actions, reason, out.nodes, out.positions, out.max_depth, out.seconds, table_bytes, coverage, found
+    )
+
+
+def _check_budgets(budget_seconds: float | None, max_nodes: int | None, max_table: int | None) -> None:
+    """:class:`ValueError` for a budget :func:`solve` cannot keep to."""
+    if budget_seconds is not None and not budget_seconds > 0:
+        raise ValueError(f"budget_seconds must be positive, not {budget_seconds!r}")
+    for name, value in (("max_nodes", max_nodes), ("max_table", max_table)):
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise ValueError(f"{name} must be a whole number from 1, not {value!r}")
+
+
+def _shortened(
+    position: Position,
+    actions: tuple[str, ...],
+    steps: int,
+    budget_seconds: float | None,
+    started: float,
+    clock: Callable[[], float],
+    avoid: frozenset[str],
+) -> tuple[str, ...]:
+    """The winning line ``actions`` shortened within ``steps`` steps of work and what is left
+    of the time budget, but at least a tenth of it, reaching no layout of ``avoid``."""
+    until = None if budget_seconds is None else max(started + budget_seconds, clock() + budget_seconds / 10)
+    return shorten(position, actions, max_steps=steps, deadline=until, clock=clock, avoid=avoid)
+
+
+def _status(
+    out: Outcome, actions: tuple[str, ...], budget_seconds: float | None, max_nodes: int | None, max_table: int | None
+) -> tuple[str, str]:
+    """The answer's status and reason for how the search ended."""
+    if out.end == WON:
+        return WINNABLE, f"a winning line of {len(actions)} actions"
+    if out.end == EXHAUSTED:
+        return UNWINNABLE, (
+            f"no position reachable from here is won: all {out.positions} "
+            f"distinct positions the covered moves reach were examined"
+        )
+    return UNKNOWN, (
+        {
+            TIME: f"the time budget of {budget_seconds} s ran out",
+            NODES: f"the node budget of {max_nodes or DEFAULT_NODES} positions ran out",
+            TABLE: f"the transposition table is full ({max_table or DEFAULT_TABLE} positions)",
+        }[out.end]
+        + f" after {out.nodes} positions, undecided"
     )
 
 
@@ -267,6 +338,7 @@ __all__ = [
     "SearchSettings",
     "SolveResult",
     "SolverState",
+    "avoided_keys",
     "coverage_for",
     "settings_for",
     "shorten",

@@ -222,7 +222,7 @@ class FortyState:
 
     def lean_moves(self) -> list[SolverMove]:
         """The moves but take-backs (for beams with ``lean_beams``, which Forty Thieves does not set:
-        docs/winnability.md, "Issue 25, third round")."""
+        docs/CHANGELOG.md, "Relaxed beams without take-backs")."""
         return [m for m in self.moves() if m[0] != BACK]
 
     def do(self, m: SolverMove) -> bool:

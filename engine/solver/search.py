@@ -52,79 +52,104 @@ def depth_first(
     deadline: float | None,
     max_table: int,
     clock: Callable[[], float] = time.monotonic,
+    avoid: frozenset[bytes] = frozenset(),
 ) -> Outcome:
-    """Search from ``state`` (changed in place, and changed back unless won)."""
-    started = clock()
-    seen: set[bytes] = set()
-    path: list[tuple[Any, bool]] = []  # (move, whether it turned a card up), autos included
-    # a frame: [moves, next index, autos on entry, the move into it (card, from, to, flip, between columns) or None]
-    frames: list[list[Any]] = []
-    nodes = 0
-    max_depth = 0
-    key_bytes = 0
-    auto_move, do, undo, key = state.auto_move, state.do, state.undo, state.key
-    won, moves_of, places, dead, between = state.won, state.moves, state.places, state.dead, state.between_columns
-
-    def enter(prev: tuple[int, int, int, bool, bool] | None) -> str | None:
-        nonlocal nodes, key_bytes
-        nodes += 1
-        autos = 0
-        m = auto_move()
-        while m is not None:
-            path.append((m, do(m)))
-            autos += 1
-            m = auto_move()
-        if won():
-            return WON
-        k = key()
-        if k in seen:
-            _undo_last(path, undo, autos)
-            return EXHAUSTED
-        if len(seen) >= max_table:
-            return TABLE
-        seen.add(k)
-        key_bytes += len(k)
-        if dead():
-            _undo_last(path, undo, autos)
-            return EXHAUSTED
-        frames.append([moves_of(), 0, autos, prev if autos == 0 else None])
-        return None
-
-    def outcome(end: str) -> Outcome:
-        return Outcome(
-            end, [m for m, _ in path] if end == WON else [], nodes, len(seen), max_depth, clock() - started, key_bytes
-        )
-
-    result = enter(None)
-    if result is not None:
-        return outcome(WON if result == WON else result)
+    """Search from ``state`` (changed in place, and changed back unless won), never entering a key of ``avoid``."""
+    search = _DepthFirst(state, max_table, clock, avoid)
+    end = search.enter(None)
+    if end is not None:
+        return search.outcome(end)
+    frames = search.frames
     while frames:
         frame = frames[-1]
-        moves, i = frame[0], frame[1]
-        if i < len(moves):
-            m = moves[i]
-            frame[1] = i + 1
-            prev = frame[3]
-            card, src, dst = places(m)
-            if prev is not None and _pruned(frames, prev, card, src, dst):
-                continue  # its position is a child of a position further up this line (docs/winnability.md)
-            if nodes >= max_nodes:
-                return _unwound(outcome(NODES), state, path)
-            if deadline is not None and not nodes & 255 and clock() > deadline:
-                return _unwound(outcome(TIME), state, path)
-            flip = do(m)
-            path.append((m, flip))
-            result = enter((card, src, dst, flip, between(m)))
-            if result is None:
-                max_depth = max(max_depth, len(frames))
-                continue
-            if result != EXHAUSTED:
-                return outcome(WON) if result == WON else _unwound(outcome(TABLE), state, path)
-            _undo_last(path, undo, 1)
+        if frame[1] < len(frame[0]):
+            out = search.try_next(frame, max_nodes, deadline)
+            if out is not None:
+                return out
         else:  # every move of this position tried: back to the one before (its autos, then the move to it)
             frames.pop()
-            _undo_last(path, undo, frame[2] + (1 if frames else 0))
-    return outcome(EXHAUSTED)
+            _undo_last(search.path, state.undo, frame[2] + (1 if frames else 0))
+    return search.outcome(EXHAUSTED)
+
+
+class _DepthFirst:
+    """One depth-first search: the current line (every move made, automatic ones included,
+    and a frame for each position on it that has moves left to try), the keys met and the counts."""
+
+    def __init__(
+        self, state: SolverState, max_table: int, clock: Callable[[], float], avoid: frozenset[bytes]
+    ) -> None:
+        self.state = state
+        self.max_table = max_table
+        self.clock = clock
+        self.started = clock()
+        # the keys to avoid are met already from the start: the search never enters them
+        self.avoided = len(avoid)
+        self.seen: set[bytes] = set(avoid)
+        self.path: list[tuple[Any, bool]] = []  # (move, whether it turned a card up), autos included
+        # a frame: [moves, next index, autos on entry, the move into it (card, from, to, flip, between columns) or None]
+        self.frames: list[list[Any]] = []
+        self.nodes = 0
+        self.max_depth = 0
+        self.key_bytes = 0
+
+    def enter(self, prev: tuple[int, int, int, bool, bool] | None) -> str | None:
+        """Count the position the state is on and make its automatic moves; then None when it is
+        new and not dead (its frame pushed, ``prev`` the move into it), else how it ends: ``won``,
+        ``exhausted`` (met before or dead: its automatic moves undone) or ``table`` (full)."""
+        state, path = self.state, self.path
+        self.nodes += 1
+        autos = 0
+        m = state.auto_move()
+        while m is not None:
+            path.append((m, state.do(m)))
+            autos += 1
+            m = state.auto_move()
+        if state.won():
+            return WON
+        k = state.key()
+        if k in self.seen:
+            _undo_last(path, state.undo, autos)
+            return EXHAUSTED
+        if len(self.seen) >= self.max_table:
+            return TABLE
+        self.seen.add(k)
+        self.key_bytes += len(k)
+        if state.dead():
+            _undo_last(path, state.undo, autos)
+            return EXHAUSTED
+        self.frames.append([state.moves(), 0, autos, prev if autos == 0 else None])
+        return None
+
+    def try_next(self, frame: list[Any], max_nodes: int, deadline: float | None) -> Outcome | None:
+        """Make the next move of ``frame`` (the last) unless pruned, and enter its position; the
+        outcome when the search ends there (a win or a cap), else None (a new frame, or none)."""
+        state, path = self.state, self.path
+        moves, i, prev = frame[0], frame[1], frame[3]
+        m = moves[i]
+        frame[1] = i + 1
+        card, src, dst = state.places(m)
+        if prev is not None and _pruned(self.frames, prev, card, src, dst):
+            return None  # its position is a child of a position further up this line (docs/winnability.md)
+        if self.nodes >= max_nodes:
+            return _unwound(self.outcome(NODES), state, path)
+        if deadline is not None and not self.nodes & 255 and self.clock() > deadline:
+            return _unwound(self.outcome(TIME), state, path)
+        flip = state.do(m)
+        path.append((m, flip))
+        end = self.enter((card, src, dst, flip, state.between_columns(m)))
+        if end is None:
+            self.max_depth = max(self.max_depth, len(self.frames))
+            return None
+        if end != EXHAUSTED:
+            return self.outcome(WON) if end == WON else _unwound(self.outcome(TABLE), state, path)
+        _undo_last(path, state.undo, 1)
+        return None
+
+    def outcome(self, end: str) -> Outcome:
+        moves = [m for m, _ in self.path] if end == WON else []
+        positions = len(self.seen) - self.avoided
+        return Outcome(end, moves, self.nodes, positions, self.max_depth, self.clock() - self.started, self.key_bytes)
 
 
 def _pruned(frames: list[list[Any]], prev: tuple[int, int, int, bool, bool], card: int, src: int, dst: int) -> bool:
@@ -170,13 +195,21 @@ class _Frontier:
     node count and caps, and the expansion of one position into its children."""
 
     def __init__(
-        self, state: SolverState, max_nodes: int, deadline: float | None, clock: Callable[[], float], lean: bool = False
+        self,
+        state: SolverState,
+        max_nodes: int,
+        deadline: float | None,
+        clock: Callable[[], float],
+        lean: bool = False,
+        avoid: frozenset[bytes] = frozenset(),
     ) -> None:
         self.state = state
         self.lean = lean  # the state's lean moves (beams only: a complete search needs every move)
         self.max_nodes, self.deadline, self.clock = max_nodes, deadline, clock
         self.started = clock()
-        self.parents: dict[bytes, tuple[bytes | None, tuple[Any, ...]]] = {}
+        # the positions to avoid are in the table from the start, as if met already: no search enters them
+        self.avoided = len(avoid)
+        self.parents: dict[bytes, tuple[bytes | None, tuple[Any, ...]]] = dict.fromkeys(avoid, (None, ()))
         self.nodes = 0
         self.key_bytes = 0
         self.root = state.encode()
@@ -245,7 +278,7 @@ class _Frontier:
             end,
             self.moves if end == WON else [],
             self.nodes,
-            len(self.parents),
+            len(self.parents) - self.avoided,
             0,
             self.clock() - self.started,
             self.key_bytes,
@@ -260,11 +293,12 @@ def best_first(
     max_table: int,
     settings: SearchSettings = DEFAULT,
     clock: Callable[[], float] = time.monotonic,
+    avoid: frozenset[bytes] = frozenset(),
 ) -> Outcome:
     """Expand the position with the lowest estimate first (ties: the oldest, or
     the newest with ``settings.newest_first``); every position is stored once
-    (key → parent), so the table cap bounds memory."""
-    tree = _Frontier(state, max_nodes, deadline, clock)
+    (key → parent), so the table cap bounds memory. Keys in ``avoid`` are never entered."""
+    tree = _Frontier(state, max_nodes, deadline, clock, avoid=avoid)
     parents, encode, dead, weights = tree.parents, state.encode, state.dead, settings.weights
     estimate = partial(state.estimate, weights)
 
@@ -302,6 +336,7 @@ def beam(
     max_table: int,
     settings: SearchSettings = DEFAULT,
     clock: Callable[[], float] = time.monotonic,
+    avoid: frozenset[bytes] = frozenset(),
 ) -> Outcome:
     """Beam search, incomplete, for finding wins fast: of the new positions one
     move deeper than the current layer, keep the ``width`` of lowest estimate
@@ -309,7 +344,7 @@ def beam(
     died out, never that the position is lost. Only kept positions are stored.
     A position is expanded as soon as it is kept, while the dead-end test has
     left the state on it, so each kept position is decoded once."""
-    tree = _Frontier(state, max_nodes, deadline, clock, settings.lean_beams)
+    tree = _Frontier(state, max_nodes, deadline, clock, settings.lean_beams, avoid)
     parents, encode, dead, weights = tree.parents, state.encode, state.dead, settings.weights
     estimate = partial(state.estimate, weights)
 
@@ -367,6 +402,7 @@ def stage_beam(
     max_table: int,
     settings: SearchSettings = DEFAULT,
     clock: Callable[[], float] = time.monotonic,
+    avoid: frozenset[bytes] = frozenset(),
 ) -> Outcome:
     """Beam search by stage (``state.stage()``, a number no move raises and no
     move lowers by more than one: Forty Thieves, the cards left in the stock),
@@ -377,7 +413,7 @@ def stage_beam(
     keyed by depth spends its width on moves that only shuffle the columns; this
     one gives every stage its share, so the search reaches the end of the stock.
     It ranks by ``state.stage_estimate()``, an estimate for comparing positions of one stage."""
-    tree = _Frontier(state, max_nodes, deadline, clock)
+    tree = _Frontier(state, max_nodes, deadline, clock, avoid=avoid)
     parents, encode, stage, estimate = tree.parents, state.encode, state.stage, state.stage_estimate
     root = tree.start()
     if root is None:

@@ -25,14 +25,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from ..errors import EngineError
+from ..game import Game
 from ..position import Position
+from .registry import state_for
 from .state import SolverMove, SolverState
-
-if TYPE_CHECKING:
-    from ..game import Game
 
 #: default work budget of :func:`shorten`: engine actions replayed plus solver positions searched
 SHORTEN_STEPS = 300_000
@@ -70,21 +68,26 @@ def shorten(
     max_steps: int = SHORTEN_STEPS,
     deadline: float | None = None,
     clock: Callable[[], float] = time.monotonic,
+    avoid: frozenset[str] = frozenset(),
 ) -> tuple[str, ...]:
     """A winning line from ``position`` no longer than ``line`` (which must win from it:
     :class:`ValueError` otherwise), found within ``max_steps`` steps of work and, if given,
-    by ``deadline`` (on ``clock()``; then the result may depend on the machine)."""
+    by ``deadline`` (on ``clock()``; then the result may depend on the machine). A line that
+    reaches none of the layouts ``avoid`` (:meth:`Position.layout`) is shortened into one
+    that reaches none of them either."""
     best = list(line)
     if _replay(position, best) is None:
         raise ValueError("the line to shorten does not replay as a won game from the position")
+    if avoid and _replay(position, best, avoid) is None:
+        avoid = frozenset()  # it goes through them already: nothing to keep out of
     budget = _Budget(max_steps, deadline, clock)
     for depth in SHORTCUT_DEPTHS:
         while budget.left > 0:
             before = len(best)
             trial = _shortcuts(position, best, depth, budget)
-            if len(trial) < len(best) and _replay(position, trial) is not None:
+            if len(trial) < len(best) and _replay(position, trial, avoid) is not None:
                 best = trial
-            best = _drops(position, best, budget)
+            best = _drops(position, best, budget, avoid)
             if len(best) == before:
                 break
         if len(best) == len(line):
@@ -93,50 +96,54 @@ def shorten(
 
 
 def _game(position: Position) -> Game:
-    """A game from a copy of ``position`` (imported here: the engine's rules import the solver)."""
-    from ..game import Game
-
+    """A game from a copy of ``position``."""
     return Game(position.rules, position.copy())
 
 
-def _replay(position: Position, line: Sequence[str]) -> list[Position] | None:
+def _replay(position: Position, line: Sequence[str], avoid: frozenset[str] = frozenset()) -> list[Position] | None:
     """The positions along ``line`` from ``position`` (the start first), or None when
-    it breaks a rule or does not end in a win."""
+    it breaks a rule, reaches a layout of ``avoid`` or does not end in a win."""
     game = _game(position)
     seen = [position.copy()]
     try:
         for text in line:
             game.push_text(text)
+            if avoid and game.position.layout() in avoid:
+                return None
             seen.append(game.position.copy())
     except EngineError:
         return None
     return seen if game.is_won else None
 
 
-def _wins_from(position: Position, rest: Sequence[str], budget: _Budget) -> bool:
-    """Whether ``rest`` replays from ``position`` as a won game (each action a step)."""
+def _wins_from(position: Position, rest: Sequence[str], budget: _Budget, avoid: frozenset[str]) -> bool:
+    """Whether ``rest`` replays from ``position`` as a won game reaching no layout of ``avoid``
+    (each action a step)."""
     game = _game(position)
     try:
         for text in rest:
             if not budget.spend(1):
                 return False
             game.push_text(text)
+            if avoid and game.position.layout() in avoid:
+                return False
     except EngineError:
         return False
     return game.is_won
 
 
-def _drops(position: Position, line: list[str], budget: _Budget) -> list[str]:
-    """``line`` with pairs of adjacent actions, then single ones, left out while the rest still wins."""
-    seen = _replay(position, line)
+def _drops(position: Position, line: list[str], budget: _Budget, avoid: frozenset[str]) -> list[str]:
+    """``line`` with pairs of adjacent actions, then single ones, left out while the rest still
+    wins (and reaches no layout of ``avoid``)."""
+    seen = _replay(position, line, avoid)
     assert seen is not None
     for width in (2, 1):
         index = 0
         while index + width <= len(line) and budget.left > 0:
             trial = line[index + width :]
-            if _wins_from(seen[index], trial, budget):
+            if _wins_from(seen[index], trial, budget, avoid):
                 line = line[:index] + trial
-                rest = _replay(seen[index], trial)
+                rest = _replay(seen[index], trial, avoid)
                 assert rest is not None
                 seen = seen[:index] + rest
             else:
@@ -149,7 +156,7 @@ def _shortcuts(position: Position, line: list[str], depth: int, budget: _Budget)
     out, greedily from the start."""
     seen = _replay(position, line)
     assert seen is not None
-    states = [position.rules.spec.solver_state(p) for p in seen]
+    states = [state_for(p) for p in seen]
     later = {state.encode(): index for index, state in enumerate(states)}  # the last index of each position
     out: list[str] = []
     index = 0

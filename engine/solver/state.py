@@ -3,7 +3,7 @@
 A state is a game's own mutable copy of a position (small integers, make and
 unmake, a canonical key); :mod:`engine.solver.search` knows states only
 through :class:`SolverState`, and each rule set's state and settings are
-declared in :mod:`engine.rules.registry`.
+registered by variant id in :mod:`engine.solver.registry`.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from operator import itemgetter
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, final
 
 from ..cards import RANK_CHARS, SUIT_CHARS
 from ..position import Position
@@ -30,7 +30,7 @@ UP: Final = 1
 BACK: Final = 2
 #: weights of :meth:`YukonState.estimate` (face-down cards, unbuilt face-up cards, cards on
 #: face-down ones); the first is the default. Each wins classic deals the others do not, so
-#: the beams try them in turn (how they were chosen: docs/winnability.md).
+#: the beams try them in turn (how they were chosen: docs/CHANGELOG.md).
 STYLES = ((4, 2, 1), (4, 2, 0), (4, 8, 0), (4, 0, 0))
 #: the beam portfolio for classic deals: (weights, part of the beam share)
 PORTFOLIO = ((STYLES[0], 4), (STYLES[1], 1), (STYLES[3], 1), (STYLES[2], 1))
@@ -39,7 +39,7 @@ PORTFOLIO = ((STYLES[0], 4), (STYLES[1], 1), (STYLES[3], 1), (STYLES[2], 1))
 CLASSIC_BEAM_SHARE = 0.4
 CLASSIC_BEAM_CAP = 150_000
 #: widths of the beam searches before the complete search (they find most wins of classic
-#: deals far sooner; starting at 5, not 10, the easy deals cost a third less: docs/winnability.md)
+#: deals far sooner; starting at 5, not 10, the easy deals cost a third less: docs/CHANGELOG.md)
 BEAM_WIDTHS = (5, 15, 50, 150, 500, 1000)
 #: what an ``unwinnable`` answer covers (engine.solver.coverage_for)
 COVERED_MOVES = (
@@ -479,82 +479,147 @@ def _glued_left(keys: list[bytes], lowest: list[int], held: i64, free: i64, down
                 stuck: int, targets: tuple[int, ...], onto: tuple[tuple[int, ...], ...], above: list[int],
                 below: list[int]) -> bool:
     """The worklist of :meth:`YukonState.dead` from its starting sets: whether a card stays glued.
-    ``lowest[s]``: the lowest rank of suit ``s`` that may never go up (13: none), a card still glued
-    or with a glued card right above it ("buried"); ``stuck``: the cards still glued (at none the
-    position is not lost, whatever is left to do)."""
-    glued: i64 = held  # bit NO_CARD is never set
-    # cards on the worklist not yet taken: a card goes on it again only once taken, and only while glued
-    queued: i64 = held
-    # the worklist: first each column's cards top down, read from its key (a card turns up once
-    # the one above it leaves), then the cards put back on it (``work``)
-    work: list[CardValue] = []
-    taken = 0
-    key, col, p, first = keys[0], 0, len(keys[0]), _KEY_CARDS  # (first: a local, not a name looked up a card)
-    c: i64
-    while True:
-        if p > first:
-            p -= 1
-            c = key[p]
-        elif col < 6:
-            col += 1
-            key, p = keys[col], len(keys[col])
-            continue
-        elif taken < len(work):
-            c = work[taken]
-            taken += 1
-        else:
-            break
-        queued ^= NO_CARD_BIT >> NO_CARD - c
-        if not glued >> c & 1:
-            continue
-        a: i64 = above[c]  # a face-down card always has one
-        face_down = downs >> c & 1 != 0
-        if face_down and glued >> a & 1:
-            leaves = False  # it never turns up
-        else:  # face up, or face down and may turn up: a way out once up
-            r: i64 = c % 13
-            leaves = lowest[c // 13] >= r and not glued >> a & 1  # it can go up
-            if not leaves:
-                # a king: an empty column; another card: a card it builds on with nothing glued on it
-                leaves = may_empty if r == 12 else free & targets[c] != 0
-        b: i64 = below[c]
-        if leaves:
-            glued ^= NO_CARD_BIT >> NO_CARD - c
-            stuck -= 1
-            if not stuck:
+    The worklist holds first each column's cards top down, read from its key (a card turns up
+    once the one above it leaves), then the cards put back on it (:attr:`_Glue.work`)."""
+    glue = _Glue(lowest, held, free, downs, may_empty, stuck, targets, onto, above, below)
+    first = _KEY_CARDS  # (a local, not a name looked up a card)
+    for col in range(7):
+        key = keys[col]
+        for p in range(len(key) - 1, first - 1, -1):
+            if glue.take(key[p]):
                 return False
-            if b == NO_CARD:
-                if not may_empty:
-                    may_empty = True
-                    for g in (12, 25, 38, 51):
-                        queued = _enqueue(g, glued, queued, work)
-            else:
-                queued = _enqueue(b, glued, queued, work)  # b may turn up, or go up
-                if not downs >> b & 1:
-                    free |= NO_CARD_BIT >> NO_CARD - b  # nothing glued on b any more
-                    for g in onto[b]:
-                        queued = _enqueue(g, glued, queued, work)
-            if lowest[c // 13] == r:  # (checked here first: most cards leave no suit unburied)
-                queued = _unburied(c, glued, queued, above, lowest, work)
-            if b != NO_CARD and lowest[b // 13] == b % 13:
-                queued = _unburied(b, glued, queued, above, lowest, work)
-        elif not held >> c & 1:
-            continue
-        elif face_down:
-            if glued >> a & 1:
-                continue  # it never turns up
-        elif b == NO_CARD or downs >> b & 1 or held >> b & 1:  # else it moves along with the card below
-            continue
-        if not held >> c & 1:
-            continue
-        held ^= NO_CARD_BIT >> NO_CARD - c
+    work = glue.work
+    taken = 0
+    while taken < len(work):
+        c = work[taken]
+        taken += 1
+        if glue.take(c):
+            return False
+    return glue.glued != 0  # a glued card never goes up
+
+
+@final
+class _Glue:
+    """The sets of :meth:`YukonState.dead`'s fixed point while its worklist runs, as bit masks,
+    and what each card taken off the worklist does to them. ``lowest[s]``: the lowest rank of
+    suit ``s`` that may never go up (13: none), a card still glued or with a glued card right
+    above it ("buried"); ``stuck``: the cards still glued (at none the position is not lost,
+    whatever is left to do)."""
+
+    __slots__ = ("lowest", "glued", "queued", "held", "free", "downs", "may_empty", "stuck", "targets", "onto",
+                 "above", "below", "work")
+
+    def __init__(self, lowest: list[int], held: i64, free: i64, downs: i64, may_empty: bool, stuck: int,
+                 targets: tuple[int, ...], onto: tuple[tuple[int, ...], ...], above: list[int],
+                 below: list[int]) -> None:
+        self.lowest = lowest
+        self.glued: i64 = held  # bit NO_CARD is never set
+        # cards on the worklist not yet taken: a card goes on it again only once taken, and only while glued
+        self.queued: i64 = held
+        self.held: i64 = held
+        self.free: i64 = free
+        self.downs: i64 = downs
+        self.may_empty = may_empty
+        self.stuck = stuck
+        self.targets = targets
+        self.onto = onto
+        self.above = above
+        self.below = below
+        #: the cards put back on the worklist, in order (those before ``taken`` are taken)
+        self.work: list[CardValue] = []
+
+    def take(self, c: i64) -> bool:
+        """Take card ``c`` off the worklist: if it is glued, let it out when it may leave, and
+        let it move when it may; whether no card is stuck any more."""
+        self.queued ^= NO_CARD_BIT >> NO_CARD - c
+        if not self.glued >> c & 1:
+            return False
+        a: i64 = self.above[c]  # a face-down card always has one
+        face_down = self.downs >> c & 1 != 0
+        if self._leaves(c, a, face_down):
+            if self._let_out(c):
+                return True
+        elif not self._may_move(c, a, face_down):
+            return False
+        if self.held >> c & 1:
+            self._release(c, a, face_down)
+        return False
+
+    def _leaves(self, c: i64, a: i64, face_down: bool) -> bool:
+        """Whether glued card ``c`` (``a`` the card on it) has a way out once up."""
+        if face_down and self.glued >> a & 1:
+            return False  # it never turns up
+        r: i64 = c % 13
+        if self.lowest[c // 13] >= r and not self.glued >> a & 1:
+            return True  # it can go up
+        # a king: an empty column; another card: a card it builds on with nothing glued on it
+        return self.may_empty if r == 12 else self.free & self.targets[c] != 0
+
+    def _let_out(self, c: i64) -> bool:
+        """Card ``c`` is glued no more: the cards that may leave because of it go back on the
+        worklist; whether no card is stuck any more."""
+        self.glued ^= NO_CARD_BIT >> NO_CARD - c
+        self.stuck -= 1
+        if not self.stuck:
+            return True
+        b: i64 = self.below[c]
+        if b == NO_CARD:
+            if not self.may_empty:
+                self.may_empty = True
+                for g in (12, 25, 38, 51):
+                    self._enqueue(g)
+        else:
+            self._enqueue(b)  # b may turn up, or go up
+            if not self.downs >> b & 1:
+                self.free |= NO_CARD_BIT >> NO_CARD - b  # nothing glued on b any more
+                for g in self.onto[b]:
+                    self._enqueue(g)
+        if self.lowest[c // 13] == c % 13:  # (checked here first: most cards leave no suit unburied)
+            self._unburied(c)
+        if b != NO_CARD and self.lowest[b // 13] == b % 13:
+            self._unburied(b)
+        return False
+
+    def _may_move(self, c: i64, a: i64, face_down: bool) -> bool:
+        """Whether held card ``c``, glued still, is held no more: face down, when the card on it
+        (``a``) is not glued; face up, when it moves along with the card below it."""
+        if not self.held >> c & 1:
+            return False
         if face_down:
-            free |= NO_CARD_BIT >> NO_CARD - c  # may turn up, with nothing glued on it
-            for g in onto[c]:
-                queued = _enqueue(g, glued, queued, work)
+            return not self.glued >> a & 1  # else it never turns up
+        b: i64 = self.below[c]
+        return not (b == NO_CARD or self.downs >> b & 1 or self.held >> b & 1)
+
+    def _release(self, c: i64, a: i64, face_down: bool) -> None:
+        """Card ``c`` is held no more: the cards that may move because of it go back on the worklist."""
+        self.held ^= NO_CARD_BIT >> NO_CARD - c
+        if face_down:
+            self.free |= NO_CARD_BIT >> NO_CARD - c  # may turn up, with nothing glued on it
+            for g in self.onto[c]:
+                self._enqueue(g)
         elif a != NO_CARD:
-            queued = _enqueue(a, glued, queued, work)  # may move along with c
-    return glued != 0  # a glued card never goes up
+            self._enqueue(a)  # may move along with c
+
+    def _enqueue(self, c: i64) -> None:
+        """Put card ``c`` on the worklist if it is glued and not on it already."""
+        bit: i64 = NO_CARD_BIT >> NO_CARD - c
+        if self.glued & bit and not self.queued & bit:
+            self.work.append(c)
+            self.queued |= bit
+
+    def _unburied(self, v: i64) -> None:
+        """Card ``v`` is no longer buried: if it may go up now, so may the higher cards of its
+        suit up to the next buried one (``lowest`` moves up, and those cards go back on the worklist)."""
+        lowest, glued, above = self.lowest, self.glued, self.above
+        s: i64 = v // 13
+        r: i64 = v % 13
+        if lowest[s] == r and not glued >> v & 1 and not glued >> above[v] & 1:
+            q: i64 = r + 1
+            while q < 13 and not glued >> (13 * s + q) & 1 and not glued >> above[13 * s + q] & 1:
+                q += 1
+            lowest[s] = q
+            for k in range(13 * s + r + 1, 13 * s + min(q + 1, 13)):
+                self._enqueue(k)
 
 
 def _column_key(col: list[CardValue], down: int) -> bytes:
@@ -574,32 +639,6 @@ def _key_cut(key: bytes, n: int, down: int) -> bytes:
 def _key_grown(key: bytes, down: int, cards: bytes) -> bytes:
     """The key of column ``key`` with ``cards`` (a byte each) put on top, ``down`` face down."""
     return _HEADS[(len(key) - _KEY_CARDS + len(cards)) << 3 | down] + key[_KEY_CARDS:] + cards
-
-
-def _enqueue(c: i64, glued: i64, queued: i64, work: list[CardValue]) -> i64:
-    """Put card ``c`` on the worklist of :meth:`YukonState.dead` if it is glued and not on it
-    already; the cards on it after."""
-    bit: i64 = NO_CARD_BIT >> NO_CARD - c
-    if glued & bit and not queued & bit:
-        work.append(c)
-        return queued | bit
-    return queued
-
-
-def _unburied(v: i64, glued: i64, queued: i64, above: list[int], lowest: list[int], work: list[CardValue]) -> i64:
-    """Card ``v`` of :meth:`YukonState.dead` is no longer buried: if it may go up now, so may
-    the higher cards of its suit up to the next buried one (``lowest`` moves up, and those
-    cards go back on the worklist). The cards on the worklist after."""
-    s: i64 = v // 13
-    r: i64 = v % 13
-    if lowest[s] == r and not glued >> v & 1 and not glued >> above[v] & 1:
-        q: i64 = r + 1
-        while q < 13 and not glued >> (13 * s + q) & 1 and not glued >> above[13 * s + q] & 1:
-            q += 1
-        lowest[s] = q
-        for k in range(13 * s + r + 1, 13 * s + min(q + 1, 13)):
-            queued = _enqueue(k, glued, queued, work)
-    return queued
 
 
 def _red(card: int) -> bool:

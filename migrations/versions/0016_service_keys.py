@@ -3,7 +3,7 @@
 A new table only; no stored row is touched (stored challenges keep their deals).
 
 Revision ID: 0016
-Revises: 0014
+Revises: 0017
 Create Date: 2026-12-04
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0016"
-down_revision: str | Sequence[str] | None = "0014"
+down_revision: str | Sequence[str] | None = "0017"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -280,6 +280,32 @@ def test_a_column_added_since_the_backup_takes_its_default(filled, make_app, emp
     assert {row["vouch"] for row in every_row(target)["api_keys"]} == {False}
 
 
+def test_a_backup_made_before_earned_points_computes_them_from_each_log(client, app, records, make_app,
+                                                                        empty_database_url):
+    """``records.earned`` came with migration 0015: a backup made before it restores each record's
+    earned points from its log, and its boards rank by them."""
+    from tests.api.test_api_board_loops import with_loops
+    from tests.engine.engine_helpers import find_win
+
+    win = [str(action) for action in find_win("YU1-C-AAAAAAB")]
+    records.create(player="honest", won=True, score=625, moves=len(win) + 10)
+    response = client.post("/api/v1/records", json={"code": "YU1-C-AAAAAAB", "player": "cheat",
+                                                    "moves": " ".join(with_loops("YU1-C-AAAAAAB", win, 3))})
+    assert response.status_code == 201, response.get_data(as_text=True)
+    lines = backup_lines(app)
+    lines[0]["tables"]["records"].remove("earned")
+    for line in lines[1:]:
+        if line["table"] == "records":
+            del line["row"]["earned"]
+    target = make_app(DATABASE_URL=empty_database_url)
+    result = import_(target, "-", input="".join(json.dumps(line) + "\n" for line in lines))
+    assert result.exit_code == 0, result.output
+    assert sorted((row["player"], row["score"], row["earned"]) for row in every_row(target)["records"]) == [
+        ("cheat", 655, 625), ("honest", 625, 625)]
+    entries = target.test_client().get("/api/v1/leaderboard?variant=yukon-classic").get_json()["entries"]
+    assert [(e["rank"], e["player"]) for e in entries] == [(1, "honest"), (2, "cheat")]
+
+
 # -- files of one record a line (the format before) ---------------------------------
 
 def v1_lines() -> list[str]:

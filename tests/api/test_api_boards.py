@@ -56,6 +56,75 @@ def test_a_cursor_not_handed_out_is_422(client, records):
     assert [e["field"] for e in body["errors"]] == ["around"]
 
 
+#: every read that takes a cursor: /records and /challenges (time, id), the boards (key, time, id, rank,
+#: position), the standings (key, time, player, rank, position)
+CURSOR_READS = ("/records?", "/challenges?variant=yukon-classic&", "/leaderboard?variant=yukon-classic&",
+                "/standings?variant=yukon-classic&")
+
+
+def cursor_of(value) -> str:
+    """A value packed the way cursors are: its JSON, base64url without padding."""
+    import base64
+    import json
+
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+
+def assert_bad_cursor(client, cursor):
+    """Every read answers a cursor it cannot decode 422, problem+json naming the field and the reason."""
+    for read in CURSOR_READS:
+        response = client.get(f"{API}{read}cursor={cursor}")
+        assert response.status_code == 422, (read, cursor, response.get_data(as_text=True))
+        assert response.mimetype == "application/problem+json"
+        [error] = response.get_json()["errors"]
+        assert error["field"] == "cursor" and error["message"].startswith("not a cursor this server handed out")
+
+
+@pytest.mark.parametrize("value", [
+    ["0001-01-01T00:00:00+01:00", 1],  # before the first UTC time: OverflowError once
+    ["9999-12-31T23:59:59-01:00", 1], ["2026-01-01T00:00:00", 1], ["2026-01-01T00:00:00+00:00", 2 ** 63],
+    ["2026-01-01T00:00:00+00:00", True], [1, 2], "x", None, [], [[[[]]]]])
+def test_a_forged_cursor_is_422_on_every_read(client, value):
+    assert_bad_cursor(client, cursor_of(value))
+
+
+def test_a_board_cursor_with_rank_or_position_out_of_place_or_bad_text_is_422(client, records):
+    for player in ("a", "b"):
+        records.create(player=player)
+    at = "2026-01-01T00:00:00+00:00"
+    for rank, position in [(0, 1), (2, 1), (-1, -1)]:
+        response = client.get(f"{API}/leaderboard?variant=yukon-classic&cursor={cursor_of([0, at, 1, rank, position])}")
+        assert response.status_code == 422, response.get_data(as_text=True)
+    for player in ("\x00", "\ud800"):
+        response = client.get(f"{API}/standings?variant=yukon-classic&cursor={cursor_of([0, at, player, 1, 1])}")
+        assert response.status_code == 422, response.get_data(as_text=True)
+
+
+def test_any_cursor_is_a_page_or_422_never_an_error(client, records):
+    """Cursors of any bytes and of any JSON values of the shapes cursors have: each read answers 200 or 422."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    records.create(player="a")
+    scalars = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30)
+               | st.datetimes(timezones=st.timezones()).map(lambda moment: moment.isoformat())
+               | st.datetimes().map(lambda moment: moment.isoformat()))
+    import base64
+    from urllib.parse import urlencode
+
+    cursors = (st.binary(max_size=60).map(lambda data: base64.urlsafe_b64encode(data).decode().rstrip("="))
+               | st.lists(scalars, min_size=2, max_size=5).map(cursor_of) | st.text(max_size=40))
+
+    @given(cursors)
+    @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    def check(cursor):
+        for read in CURSOR_READS:
+            response = client.get(f"{API}{read}{urlencode({'cursor': cursor})}")
+            assert response.status_code in (200, 422), (read, cursor, response.get_data(as_text=True))
+
+    check()
+
+
 @pytest.fixture
 def ten(records):
     """Players p0 … p9 on yukon-classic, p0 best; p4 and p5 tie."""
@@ -163,20 +232,27 @@ def test_rebuilding_everything_gives_the_boards_kept_on_write(app, records):
 
 # -- board kinds, declared as data -------------------------------------------------
 
-def test_each_kind_packs_its_rank_chain_as_the_key_stored_before_kinds_were_data():
-    """The record kinds' key is the packing stored since 0006 (won, 2^30 − 1 − score, moves), the
-    standings' is −points: no stored key changes, so no migration rebuilds them."""
+def test_each_kind_packs_its_rank_chain_into_63_bits():
+    """The record kinds' key is won (bit 62), 4095 − earned (12 bits), take-backs and moves (25 bits
+    each), a value past its bits counted as the largest; the standings' is −points."""
     from api.boards import KINDS, RECORD_KINDS
 
-    for won, score, moves in [(True, 625, 88), (False, 0, 0), (False, 2 ** 30 - 1, 2 ** 31 - 1), (True, 1040, 3)]:
-        packed = (0 if won else 1) * 2 ** 61 + (2 ** 30 - 1 - score) * 2 ** 31 + moves
-        assert {kind.sort_key(won=won, score=score, moves=moves) for kind in RECORD_KINDS} == {packed}
-    assert KINDS["standings"].sort_key(points=7) == -7
-    # the order the key gives is the declared chain: won first, then the higher score, then fewer moves
+    for won, earned, takebacks, moves in [(True, 625, 0, 88), (False, 0, 0, 0), (False, 0, 2 ** 25 - 1, 2 ** 25 - 1),
+                                          (True, 1360, 3, 3)]:
+        packed = (0 if won else 1) * 2 ** 62 + (2 ** 12 - 1 - earned) * 2 ** 50 + takebacks * 2 ** 25 + moves
+        assert {kind.sort_key(won=won, earned=earned, takebacks=takebacks, moves=moves)
+                for kind in RECORD_KINDS} == {packed}
     deal = KINDS["deal"]
-    ordered = sorted([(False, 500, 10), (True, 600, 90), (True, 625, 95), (True, 625, 80)],
-                     key=lambda v: deal.sort_key(won=v[0], score=v[1], moves=v[2]))
-    assert ordered == [(True, 625, 80), (True, 625, 95), (True, 600, 90), (False, 500, 10)]
+    assert deal.sort_key(won=False, earned=0, takebacks=2 ** 31 - 1, moves=2 ** 31 - 1) == 2 ** 63 - 1
+    assert deal.sort_key(won=True, earned=625, takebacks=0, moves=2 ** 30) == deal.sort_key(
+        won=True, earned=625, takebacks=0, moves=2 ** 25 - 1)
+    assert KINDS["standings"].sort_key(points=7) == -7
+    # the order the key gives is the declared chain: won first, then more earned, fewer take-backs, fewer moves
+    ordered = sorted([(False, 500, 0, 10), (True, 600, 0, 90), (True, 625, 1, 60), (True, 625, 0, 95),
+                      (True, 625, 0, 80)],
+                     key=lambda v: deal.sort_key(won=v[0], earned=v[1], takebacks=v[2], moves=v[3]))
+    assert ordered == [(True, 625, 0, 80), (True, 625, 0, 95), (True, 625, 1, 60), (True, 600, 0, 90),
+                       (False, 500, 0, 10)]
     assert [kind.name("x") for kind in RECORD_KINDS] == ["deal:x", "deal-nt:x", "variant:x", "variant-nt:x",
                                                          "challenge:x"]
 
@@ -186,13 +262,17 @@ def test_the_sql_key_of_a_kind_is_its_python_key(app, records):
 
     from api.boards import KINDS
 
-    for won, score, moves in [(True, 625, 88), (False, 310, 41), (False, 0, 1)]:
-        records.create(player=f"p{score}", score=score, won=won, moves=moves, takebacks=0)
+    for won, score, takebacks, moves in [(True, 625, 0, 88), (False, 310, 0, 41), (False, 0, 0, 1),
+                                         (True, 655, 3, 2 ** 31 - 1), (False, 5000, 2 ** 26, 2 ** 26)]:
+        # (earned points past their 12 bits, as no game earns: the key counts them as the largest)
+        records.create(player=f"p{score}", score=score, won=won, moves=moves, takebacks=takebacks,
+                       **({"earned": score} if score > 4095 else {}))
     with app.extensions["api.db"].sessions() as session:
-        rows = session.execute(select(BoardEntry.won, BoardEntry.score, BoardEntry.moves, BoardEntry.sort_key)
-                               .where(BoardEntry.board.like("deal:%"))).all()
-    assert len(rows) == 3
-    assert all(key == KINDS["deal"].sort_key(won=won, score=score, moves=moves) for won, score, moves, key in rows)
+        rows = session.execute(select(BoardEntry.won, BoardEntry.earned, BoardEntry.takebacks, BoardEntry.moves,
+                                      BoardEntry.sort_key).where(BoardEntry.board.like("deal:%"))).all()
+    assert len(rows) == 5
+    assert all(key == KINDS["deal"].sort_key(won=won, earned=earned, takebacks=takebacks, moves=moves)
+               for won, earned, takebacks, moves, key in rows)
 
 
 def test_leaders_are_every_row_tied_first_and_nobody_on_an_empty_board(app, records):

@@ -19,10 +19,12 @@ import pytest
 import yaml
 
 from api.config import SETTINGS, load_settings
+from api.tasks import DELIVER, QUEUES
 from tests.conftest import ROOT, problem_validator
 
 DEPLOY = ROOT / "deploy"
 SETTING_NAMES = {setting.name for setting in SETTINGS}
+SETTINGS_BY_NAME = {setting.name: setting for setting in SETTINGS}
 #: variables the examples set that are not the app's settings: gunicorn's and prometheus_client's
 OTHER_VARIABLES = {"WEB_CONCURRENCY", "PROMETHEUS_MULTIPROC_DIR"}
 BIN = Path(sys.executable).parent
@@ -37,8 +39,8 @@ def env_file(path: Path) -> dict[str, str]:
 def test_the_compose_file_runs_the_services_programs_with_known_settings():
     compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text(encoding="utf-8"))
     services = compose["services"]
-    assert set(services) == {"postgres", "redis", "migrate", "web", "worker", "beat"}
-    for name in ("migrate", "web", "worker", "beat"):
+    assert set(services) == {"postgres", "redis", "migrate", "web", "worker", "webhooks", "beat"}
+    for name in ("migrate", "web", "worker", "webhooks", "beat"):
         service = services[name]
         program = service["command"][0]
         assert (BIN / program).exists(), f"{name}: {program} is not one of the service's programs"
@@ -46,8 +48,18 @@ def test_the_compose_file_runs_the_services_programs_with_known_settings():
         settings = {k: v for k, v in service["environment"].items() if k in SETTING_NAMES}
         load_settings("/nonexistent", environ=settings)  # every value parses
     assert services["worker"]["environment"]["WORKER_METRICS_PORT"] == "9808"
+    # the webhook deliveries have a worker of their own, which the other leaves them to
+    webhooks_queue = f"{SETTINGS_BY_NAME['CELERY_QUEUE_PREFIX'].default}.{QUEUES[DELIVER]}"
+    assert option(services["worker"]["command"], "--exclude-queues") == webhooks_queue
+    assert option(services["webhooks"]["command"], "--queues") == webhooks_queue
+    assert services["webhooks"]["environment"]["WORKER_METRICS_PORT"] not in ("9808", None)
     assert "/var/lib/solitaire-verifier" in " ".join(services["beat"]["command"])  # its volume
     assert services["beat"]["volumes"] == ["beat-state:/var/lib/solitaire-verifier"]
+
+
+def option(command: list[str], name: str) -> str | None:
+    """The value of a command's ``--name value`` option."""
+    return command[command.index(name) + 1] if name in command else None
 
 
 def dockerfile_stages(text: str) -> list[list[str]]:
@@ -95,6 +107,7 @@ def test_the_example_environment_sets_only_settings_that_parse():
 def test_the_systemd_units_verify(tmp_path):
     units = sorted((DEPLOY / "systemd").glob("*.service"))
     assert [unit.name for unit in units] == ["solitaire-verifier-beat.service", "solitaire-verifier-web.service",
+                                             "solitaire-verifier-webhooks.service",
                                              "solitaire-verifier-worker.service"]
     for unit in units:  # the checkout's place in the units is this one's, so that the programs exist
         (tmp_path / unit.name).write_text(unit.read_text().replace("/opt/solitaire-verifier", str(ROOT)))
@@ -104,6 +117,10 @@ def test_the_systemd_units_verify(tmp_path):
     assert result.returncode == 0 and "Unknown" not in result.stderr, result.stderr
     beat = (DEPLOY / "systemd" / "solitaire-verifier-beat.service").read_text()
     assert "StateDirectory=solitaire-verifier" in beat and "--schedule %S/solitaire-verifier/" in beat
+    webhooks_queue = f"{SETTINGS_BY_NAME['CELERY_QUEUE_PREFIX'].default}.{QUEUES[DELIVER]}"
+    worker = (DEPLOY / "systemd" / "solitaire-verifier-worker.service").read_text()
+    webhooks = (DEPLOY / "systemd" / "solitaire-verifier-webhooks.service").read_text()
+    assert f"--exclude-queues {webhooks_queue} " in worker and f"--queues {webhooks_queue} " in webhooks
 
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool (Debian: prometheus) is not installed")

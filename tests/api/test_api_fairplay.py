@@ -243,7 +243,7 @@ def test_a_copied_log_is_stored_unranked_pointing_to_the_original(client, legal_
     copy = response.get_json()
     assert copy["ranked"] is False and copy["copy_of"] == original["id"] and copy["status"] == "visible"
     [flag] = copy["flags"]
-    assert flag["flag"] == "copy" and flag["evidence"]["original"] == original["id"] and flag["evidence"]["jaccard"] == 1
+    assert flag["flag"] == "copy" and flag["evidence"]["original"] == original["id"] and flag["evidence"]["share_of_original"] == 1
     assert str(original["id"]) in flag["reason"]
     assert client.get(f"{API}/records/{original['id']}").get_json()["ranked"] is True  # the first keeps its rank
     board = client.get(f"{API}/leaderboard?variant=forty-thieves").get_json()["entries"]

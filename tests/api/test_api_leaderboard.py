@@ -19,7 +19,7 @@ def summary(body):
     return [(e["rank"], e["player"], e["won"], e["score"], e["moves"]) for e in body["entries"]]
 
 
-def test_the_order_is_won_then_score_then_moves_then_earlier(client, records):
+def test_the_order_is_won_then_earned_then_moves_then_earlier(client, records):
     records.create(player="lost-high", score=600, moves=50)
     records.create(player="won-low", won=True, score=625, moves=300)
     records.create(player="won-high-slow", won=True, score=700, moves=400)
@@ -82,11 +82,12 @@ def test_code_filter_ranks_one_deal(client, records):
 def test_no_takebacks_ranks_only_records_without_take_backs(client, records):
     records.create(player="ann", won=True, score=645, takebacks=2)
     records.create(player="ann", won=True, score=625, moves=300, takebacks=0)
-    records.create(player="bob", won=True, score=700, takebacks=1)
-    assert summary(board(client, "variant=yukon-classic")) == [(1, "bob", True, 700, 10), (2, "ann", True, 645, 10)]
+    records.create(player="bob", won=True, score=635, takebacks=1)
+    # every Yukon win earns 625: fewer take-backs rank first, whatever the app's score
+    assert summary(board(client, "variant=yukon-classic")) == [(1, "ann", True, 625, 300), (2, "bob", True, 635, 10)]
     body = board(client, "variant=yukon-classic&no_takebacks=true")
     assert summary(body) == [(1, "ann", True, 625, 300)]
-    assert body["entries"][0]["takebacks"] == 0
+    assert body["entries"][0]["takebacks"] == 0 and body["entries"][0]["earned"] == 625
     assert body["filters"] == {"code": None, "no_takebacks": True, "limit": 10}
 
 

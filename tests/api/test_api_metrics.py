@@ -7,6 +7,7 @@ outcomes, nodes); the worker's log lines are the app's JSON, with the task's id 
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import time
 import urllib.request
@@ -147,11 +148,78 @@ def metrics_fields() -> tuple[str, ...]:
     return FIELDS
 
 
-def test_the_worker_refuses_a_metrics_port_without_a_shared_directory(monkeypatch):
+def test_a_worker_with_a_metrics_port_and_no_directory_makes_its_own(tier, monkeypatch):
+    """WORKER_METRICS_PORT without PROMETHEUS_MULTIPROC_DIR: the worker makes a directory (as
+    gunicorn.conf.py does for the web tier) and its scrape adds up its pool processes' values,
+    the tasks they ran and the pools of their database engines."""
     monkeypatch.delenv(metrics.MULTIPROC_DIR, raising=False)
-    try:
-        metrics.start_worker_server(free_port())
-    except RuntimeError as error:
-        assert "PROMETHEUS_MULTIPROC_DIR" in str(error)
-    else:
-        raise AssertionError("started without a directory the pool's processes share")
+    app = tier.app()
+    port = free_port()
+    worker = tier.worker(concurrency=2, WORKER_METRICS_PORT=port)
+    from api.tasks import WEBHOOK_PRUNE
+
+    app.extensions["api.celery"].tasks[WEBHOOK_PRUNE].apply_async()
+    done = f'solitaire_tasks_total{{state="success",task="{WEBHOOK_PRUNE}"}}'
+    timed = f'solitaire_task_duration_seconds_count{{task="{WEBHOOK_PRUNE}"}}'
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+            scraped = parse(answer.read().decode())
+        if timed in scraped:
+            break
+        assert time.monotonic() < deadline, "the task's metrics did not come"
+        time.sleep(0.2)
+    assert scraped[done] == 1
+    assert scraped["solitaire_db_pool_size"] >= 2 * 5  # both pool processes' engines (written to the directory)
+    assert worker.process.poll() is None
+
+
+def test_random_methods_and_unmatched_paths_keep_the_series_bounded(make_app):
+    """Any method a client makes up (gunicorn passes them on) counts as ``<other>``, and any path
+    no route matches as ``<unmatched>``: hundreds of such requests add a handful of series."""
+    import random
+    import string
+
+    app = make_app()
+    client = app.test_client()
+    client.get(f"{API}/healthz")
+    before = scrape_app(app)
+    chance = random.Random(46)
+    for n in range(300):
+        method = "".join(chance.choices(string.ascii_uppercase, k=chance.randint(3, 12)))
+        path = f"/{''.join(chance.choices(string.ascii_lowercase, k=8))}/{n}"
+        assert client.open(path, method=method).status_code in (404, 405)
+        assert client.open(f"{API}/healthz", method=method).status_code == 405
+        assert client.get(path).status_code == 404
+    after = scrape_app(app)
+    new = set(after) - set(before)
+    methods = {sample.split('method="', 1)[1].split('"', 1)[0] for sample in after if 'method="' in sample}
+    paths = {sample.split('path="', 1)[1].split('"', 1)[0] for sample in after if 'path="' in sample}
+    assert methods <= metrics.METHODS | {metrics.OTHER_METHOD}, methods
+    assert metrics.OTHER_METHOD in methods and "GET" in methods
+    assert paths <= {metrics.UNMATCHED, f"{API}/healthz", "/metrics"} | {r.rule for r in app.url_map.iter_rules()}
+    assert len(new) < 60, sorted(new)  # (a histogram is ~17 samples a label set: three or so new sets)
+    other = f'flask_http_request_total{{method="{metrics.OTHER_METHOD}",status="405"}}'
+    assert delta(after, before, other) == 300
+    assert delta(after, before, 'flask_http_request_duration_seconds_count{method="<other>",path="<unmatched>",'
+                                'status="405"}') + delta(after, before, 'flask_http_request_duration_seconds_count'
+                                                                        '{method="<other>",path="<unmatched>",'
+                                                                        'status="404"}') == 600
+
+
+def test_trusted_proxies_is_warned_of_when_the_app_is_made(make_app, caplog):
+    """X-Forwarded-For is believed with TRUSTED_PROXIES: the log says what a client that reaches the
+    server directly can then do."""
+    with caplog.at_level(logging.WARNING, logger="api.limits"):
+        make_app()
+    assert not [r for r in caplog.records if "TRUSTED_PROXIES" in r.getMessage()]
+    with caplog.at_level(logging.WARNING, logger="api.limits"):
+        app = make_app(TRUSTED_PROXIES=1)
+    [warning] = [r for r in caplog.records if "TRUSTED_PROXIES" in r.getMessage()]
+    text = warning.getMessage()
+    assert warning.levelno == logging.WARNING and "TRUSTED_PROXIES=1" in text
+    assert all(word in text for word in ("X-Forwarded-For", "directly", "rate limits", "/metrics")), text
+    # what it warns of: a direct client that sends the header reads /metrics as loopback
+    spoofed = app.test_client().get("/metrics", environ_base={"REMOTE_ADDR": "203.0.113.9"},
+                                    headers={"X-Forwarded-For": "127.0.0.1"})
+    assert spoofed.status_code == 200

@@ -337,9 +337,9 @@ def test_0007_keeps_every_record_and_the_copy_check_finds_the_first_of_a_log(emp
 @BOTH
 @pytest.mark.parametrize(("module", "added"), [
     ("0012_webhooks", {"webhook_endpoints", "webhook_messages", "webhook_deliveries"}),
-    ("0013_deal_versions", {"deal_versions"}), ("0014_unjudged_index", set())])
+    ("0013_deal_versions", {"deal_versions"}), ("0014_unjudged_index", set()), ("0018_webhook_prune_index", set())])
 def test_the_migrations_that_add_tables_keep_every_record(empty_database_url, module, added):
-    """0012 adds the webhook tables, 0013 the deals' versions, 0014 an index: a record stored
+    """0012 adds the webhook tables, 0013 the deals' versions, 0014 and 0018 indexes: a record stored
     before is unchanged, up and down again, and only those tables come and go."""
     import importlib
 
@@ -415,7 +415,8 @@ def test_0008_keeps_every_record_and_player_and_computes_the_effective_lines(emp
             hint = connection.execute(text("SELECT action, reached, position FROM hints")).one()
         expected = evidence.pack(evidence.effective_line("FT1-N-AAAAAAB", played))
         assert lines[0] == lines[1] and bytes(lines[0]) == expected and lines[2] is None
-        assert [tuple(b) for b in bands] == [(1, evidence.BANDS), (2, evidence.BANDS)]
+        keys = len(evidence.index_keys(evidence.effective_line("FT1-N-AAAAAAB", played)))
+        assert [tuple(b) for b in bands] == [(1, keys), (2, keys)]
         assert tuple(hint) == (None, None, "p")
         with database.engine.begin() as connection:
             command.downgrade(alembic_config(connection), module.down_revision)
@@ -450,5 +451,176 @@ def test_0011_keeps_every_record_and_indexes_a_players_records_by_id(empty_datab
         with database.engine.connect() as connection:
             assert _old_rows(connection) == before
             assert "ix_records_player_id" in {i["name"] for i in inspect(connection).get_indexes("records")}
+    finally:
+        database.dispose()
+
+
+@BOTH
+def test_0015_gives_every_record_its_earned_points_and_ranks_the_boards_by_them(empty_database_url):
+    """Records and a challenge stored in the schema before 0015: every value kept; each record gets
+    the earned points of its stored log (a log that does not replay: from its score and take-backs);
+    the boards and standings are those the service builds at head (a Yukon win with take-back loops
+    falls below the honest wins, and a player's entry becomes their honest win); and back down, the
+    boards rank by score again."""
+    import importlib
+
+    from sqlalchemy import select
+
+    from api import boards
+    from api.models import BoardEntry, Standing
+    from tests.api.test_api_board_loops import with_loops, with_undos
+    from tests.engine.engine_helpers import find_win
+    from tests.play import play_greedy
+    from verifier import replay
+
+    migration = importlib.import_module("migrations.versions.0015_earned_points")
+    win = [str(action) for action in find_win("YU1-C-AAAAAAB")]
+    thief = play_greedy("FT1-N-AAAAAAB", 80)
+    games = [("honest", "YU1-C-AAAAAAB", win), ("cheat", "YU1-C-AAAAAAB", with_loops("YU1-C-AAAAAAB", win, 30)),
+             ("ann", "YU1-C-AAAAAAB", with_undos("YU1-C-AAAAAAB", win, 20)),
+             ("ann", "YU1-C-AAAAAAB", with_loops("YU1-C-AAAAAAB", win, 2)),
+             ("bob", "FT1-N-AAAAAAB", with_loops("FT1-N-AAAAAAB", thief, 2)), ("bob", "FT1-N-AAAAAAB", thief)]
+    insert = text(
+        "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, actions, undos, "
+        "takebacks, foundation_cards, engine_version, rules_version, received_at, verified_at, status, ranked, "
+        "flags) VALUES (:player, :code, :variant, 1, :log, :hash, :won, :score, :moves, :actions, :undos, "
+        ":takebacks, :cards, '1.0.0', 1, :at, :at, 'visible', true, '[]')")
+    database = Database(empty_database_url)
+    try:
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), migration.down_revision)
+            for n, (player, code, log) in enumerate(games):
+                verdict = replay(code, " ".join(log))
+                assert verdict.verified
+                connection.execute(insert, {
+                    "player": player, "code": code, "variant": verdict.code.variant, "log": verdict.canonical_text,
+                    "hash": f"h{n}", "won": verdict.won, "score": verdict.score, "moves": verdict.moves,
+                    "actions": verdict.actions, "undos": verdict.undos, "takebacks": verdict.takebacks,
+                    "cards": verdict.foundation_cards, "at": f"2025-03-0{n + 1} 12:00:00+00:00"})
+            connection.execute(insert, {  # a log that does not replay (none should)
+                "player": "cid", "code": "YU1-C-AAAAAAB", "variant": "yukon-classic", "log": "T9>T9 # not a log",
+                "hash": "h9", "won": False, "score": 40, "moves": 9, "actions": 9, "undos": 0, "takebacks": 1,
+                "cards": 2, "at": "2025-03-09 12:00:00+00:00"})
+            connection.execute(text(
+                "INSERT INTO challenges (variant, kind, starts_at, ends_at, code, candidate, par, par_line, prepared_at, "
+                "attempts_required) VALUES ('yukon-classic', 'daily', '2025-03-01 00:00:00+00:00', "
+                "'2025-03-10 00:00:00+00:00', 'YU1-C-AAAAAAB', 0, 90, '', '2025-03-01 00:00:00+00:00', false)"))
+            before = _old_rows(connection)
+
+        def deal_board(connection):
+            return [(row.player, row.score, row.takebacks) for row in connection.execute(text(
+                "SELECT player, score, takebacks FROM board_entries WHERE board = 'deal:YU1-C-AAAAAAB' "
+                "ORDER BY sort_key, received_at, record_id"))]
+
+        database.upgrade()
+        with database.engine.begin() as connection:
+            assert _old_rows(connection) == before
+            earned = connection.execute(text("SELECT player, takebacks, earned FROM records ORDER BY id")).all()
+            assert [tuple(row) for row in earned][:4] == [("honest", 0, 625), ("cheat", 30, 625), ("ann", 0, 625),
+                                                          ("ann", 2, 625)]
+            thief_earned = [row.earned for row in earned if row.player == "bob"]
+            assert thief_earned[0] == thief_earned[1] == replay("FT1-N-AAAAAAB", " ".join(thief)).score
+            assert tuple(earned[-1]) == ("cid", 1, 30)  # 40 less the take-back's 10
+            assert deal_board(connection) == [("honest", 625, 0), ("ann", 625, 0), ("cheat", 925, 30),
+                                              ("cid", 40, 1)]
+
+            def snapshot():
+                return [sorted(tuple(row) for row in connection.execute(select(*table.__table__.columns)).all())
+                        for table in (BoardEntry, Standing)]
+
+            migrated = snapshot()
+            boards.rebuild_all(connection)
+            assert snapshot() == migrated and migrated[1]
+        with database.engine.begin() as connection:
+            command.downgrade(alembic_config(connection), migration.down_revision)
+        with database.engine.connect() as connection:
+            assert _old_rows(connection) == before
+            assert deal_board(connection)[0] == ("cheat", 925, 30)  # the order before: the score first
+    finally:
+        database.dispose()
+
+
+@BOTH
+def test_0017_computes_every_line_key_and_hint_again_on_settled_positions_and_back(empty_database_url):
+    """Records, hints and a copy flag stored before 0017 with the former lines (layout hashes, MinHash
+    bands): every other value kept; each line, its index keys and each hint's position computed on
+    settled positions; a log that does not replay keeps its line; the copy flag keeps its evidence
+    and gains the shared share; and back down to exactly the former values."""
+    import importlib
+
+    from api import evidence
+    from engine import Game
+    from engine.layouts import position_hash
+    from tests.api.conftest import play_legal
+
+    migration = importlib.import_module("migrations.versions.0017_settled_lines")
+    code = "YU1-C-AAAAAAB"
+    played = play_legal(code, 40)
+    logs = [("ann", " ".join(played)), ("bob", " ".join(played[:20] + ["U"] + played[19:])),
+            ("cat", "T9>T9 # not a log")]
+    former = [migration._pack(migration.former_line(code, played))] * 2 + [b"\x00" * 8]
+    copy_flag = {"flag": "copy", "reason": "copied", "review": False,
+                 "evidence": {"original": 1, "jaccard": 1.0, "threshold": 0.8}}
+    database = Database(empty_database_url)
+    insert = text(
+        "INSERT INTO records (player, code, variant, number, canonical, log_hash, won, score, moves, actions, undos, "
+        "takebacks, foundation_cards, engine_version, rules_version, received_at, verified_at, status, ranked, "
+        "flags, player_id, line, copy_of, earned) VALUES (:player, :code, 'yukon-classic', 1, :log, :hash, false, 0, "
+        "1, 1, 0, 0, 0, '1.0.0', 1, :at, :at, 'visible', :ranked, :flags, :player_id, :line, :copy_of, 0)")
+    game = Game.from_code(code)
+    position = str(game.position)
+    game.push_text(played[0])
+    try:
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), migration.down_revision)
+            for n, (player, log) in enumerate(logs):
+                player_id = connection.execute(text(
+                    "INSERT INTO players (name, created_at) VALUES (:name, :at) RETURNING id"),
+                    {"name": player, "at": "2025-03-01 12:00:00+00:00"}).scalar_one()
+                connection.execute(insert, {
+                    "player": player, "code": code, "log": log, "hash": f"h{n}", "player_id": player_id,
+                    "at": f"2025-03-0{n + 1} 12:00:00+00:00", "line": former[n], "ranked": n != 1,
+                    "flags": json.dumps([copy_flag] if n == 1 else []), "copy_of": 1 if n == 1 else None})
+                keys = migration.former_band_keys(code, migration._unpack(former[n]))
+                connection.execute(text("INSERT INTO line_bands (band, record_id) VALUES (:band, :id)"),
+                                   [{"band": key, "id": n + 1} for key in keys])
+            connection.execute(text("INSERT INTO hints (player_id, code, at, actions, position, action, reached) "
+                                    "VALUES (1, :code, '2025-03-01 12:00:00+00:00', 0, :position, :action, :reached)"),
+                               {"code": code, "position": position, "action": played[0],
+                                "reached": position_hash(game.position)})
+            columns = [c for c in OLD_COLUMNS if c != "flags"]
+
+            def rows(connection):
+                return [tuple(row) for row in connection.execute(text(
+                    f"SELECT {', '.join(columns)} FROM records ORDER BY id")).all()]
+
+            def state(connection):
+                return (
+                    [bytes(row[0]) for row in connection.execute(text("SELECT line FROM records ORDER BY id"))],
+                    sorted(tuple(row) for row in connection.execute(text("SELECT record_id, band FROM line_bands"))),
+                    connection.execute(text("SELECT reached FROM hints")).scalar_one(),
+                    [json.loads(f) if isinstance(f, str) else f
+                     for (f,) in connection.execute(text("SELECT flags FROM records ORDER BY id"))])
+
+            before, former_state = rows(connection), state(connection)
+        with database.engine.begin() as connection:
+            command.upgrade(alembic_config(connection), migration.revision)
+        with database.engine.connect() as connection:
+            assert rows(connection) == before
+            lines, keys, reached, flags = state(connection)
+        new = frozenset(evidence.effective_line(code, played))
+        assert lines == [evidence.pack(new)] * 2 + [former[2]]  # (the log that does not replay keeps its line)
+        assert keys == sorted([(1, key) for key in evidence.index_keys(new)] + [(2, key) for key in
+                                                                                 evidence.index_keys(new)]
+                              + [k for k in former_state[1] if k[0] == 3])
+        assert reached == evidence.position_hash(game.position) != former_state[2]
+        assert flags[1][0]["evidence"] == {"original": 1, "jaccard": 1.0, "threshold": 0.8,
+                                           "shared_positions": len(new), "share_of_original": 1.0,
+                                           "share_of_game": 1.0, "overlap": 1.0}
+        assert flags[0] == flags[2] == []
+        with database.engine.begin() as connection:
+            command.downgrade(alembic_config(connection), migration.down_revision)
+        with database.engine.connect() as connection:
+            assert rows(connection) == before and state(connection) == former_state
     finally:
         database.dispose()

@@ -67,7 +67,7 @@ def test_records_whose_result_changed_are_reported_and_left_alone(app, stored):
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert lines[:-1] == [
-        f"record {inflated.id} (inflated, {CODE}): score 999 -> 30; moves 4 -> 5",
+        f"record {inflated.id} (inflated, {CODE}): score 999 -> 30; moves 4 -> 5; earned 999 -> 30",
         f"record {illegal.id} (illegal, {CODE}): now illegal: action 1 'T1:6D>T2': "
         + replay(CODE, "T7:AS>F1 T1:6D>T2").error.rule + ": " + replay(CODE, "T7:AS>F1 T1:6D>T2").error.message,
         f"record {claims.id} (claims, {CODE}): claims no longer match: score claimed 25, replay gives 30",

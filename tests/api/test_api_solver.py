@@ -25,6 +25,7 @@ from api.config import ConfigError, load_settings
 from api.db import Database, alembic_config
 from api.models import Solvability
 from api.solving import MAX_ATTEMPTS, Solver
+from tests.api.solver_places import places_taken
 from verifier import replay
 from verifier.solving import solve_code
 
@@ -275,9 +276,10 @@ def test_searches_count_against_the_solver_rate_limit_and_stored_answers_do_not(
     assert solvability(client, WINNABLE_YUKON).status_code == 200       # search 1
     for _ in range(3):
         assert solvability(client, WINNABLE_YUKON).status_code == 200   # stored: free
-    assert post_hint(client, json={"code": WINNABLE_YUKON, "moves": ""}).status_code == 200  # search 2
-    assert post_hint(client, json={"code": WINNABLE_YUKON, "moves": ""}).status_code == 200  # stored
-    for response in (post_hint(client, json={"code": WINNABLE_YUKON, "moves": "T7:TS>T2"}),
+    assert post_hint(client, json={"code": WINNABLE_YUKON, "moves": ""}).status_code == 200  # the deal's line: free
+    assert post_hint(client, json={"code": UNWINNABLE, "moves": ""}).status_code == 200  # search 2
+    assert post_hint(client, json={"code": UNWINNABLE, "moves": ""}).status_code == 200  # stored
+    for response in (post_hint(client, json={"code": UNWINNABLE, "moves": "T2:TH>T1"}),
                      solvability(client, UNWINNABLE)):
         assert response.status_code == 429
         assert response.get_json()["type"] == PROBLEMS + "rate-limited"
@@ -396,7 +398,7 @@ def test_solver_settings_have_defaults(tmp_path):
         "SOLVER_ENABLED": True, "SOLVER_BUDGET_SECONDS": 10.0, "SOLVER_BUDGET_NODES": None,
         "SOLVER_QUEUE_SIZE": 64, "SOLVER_STALE_SECONDS": 300.0, "SOLVER_HINT_SECONDS": 2.0,
         "SOLVER_HINT_NODES": None, "SOLVER_PENDING_PER_CLIENT": 2, "SOLVER_UNKNOWN_SECONDS": 86400.0,
-        "SOLVER_HINT_KEEP_SECONDS": 3600.0, "SOLVER_WORKER_MAX_MEMORY_MB": 1500}
+        "SOLVER_HINT_KEEP_SECONDS": 3600.0, "SOLVER_WORKER_MAX_MEMORY_MB": 1500, "SOLVER_TASK_PLACES": 2}
     assert {name: settings[name] for name in settings if name.startswith("CELERY_")} == {
         "CELERY_BROKER_URL": None, "CELERY_RESULT_BACKEND": None, "CELERY_QUEUE_PREFIX": "solitaire-verifier",
         "CELERY_VISIBILITY_TIMEOUT": 600.0}
@@ -467,7 +469,7 @@ def test_racing_first_requests_share_one_search(make_empty_app):
     assert len(sent) == 1
     [row] = rows(app)
     assert (row.attempts, row.status) == (1, "winnable")
-    assert solver.places_taken() == 0
+    assert places_taken(solver) == 0
 
 
 def test_a_hint_has_an_id_to_poll_and_is_stored(client, monkeypatch):
@@ -547,9 +549,9 @@ def test_a_broker_that_does_not_answer_gives_503_and_takes_nothing(make_empty_ap
     assert "broker did not take the search" in response.get_json()["detail"]
     [row] = rows(app)
     assert (row.status, row.queued_at) == ("pending", None)  # the next request sends it again
-    assert app.extensions["api.solver"].places_taken() == 0
+    assert places_taken(app.extensions["api.solver"]) == 0
     response = hint(client, WINNABLE_YUKON, "")
-    assert response.status_code == 503 and app.extensions["api.solver"].places_taken() == 0
+    assert response.status_code == 503 and places_taken(app.extensions["api.solver"]) == 0
 
 
 @BOTH
@@ -593,7 +595,7 @@ def test_a_search_stopped_at_the_soft_time_limit_is_stored_unknown(app, client, 
     body = hint(client, WINNABLE_YUKON, "T7:TS>T2").get_json()
     assert (body["status"], body["hint"], body["after_actions"]) == ("unknown", None, 1)
     assert "went past its time limit" in body["reason"]
-    assert app.extensions["api.solver"].places_taken() == 0
+    assert places_taken(app.extensions["api.solver"]) == 0
 
 
 # -- hints belong to their player (issue 21) -----------------------------------------
@@ -676,7 +678,7 @@ def deal(number: int) -> str:
 
 
 def test_keys_are_served_first_in_turn_and_anonymous_clients_hold_half_the_places(make_empty_app, monkeypatch):
-    app, solver, searched = queue_app(make_empty_app, monkeypatch, SOLVER_QUEUE_SIZE=8)
+    app, solver, searched = queue_app(make_empty_app, monkeypatch, SOLVER_QUEUE_SIZE=8, SOLVER_TASK_PLACES=1)
     client = app.test_client()
     ask = lambda number, headers: client.get(f"{API}/deals/{deal(number)}/solvability", headers=headers)
     for number, ip in enumerate(["10.0.0.1", "10.0.0.1", "10.0.0.2", "10.0.0.2"]):
@@ -689,12 +691,12 @@ def test_keys_are_served_first_in_turn_and_anonymous_clients_hold_half_the_place
         assert ask(number, headers).status_code == 202  # issue 22: keys were refused 503 here
     assert ask(12, first).status_code == 429  # a key has its own limit of 2, like anyone
     assert ask(3, second).status_code == 202  # a key asks for an anonymous search: it moves up, no place taken
-    assert solver.places_taken() == 7
+    assert places_taken(solver) == 7
     while solver.run_next("deal", f"runner-{len(searched)}") is not None:
         pass
     # keys first, each key's first search, then each one's second; then the anonymous clients in turn
     assert searched == [deal(10), deal(20), deal(3), deal(11), deal(0), deal(2), deal(1)]
-    assert solver.places_taken() == 0
+    assert places_taken(solver) == 0
     assert ask(4, {"X-Forwarded-For": "10.0.0.3"}).status_code == 202  # places free again
 
 
@@ -783,5 +785,5 @@ def test_the_tickets_of_keys_go_to_the_queue_taken_first(make_empty_app, monkeyp
                 "CELERY_QUEUE_PREFIX": "sq"}
     worker_side = tasks.make_celery(settings)
     assert [queue.name for queue in worker_side.conf.task_queues] == ["sq.challenges", "sq.keys", "sq.hints",
-                                                                      "sq.searches", "sq.bulk"]
+                                                                      "sq.searches", "sq.bulk", "sq.webhooks"]
     assert worker_side.conf.task_routes[tasks.HINT]["queue"] == "sq.hints"

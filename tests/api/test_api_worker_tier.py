@@ -24,6 +24,7 @@ from sqlalchemy import select
 import engine
 from api.models import HintAnswer, Record, Solvability
 from tests.api.celery_tier import RABBITMQ_URL, ROOT, Tier, require_broker
+from tests.api.solver_places import places_taken
 from verifier import replay
 
 API = "/api/v1"
@@ -94,7 +95,7 @@ def test_searches_and_hints_run_on_a_worker_and_are_stored(tier):
     assert replay(WINNABLE_YUKON, ["T7:TS>T2", body["hint"]]).legal
     again = client.post(f"{API}/hint", json={"code": WINNABLE_YUKON.lower(), "moves": ["T7:TS>T2"]}, headers=who)
     assert again.status_code == 200 and again.get_json() == body  # stored: answered at once
-    assert app.extensions["api.solver"].places_taken() == 0
+    assert places_taken(app.extensions["api.solver"]) == 0
 
 
 def test_each_client_has_at_most_its_places_and_the_queue_is_bounded(tier):
@@ -122,12 +123,12 @@ def test_each_client_has_at_most_its_places_and_the_queue_is_bounded(tier):
     with app.extensions["api.db"].sessions() as session:  # nothing was stored for the refused requests
         assert sorted(session.scalars(select(Solvability.code))) == sorted([HARD, UNWINNABLE])
         assert [h.log for h in session.scalars(select(HintAnswer))] == [""]
-    assert app.extensions["api.solver"].places_taken() == 3
+    assert places_taken(app.extensions["api.solver"]) == 3
     tier.worker()  # the waiting searches run; their places come free
     assert wait_for(client, solvability_url(UNWINNABLE)).get_json()["status"] == "unwinnable"
     assert wait_for(client, solvability_url(HARD)).get_json()["status"] == "unknown"
     deadline = time.monotonic() + WAIT_SECONDS
-    while app.extensions["api.solver"].places_taken():
+    while places_taken(app.extensions["api.solver"]):
         assert time.monotonic() < deadline
         time.sleep(0.2)
     assert client.get(solvability_url(HARD_TOO), headers=eve).status_code == 202
@@ -157,7 +158,7 @@ def test_a_search_of_a_killed_worker_is_done_by_another(tier):
     assert any("api.solve_deal" in line and "received" in line for line in second.output)
     [row] = rows(app, Solvability)
     assert row.attempts == 1  # redone by the broker, not started again by a request
-    assert app.extensions["api.solver"].places_taken() == 0
+    assert places_taken(app.extensions["api.solver"]) == 0
 
 
 def rows(app, model):
@@ -306,7 +307,7 @@ def test_a_valid_api_key_is_a_client_of_its_own_and_random_tokens_are_not(tier):
         response = client.get(solvability_url(UNWINNABLE), headers={"Authorization": f"Bearer sv_made_up_{number}"})
         assert response.status_code == 401
     assert client.get(solvability_url(UNWINNABLE)).status_code == 429  # and the IP has used its place
-    assert app.extensions["api.solver"].places_taken() == 2
+    assert places_taken(app.extensions["api.solver"]) == 2
 
 
 def test_a_hint_goes_ahead_of_the_searches_waiting(tier):
@@ -339,7 +340,7 @@ def test_an_unprepared_challenge_window_sends_its_preparation_once_and_is_served
         response = client.get(url)
         assert response.status_code == 503 and response.headers["Retry-After"] == "15"
     assert [(job.client, job.slot) for job in rows(app, SolverJob)] == [("task:api.prepare_challenges", -1)]
-    assert app.extensions["api.solver"].places_taken() == 0  # the marker takes no user's place
+    assert places_taken(app.extensions["api.solver"]) == 0  # the marker takes no user's place
     tier.worker(CHALLENGE_NODES=20000)
     deadline = time.monotonic() + WAIT_SECONDS
     while (response := client.get(url)).status_code == 503:

@@ -44,6 +44,8 @@ class LiveServer:
     #: yesterday (a closed daily challenge of Forty Thieves) and this week's Monday, ISO dates
     yesterday: str = ""
     monday: str = ""
+    #: the application (for a test that changes what is stored, and puts it back)
+    app: Any = None
 
 
 @pytest.fixture(scope="session")
@@ -59,7 +61,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
     app = create_app({"DATABASE_URL": f"sqlite:///{database}", "RATELIMIT_ENABLED": False,
                       "API_KEYS_REQUIRED": False, "LOG_LEVEL": "WARNING", "SOLVER_ENABLED": False,
                       "FAIRPLAY_TIMES_REQUIRED": False})
-    server = LiveServer("")
+    server = LiveServer("", app=app)
     client = app.test_client()
     for name, player, code, length in [
         ("ann", "ann", "YU1-C-AAAAAAB", 30),

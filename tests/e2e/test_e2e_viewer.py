@@ -1,8 +1,8 @@
 """The replay viewer in a real browser (issue 24): the moved card (or group) glows, Space plays
 and pauses from anywhere (also after clicking Forward), the wheel over the board steps without
 scrolling the page, each step shows the player's clock, "copy link at this step"; the layout (the
-board beside the log and controls with the whole board above the fold on a desktop, cards fanned
-tighter in a long column, the result first and every control at least 44 px tall on a phone);
+board beside the log and controls with the whole board of usual columns above the fold on a desktop,
+cards fanned down to their corners in a long column, the result first and every control at least 44 px tall on a phone);
 axe-core finds nothing on the record and check pages. Each in en/ko/fi at 390, 768 and 1366 px.
 And a log of 5,000 actions, stepped a window of the log at a time (issue 22)."""
 
@@ -132,22 +132,38 @@ def test_the_record_pages_layout(open_page, live_server, expect, lang, width):
     board, panel, log = box("[data-viewer] [data-board]"), box(".viewer-panel"), box("[data-log-panel]")
     result = box("[data-result]")
     assert result["y"] + result["height"] <= board["y"]  # the result comes before the board
-    # the longest column (39 cards) fans tighter than a short one: a face-up card shows less of itself
+    # the longest column (39 cards) fans as tight as a card's corner: the next card leaves each face-up
+    # card's rank and suit whole, and covers the rest
     steps = page.locator("[data-board] .column .cards").evaluate_all("""ns => ns.map(n => {
-        const up = [...n.querySelectorAll('.card:not(.back)')].map(c => c.getBoundingClientRect());
-        return up.length > 1 ? [up.length, (up[up.length - 1].top - up[0].top) / (up.length - 1) / up[0].height] : null;
-    }).filter(Boolean)""")
-    assert max(count for count, _ in steps) >= 30
-    assert all(step < 0.2 for _, step in steps), steps
+        const up = [...n.querySelectorAll('.card:not(.back)')];
+        return up.slice(1).map((card, i) => [up.length, card.getBoundingClientRect().top,
+            ...['.rank', '.suit'].map(s => up[i].querySelector(s).getBoundingClientRect().bottom),
+            up[i].getBoundingClientRect().height]);
+    }).flat()""")
+    assert max(count for count, *_ in steps) >= 30
+    assert all(next_top >= max(rank, suit) - 0.5 for _, next_top, rank, suit, _ in steps), steps
+    assert all(next_top - max(rank, suit) < card / 4 for count, next_top, rank, suit, card in steps if count >= 30)
     if width == 1366:
-        # the board beside the log and controls, the whole board above the fold
+        # the board beside the log and controls; a column this long reaches below the fold, at the least
+        # card size (below it the glyphs stop shrinking)
         assert board["x"] + board["width"] <= panel["x"] and board["x"] + board["width"] <= log["x"]
         assert log["y"] >= panel["y"] + panel["height"] - 1
-        assert board["y"] + board["height"] <= height, board
+        card_width = page.locator("[data-board] .card").first.bounding_box()["width"]
+        assert abs(card_width - 2.8 * 16) < 1, card_width
     if width == 390:
         assert result["y"] + result["height"] <= height / 2  # the result in the first screen's upper half
         assert board["y"] + board["height"] <= panel["y"]  # the board, then the controls
     assert axe_violations(page) == []
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_on_a_desktop_a_board_of_usual_columns_stays_above_the_fold(open_page, live_server, expect, lang):
+    for record in (live_server.records["ann"], live_server.records["pekka"]):
+        page = open_page(with_lang(f"/records/{record['id']}?step={record['actions']}", lang), width=1366, height=900)
+        viewer_ready(page, expect)
+        board = page.locator("[data-viewer] [data-board]").bounding_box()
+        assert board["y"] + board["height"] <= 900, (record["code"], board)
+        page.context.close()
 
 
 def too_small(page: Any) -> list[str]:

@@ -13,13 +13,19 @@ from functools import cache
 
 import pytest
 
-from engine import DECK, DRAW, Card, Game, IllegalActionError, Position, parse_action
+from engine import DECK, DRAW, Card, Game, IllegalActionError, Move, Position, parse_action
 from engine.rules import rules_for_tag
 
 
 def cards(text: str) -> list[Card]:
     """``"AS 10♦ kd"`` → cards (case and face-down state ignored)."""
     return [Card.from_text(t) for t in text.split()]
+
+
+def is_canonical(action: object) -> bool:
+    """A move in canonical form: it names its card and the foundation's index (the form
+    ``Game.push`` returns and ``format_log`` writes; docs/move-notation.md)."""
+    return isinstance(action, Move) and action.card is not None and action.target_index is not None
 
 
 def build_position(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine import Game
-from tests.engine.engine_helpers import build_position, column, played, refused
+from tests.engine.engine_helpers import build_position, column, is_canonical, played, refused
 
 BOTH = ["YU1-C", "YU1-R"]
 
@@ -340,7 +340,7 @@ def test_legal_actions_are_all_legal_and_canonical():
         actions = game.legal_actions()
         assert actions
         for action in actions:
-            assert action.is_canonical
+            assert is_canonical(action)
             trial = Game.from_position(before)
             assert trial.push(action) == action
         assert str(game.position) == before

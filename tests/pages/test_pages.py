@@ -55,9 +55,12 @@ def test_the_home_page_has_the_code_form_and_three_standings(client):
     assert [section.attrs["data-variant"] for section in document.find_all("section", data_standings=True)] == \
         ["yukon-classic", "yukon-relaxed", "forty-thieves"]
     assert not document.find_all("section", data_leaderboard=True)  # no raw-score board across deals
-    assert [h.text for h in document.find_all("h2")] == ["Challenge standings"]
-    assert [h.text for h in document.find_all("h3")] == ["Yukon, classic rules", "Yukon, relaxed rules",
-                                                          "Forty Thieves"]
+    assert [h.text for h in document.find_all("h2")] == ["Today", "Open a deal", "Challenge standings"]
+    games = ["Yukon, classic rules", "Yukon, relaxed rules", "Forty Thieves"]
+    assert [h.text for h in document.find_all("h3")] == games + games  # the Today strip's, the standings'
+    # no challenge prepared here: the strip says so, and asks nobody to prepare one (it only reads)
+    assert [li.text.strip() for li in document.find("section", data_today=True).find_all("li", data_today_kind=True)][:2] \
+        == ["Daily challenge · being prepared", "Weekly challenge · being prepared"]
     assert re.fullmatch(r"/static/js/page\.[0-9a-f]{10}\.js", document.find("script", type="module").attrs["src"])
     assert response.headers["Content-Language"] == "en"
     assert "Accept-Language" in response.headers["Vary"]
@@ -434,9 +437,14 @@ def test_a_deals_board_is_in_the_page_itself(client, submit):
     link = rows[0].find("td", class_="player").find("a")  # a name links to the player's page, the result to the record
     assert link.attrs["href"] == "/players/V%C3%A4in%C3%B6%20M%C3%A4kinen?lang=fi"
     assert rows[0].find("td", class_="result").find("a").attrs["href"] == f"/records/{first['id']}?lang=fi"
-    # Yukon: every win scores alike, so the board shows moves, and a game not won its points in the result
-    assert [td.attrs["data-label"] for td in rows[0].find_all("td")] == ["#", "Pelaaja", "Siirrot", "Lopputulos"]
+    # Yukon: every win earns alike, so the board shows take-backs and moves, a game not won its earned
+    # points in the result, and the app's score beside them; the caption says what ranks
+    assert [td.attrs["data-label"] for td in rows[0].find_all("td")] == [
+        "#", "Pelaaja", "Takaisinotot", "Siirrot", "Lopputulos", "Pisteet"]
     assert rows[1].find("td", class_="result").text == f"ei voitettu, {second['score']} pistettä"
+    assert rows[1].find("td", class_="score").text == str(second["score"])
+    caption = document.find("section", data_leaderboard=True).find("caption").text
+    assert caption.startswith("Järjestys: tulos, sitten ilman takaisinottoja ansaitut pisteet")
     empty, _ = page(client, "/deals/FT1-N-AAAAAAB?lang=fi")
     assert empty.find("section", data_leaderboard=True).find("tbody").text == "Varmennettuja tallenteita ei vielä ole."
 
@@ -604,3 +612,12 @@ def test_each_module_is_preloaded_once(client):
     document, _ = page(client, "/check?code=YU1-C-AAAAAAB&moves=T6>T7")
     preloaded = hashed_urls(document)
     assert len(preloaded) == len(set(preloaded)) == 5  # common, page, board, replay, check
+
+
+def test_the_main_navigation_has_the_leaderboards_and_challenges_and_the_footer_the_checker(client):
+    document = parse(client.get("/").get_data(as_text=True))
+    nav = document.find("nav", aria_label="Main")
+    assert [a.text for a in nav.find_all("a")] == ["Leaderboards", "Challenges"]
+    footer = document.find("footer")
+    assert [a.attrs["href"] for a in footer.find_all("a")] == ["/check"]  # for players, not about the API
+    assert "API" not in footer.text

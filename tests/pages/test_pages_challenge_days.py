@@ -82,13 +82,15 @@ def test_a_past_day_has_its_final_board_all_winners_tied_first_par_and_the_solut
     assert [li.find("a").text for li in winners.find_all("li")] == ["ann", "cid"]  # both, not the first row
     board = document.find("section", data_challenge_board=True)
     assert board.find("h2").text == "Final board"
-    # Yukon: no score column (every win scores 625); moves and the difference from par instead
-    assert [th.text for th in board.find("thead").find_all("th")] == ["#", "Player", "Moves", "Against par",
-                                                                     "Result"]
+    # Yukon: no earned column (every win earns 625); take-backs, moves, the difference from par and the time,
+    # then the app's score
+    assert [th.text for th in board.find("thead").find_all("th")] == ["#", "Player", "Take-backs", "Moves",
+                                                                     "Against par", "Time", "Result", "Score"]
     moves = days["ann"]["moves"]
-    assert rows(board) == [["1", "ann", str(moves), "+2", "★ won"], ["1", "cid", str(moves), "+2", "★ won"],
-                           ["3", "bob", str(days["bob"]["moves"]), "–",
-                            f"not won, {days['bob']['score']} points"]]
+    assert rows(board) == [["1", "ann", "0", str(moves), "+2", "–", "★ won", str(days["ann"]["score"])],
+                           ["1", "cid", "0", str(moves), "+2", "–", "★ won", str(days["ann"]["score"])],
+                           ["3", "bob", "0", str(days["bob"]["moves"]), "–", "–",
+                            f"not won, {days['bob']['score']} points", str(days["bob"]["score"])]]
     solution = document.find("section", data_solution=True)
     assert days["ann"]["canonical"] in solution.find("code").text  # published: the window has closed
     assert solution.find("a").attrs["href"].startswith(f"/check?code={WIN_CODE}&moves=")
@@ -211,3 +213,79 @@ def test_the_streak_calendar_says_won_played_missed_and_leaves_today_open(client
     ann = states("ann")
     assert ann[yesterday.isoformat()] == "won" and ann[(yesterday - timedelta(days=1)).isoformat()] == "missed"
     assert ann[(yesterday + timedelta(days=1)).isoformat()] == "played"  # today's, played and not won yet
+
+
+def test_boards_and_the_record_header_show_the_time_the_server_measured_first(client, days, app):
+    with app.extensions["api.db"].sessions() as session:
+        session.execute(update(Record).where(Record.id == days["ann"]["id"]).values(elapsed_ms=999_000,
+                                                                                    server_elapsed_ms=447_400))
+        session.execute(update(Record).where(Record.id == days["bob"]["id"]).values(elapsed_ms=61_000))
+        session.commit()
+    board = get(client, f"/challenges/yukon-classic/daily/{days['yesterday'].isoformat()}").find(
+        "section", data_challenge_board=True)
+    assert [row[5] for row in rows(board)] == ["7:27", "–", "1:01"]  # the attempt's server time, else the client's
+    assert get(client, f"/records/{days['ann']['id']}").find("p", data_result=True).text.startswith("★ won in 7:27")
+    assert "Time 1:01" in get(client, f"/records/{days['bob']['id']}").find("p", data_result=True).text
+    assert "voitettu ajassa 7:27" in get(client, f"/records/{days['ann']['id']}?lang=fi").find("p", data_result=True).text
+
+
+def test_a_clean_record_has_no_decisions_block_and_a_hidden_win_is_not_gold_and_says_why(client, days, app):
+    from api import fairplay
+
+    document = get(client, f"/records/{days['ann']['id']}")
+    assert document.find_all("section", data_decisions=True) == []  # nothing decided, nothing flagged
+    assert document.find("p", data_result=True).find_all("span", class_="won-mark") != []
+    with app.extensions["api.db"].sessions() as session:
+        fairplay.decide(session, session.get(Record, days["ann"]["id"]), "hidden", "admin-key", "a shared account")
+        session.commit()
+    document = get(client, f"/records/{days['ann']['id']}")
+    result = document.find("p", data_result=True)
+    assert result.find_all("span", class_="won-mark") == [] and result.text.startswith("won")
+    assert "Reason: a shared account" in document.find("p", data_hidden_reason=True).text
+    assert document.find_all("section", data_decisions=True) != []  # the decision and its history
+
+
+def test_the_streak_calendar_tells_days_by_shape_links_them_for_the_player_and_marks_today(client, days):
+    section = get(client, "/players/ann").find("section", data_streaks=True)
+    children = [child for child in section.children if not isinstance(child, str)]
+    assert [child.tag for child in children][:3] == ["h2", "ul", "h3"]  # the legend before the calendars
+    key = section.find("ul", data_streak_key=True).find_all("li")
+    assert [li.text.strip() for li in key] == ["won", "played, not won", "missed", "today"]
+    assert [li.find("span").attrs["class"] for li in key] == [  # the shapes: pages.css draws them
+        "swatch day-won", "swatch day-played", "swatch day-missed", "swatch day-today"]
+    cells = {cell.attrs["title"].split(":")[0]: cell for cell in section.find_all("td")}
+    yesterday, today = days["yesterday"], days["yesterday"] + timedelta(days=1)
+    won, missed, played = (cells[day.isoformat()] for day in (yesterday, yesterday - timedelta(days=1), today))
+    assert won.find("a").find("span", aria_hidden="true").text == "★"
+    assert played.find("a").find("span", aria_hidden="true").text == "•"
+    assert won.find("a").attrs["href"] == f"/challenges/yukon-classic/daily/{yesterday.isoformat()}?player=ann"
+    assert missed.find("a").attrs["href"].endswith("?player=ann")  # a missed day links its page too
+    assert "day-today" in played.attrs["class"].split() and "today" in played.attrs["title"]
+    assert [cell for cell in cells.values() if "day-today" in cell.attrs["class"].split()] == [played]
+    assert cells[(yesterday - timedelta(days=2)).isoformat()].find_all("a") == []  # no challenge: no link
+
+
+def test_the_today_strip_shows_each_games_challenges_your_place_and_a_streak_at_risk(client, days):
+    def strip(url):
+        section = get(client, url).find("section", data_today=True)
+        return {game.attrs["data-today-variant"]: game for game in section.find_all("li", data_today_variant=True)}
+
+    games = strip("/?player=ann")
+    assert list(games) == ["yukon-classic", "yukon-relaxed", "forty-thieves"]
+    daily, weekly = games["yukon-classic"].find_all("li", data_today_kind=True)
+    assert "Par: 60 moves" in daily.text and " left" in daily.text  # today's daily challenge (par 60)
+    assert daily.find("a").attrs["href"] == \
+        f"/challenges/yukon-classic/daily/{(days['yesterday'] + timedelta(days=1)).isoformat()}?player=ann"
+    assert daily.find("span", data_today_status=True).text == "played, rank 1 of 1"  # played, not won yet
+    assert weekly.find("span", data_today_status=True).text == "not played yet"
+    # ann won yesterday's daily challenge: a streak of 1 that today's, not won yet, would end
+    assert "Your 1-day streak is at risk" in games["yukon-classic"].find("p", data_streak_risk=True).text
+    assert "being prepared" in games["forty-thieves"].text
+    bob = strip("/challenges/yukon-classic?player=bob")["yukon-classic"]
+    assert bob.find_all("p", data_streak_risk=True) == []  # bob won nothing: no streak to lose
+    assert bob.find_all("li", data_today_kind=True)[0].find("span", data_today_status=True).text == "not played yet"
+    anonymous = strip("/")["yukon-classic"]
+    assert anonymous.find_all("span", data_today_status=True) == []
+    assert not [a for a in anonymous.find_all("a") if "player=" in a.attrs["href"]]
+    assert "Sinun 1 päivän" not in get(client, "/?player=ann&lang=fi").text
+    assert "1 päivän voittoputkesi on vaarassa" in get(client, "/?player=ann&lang=fi").text

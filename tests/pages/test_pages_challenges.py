@@ -78,3 +78,58 @@ def test_the_player_statistics_partial_renders_the_stats_and_the_rank_on_each_ch
                                **pages._template_helpers())
     assert "통계" in html and "<td class=\"num\" data-label=\"게임 수\">1</td>" in html
     assert "도전별 순위" in html and f"2명 중 {ranks[0]['rank']}위" in html
+
+
+def test_a_record_of_a_running_challenge_has_a_spoiler_safe_page_until_the_window_closes(client, app):
+    now = datetime.now(UTC)
+    today = datetime.combine(now.date(), datetime.min.time(), UTC)
+    daily = add_challenge(app, "daily", today, attempts_required=True)
+    token = client.post("/api/v1/players", json={"name": "ann"}).get_json()["token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    attempt = client.post(f"/api/v1/challenges/{daily}/attempts", headers=headers).get_json()["attempt"]
+    stored = client.post("/api/v1/records", json={"code": "FT1-N-AAAAAAB", "moves": "S S", "attempt": attempt},
+                         headers=headers).get_json()
+    link = f"/records/{stored['id']}"
+    board = client.get("/challenges/forty-thieves").get_data(as_text=True)
+    assert f'href="{link}"' in board  # the running board links it …
+    page = client.get(link)
+    assert page.status_code == 200       # … to a page that says how it went, not "no such record"
+    html = page.get_data(as_text=True)
+    assert "FT1-N-AAAAAAB" not in html and "data-viewer" not in html and "data-board" not in html
+    assert "og:image" not in html and "frames.json" not in html
+    assert "rank 1 of 1" in html and "not won" in html and "Moves 2" in html
+    assert "Time 0:0" in html  # the server's measure of the attempt: started a moment ago
+    unlocks = (today + timedelta(days=1)).strftime("%-m/%-d/%y")
+    assert "Replay unlocks at" in html and unlocks in html and "Daily challenge of" in html
+    assert client.get(f"/api/v1/records/{stored['id']}").status_code == 404  # the API still hides it
+    assert client.get(f"{link}/frames.json?step=1").status_code == 404
+    finnish = client.get(f"{link}?lang=fi").get_data(as_text=True)
+    assert "Toisto avautuu" in finnish and "FT1-N-AAAAAAB" not in finnish
+    korean = client.get(f"{link}?lang=ko").get_data(as_text=True)
+    assert "재생은" in korean and "FT1-N-AAAAAAB" not in korean
+    assert client.get("/records/999999").status_code == 404
+    with app.extensions["api.db"].sessions() as session:  # the window closes: the whole record
+        challenge = session.get(Challenge, daily)
+        challenge.starts_at -= timedelta(days=2)
+        challenge.ends_at -= timedelta(days=2)
+        session.commit()
+    html = client.get(link).get_data(as_text=True)
+    assert "FT1-N-AAAAAAB" in html and "data-viewer" in html and "Replay unlocks" not in html
+
+
+def test_the_challenge_pages_links_keep_the_visitors_name(client, app):
+    now = datetime.now(UTC)
+    today = datetime.combine(now.date(), datetime.min.time(), UTC)
+    add_challenge(app, "daily", today - timedelta(days=1), "FT1-N-AAAAAAC")
+    html = client.get("/challenges/forty-thieves?player=ann").get_data(as_text=True)
+    assert "Results for ann" in html and "data-forget-player" in html
+    day = (today - timedelta(days=1)).date().isoformat()
+    assert f'href="/challenges/forty-thieves/daily/{day}?player=ann"' in html  # the calendar and past days
+    assert 'href="/challenges/yukon-classic?player=ann"' in html  # the other games' challenge pages
+    assert "?player=ann&amp;month=" in html  # the month pager
+    day_page = client.get(f"/challenges/forty-thieves/daily/{day}?player=ann").get_data(as_text=True)
+    assert 'href="/challenges/forty-thieves?player=ann"' in day_page
+    anonymous = client.get("/challenges/forty-thieves").get_data(as_text=True)
+    assert "player=" not in anonymous and "Results for" not in anonymous
+    assert "Pelaajan ann tulokset" in client.get("/challenges/forty-thieves?player=ann&lang=fi").get_data(as_text=True)
+

@@ -17,14 +17,15 @@ def test_a_copy_shows_its_flag_and_unranked_and_links_its_player(client, submit)
     assert "Unranked: this record does not count on the leaderboards." in notices
     flags = document.find("ul", data_flags_in_force=True)
     assert [li.text for li in flags.find_all("li")] == [
-        f"copy: the same game was stored earlier as record {original['id']}"]
+        f"copy: the game goes through 100 % of the positions of record {original['id']}, stored earlier by "
+        "another player"]
     assert "Visible but unranked" in document.find("section", data_decisions=True).text
     assert document.find("h1").find("a", href="/players/copycat").text == "copycat"
     assert "Untimed: no per-action times were sent." in document.text
-    # a ranked record shows neither
+    # a clean record (ranked, nothing decided) shows neither, and no decisions block at all
     document, _ = page(client, f"/records/{original['id']}")
     assert document.find_all("ul", data_flags_in_force=True) == []
-    assert "Visible and ranked" in document.find("p", data_status_text=True).text
+    assert document.find_all("section", data_decisions=True) == []
     assert not [p for p in document.find_all("p", class_="notice") if "Unranked" in p.text]
 
 
@@ -36,12 +37,13 @@ def test_the_player_page_lists_their_records_with_flags(client, submit):
     assert document.find("h1").text == "Player copycat"
     [row] = document.find("table", class_="player-records").find("tbody").find_all("tr")
     assert row.find("a", href=f"/records/{copy['id']}") is not None
-    assert "unranked" in row.text and "copy: the same game" in row.text
+    assert "unranked" in row.text and "copy: the game goes through 100 % of the positions of record" in row.text
     assert "To appeal" in document.text
     # any spelling that reads as the name finds the player; in Finnish too
     document, _ = page(client, "/players/COPYCAT?lang=fi")
     assert document.find("h1").text == "Pelaaja copycat"
     assert "ei sijoitusta" in document.find("table", class_="player-records").text
+    assert "kopio: peli kulkee 100 % toisen pelaajan" in document.find("table", class_="player-records").text
 
 
 def test_an_unknown_player_is_a_404_page(client):

@@ -1,4 +1,4 @@
-"""Depth-first search's node-saving reductions (docs/winnability.md, "Issue 25, fourth round"):
+"""Depth-first search's node-saving reductions (docs/winnability.md, "Reductions, and why each loses nothing"):
 take-backs that would go straight back up are not generated, and a card is not taken back across
 one move on other columns. Each skips only positions the search reaches anyway, so no answer
 changes: a plain search with every move and no pruning checks that, on both builds."""
