@@ -488,7 +488,7 @@ def deal(code: str) -> Any:
 
 def find_record(record_id: int) -> Record | None:
     """The record the pages show: one the API serves at ``GET /api/v1/records/{id}`` (none of a
-    running challenge's deal: its log would give the deal away)."""
+    running or upcoming challenge's deal, checked on every request: its log would give the deal away)."""
     found = db.session().get(Record, record_id) if 0 < record_id < 2 ** 63 else None
     return None if found is None or found.code in withheld_codes() else found
 
@@ -601,6 +601,8 @@ def record_frames(record_id: int) -> Any:
     cache = frame_cache()
     key = ("frames", record_id, log_page(step, step)[0], g.lang)
     cached = cache.get(key) if cache is not None else None
+    if cached is not None and cached.code in withheld_codes():  # its deal became a challenge since: not shown
+        raise Problem(404, f"there is no record {record_id}")
     if cached is None:
         stored = find_record(record_id)
         if stored is None:
@@ -612,7 +614,7 @@ def record_frames(record_id: int) -> Any:
             response = current_app.json.response(data)
             response.headers["Cache-Control"] = "no-cache"
             return response
-        cached = pack(data)
+        cached = pack(data, stored.code)
         if cache is not None:
             cache.put(key, cached)
     return cached.response(request)
@@ -627,16 +629,16 @@ def record_line(stored: Record) -> str:
 @bp.get("/records/<int:record_id>/card.png")
 def record_card(record_id: int) -> Response:
     """The record's share image (``og:image``): its final position, the player, result and code."""
-    def draw() -> bytes:
+    def draw() -> Picture:
         stored = find_record(record_id)
         if stored is None:
             raise Problem(404, f"there is no record {record_id}")
         actions = stored.canonical.split()
         board = board_view(position_at(stored.code, actions, len(actions)).position)
-        return sharecard.share_image(f"{stored.player} · {stored.code}", record_line(stored),
-                                     _("Solitaire records"), board)
+        return Picture.of(sharecard.share_image(f"{stored.player} · {stored.code}", record_line(stored),
+                                                _("Solitaire records"), board), stored.code)
 
-    return share_card(("card", "record", record_id, g.lang), draw)
+    return share_card(("card", "record", record_id, g.lang), draw, record_id)
 
 
 @bp.get("/deals/<code>/card.png")
@@ -647,20 +649,23 @@ def deal_card(code: str) -> Response:
     except InvalidCodeError as exc:
         raise Problem(404, f"{code} is not a game code: {exc.message}") from None
 
-    def draw() -> bytes:
+    def draw() -> Picture:
         board = board_view(Game.from_code(game_code).position)
-        return sharecard.share_image(_("Deal {code}", code=str(game_code)), _(VARIANT_TITLES[game_code.variant]),
-                                     _("Solitaire records"), board)
+        return Picture.of(sharecard.share_image(_("Deal {code}", code=str(game_code)),
+                                                _(VARIANT_TITLES[game_code.variant]), _("Solitaire records"), board))
 
     return share_card(("card", "deal", str(game_code), g.lang), draw)
 
 
-def share_card(key: tuple[Any, ...], draw: Any) -> Response:
-    """A share image from the page cache, else drawn by ``draw()`` and kept (ETag, 304)."""
+def share_card(key: tuple[Any, ...], draw: Any, record_id: int | None = None) -> Response:
+    """A share image from the page cache, else drawn by ``draw()`` and kept (ETag, 304). A
+    record's (``record_id``) is checked against the withheld set each time it is served."""
     cache = frame_cache()
     picture = cache.get(key) if cache is not None else None
+    if picture is not None and picture.code is not None and picture.code in withheld_codes():
+        raise Problem(404, f"there is no record {record_id}")  # its deal became a challenge since it was drawn
     if picture is None:
-        picture = Picture.of(draw())
+        picture = draw()
         if cache is not None:
             cache.put(key, picture)
     return picture.response(request)

@@ -15,6 +15,7 @@ from sqlalchemy import select, update
 
 from api import backup
 from api.auth import create_key, revoke_key
+from api.challenges import derivation_key
 from api.models import (
     Base,
     Challenge,
@@ -84,6 +85,7 @@ def filled(make_empty_app, make_key, auth, legal_log):
                               code=FT, candidate=2, par=88, par_line="T7:AS>F1 S", prepared_at=MOMENT)
         session.add(challenge)
         session.flush()
+        derivation_key(session, None)  # the key the service generates for the challenges' candidates
         attempt = ChallengeAttempt(challenge_id=challenge.id, player_id=zoe.id, started_at=MOMENT)
         session.add(attempt)
         session.flush()

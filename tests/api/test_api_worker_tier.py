@@ -338,7 +338,7 @@ def test_an_unprepared_challenge_window_sends_its_preparation_once_and_is_served
     url = f"{API}/challenges/daily?variant=yukon-classic"
     for _ in range(3):
         response = client.get(url)
-        assert response.status_code == 503 and response.headers["Retry-After"] == "60"
+        assert response.status_code == 503 and response.headers["Retry-After"] == "15"
     assert [(job.client, job.slot) for job in rows(app, SolverJob)] == [("task:api.prepare_challenges", -1)]
     assert places_taken(app.extensions["api.solver"]) == 0  # the marker takes no user's place
     tier.worker(CHALLENGE_NODES=20000)
@@ -349,17 +349,49 @@ def test_an_unprepared_challenge_window_sends_its_preparation_once_and_is_served
     body = response.get_json()
     assert response.status_code == 200 and body["code"] is None  # (secret while the window runs)
     assert [c.code[:6] for c in rows(app, Challenge) if c.id == body["id"]] == ["YU1-C-"]
-    while rows(app, SolverJob):  # the task frees its marker when it has prepared both days
+    while rows(app, SolverJob):  # the task frees its marker when it has prepared today's and the next ones
         assert time.monotonic() < deadline, "the preparation did not end"
         time.sleep(0.5)
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timezone
 
-    from api.challenges import KINDS, window
+    from api.challenges import plan, window
 
-    today = datetime.now(timezone.utc).replace(hour=12)
-    windows = {(variant, kind, window(kind, today + timedelta(days=offset))[0])  # today's and tomorrow's
-               for variant in engine.BY_VARIANT for kind in KINDS for offset in (0, 1)}
+    today = datetime.now(timezone.utc).date()
+    windows = {(variant, kind, window(kind, moment)[0]) for variant, kind, moment in plan(today, 1)}
+    assert len(windows) in (12, 9)  # today's, tomorrow's daily and the next week's weekly (9 on a Sunday)
     assert {(c.variant, c.kind, c.starts_at) for c in rows(app, Challenge)} == windows
+
+
+def test_a_fresh_service_prepares_todays_challenges_before_anything_else(tier):
+    """Issue 42: a fresh deployment taking records answered 503 for the daily challenge for
+    minutes, its preparation queued behind everything else. Four long searches are queued
+    first, then the beat's first message (sent as it starts); the one worker process takes the
+    preparation first, from its queue of its own: today's daily challenges are stored while
+    every search still waits."""
+    from datetime import datetime, timezone
+
+    from api import tasks
+    from api.challenges import window
+    from api.models import Challenge
+
+    app = tier.app(TRUSTED_PROXIES=1, SOLVER_BUDGET_NODES=100_000, CHALLENGE_NODES=20000)
+    client = app.test_client()
+    codes = [str(engine.GameCode("FT", "N", n)) for n in range(3000, 3004)]
+    for number, code in enumerate(codes):
+        assert client.get(solvability_url(code), headers=from_ip(f"10.4.0.{number}")).status_code == 202
+    tasks.prepare_at_start(app.extensions["api.celery"])
+    tier.worker(CHALLENGE_NODES=20000)
+    today = window("daily", datetime.now(timezone.utc))[0]
+    deadline = time.monotonic() + 3 * WAIT_SECONDS
+    while len(dailies := [c for c in rows(app, Challenge) if c.kind == "daily" and c.starts_at == today]) < 3:
+        assert time.monotonic() < deadline, "today's daily challenges were not prepared"
+        time.sleep(0.5)
+    searched = [row for row in rows(app, Solvability) if row.code in codes]
+    assert [row.status for row in searched] == ["pending"] * 4, [(row.code, row.status) for row in searched]
+    assert sorted(c.variant for c in dailies) == sorted(engine.BY_VARIANT)
+    for variant in engine.BY_VARIANT:
+        served = client.get(f"{API}/challenges/daily?variant={variant}")
+        assert served.status_code == 200 and served.get_json()["code"] is None
 
 
 def test_a_key_is_accepted_and_served_first_while_32_anonymous_addresses_hold_the_queue(tier):
