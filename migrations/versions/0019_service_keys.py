@@ -2,8 +2,8 @@
 
 A new table only; no stored row is touched (stored challenges keep their deals).
 
-Revision ID: 0016
-Revises: 0017
+Revision ID: 0019
+Revises: 0018
 Create Date: 2026-12-04
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0016"
-down_revision: str | Sequence[str] | None = "0017"
+revision: str = "0019"
+down_revision: str | Sequence[str] | None = "0018"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
