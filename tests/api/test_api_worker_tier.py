@@ -25,6 +25,7 @@ import engine
 from api.models import HintAnswer, Record, Solvability
 from tests.api.celery_tier import RABBITMQ_URL, ROOT, Tier, require_broker
 from tests.api.solver_places import places_taken
+from tests.play import play_greedy
 from verifier import replay
 
 API = "/api/v1"
@@ -419,14 +420,14 @@ def test_a_key_is_accepted_and_served_first_while_32_anonymous_addresses_hold_th
     assert answered[0].code == keyed, [row.code for row in answered]  # ahead of the 32 waiting searches
 
 
-def test_with_fairplay_judge_worker_a_record_is_judged_by_a_worker_and_joins_its_board(tier, legal_log):
+def test_with_fairplay_judge_worker_a_record_is_judged_by_a_worker_and_joins_its_board(tier):
     """``FAIRPLAY_JUDGE=worker`` end to end: the web process's ask goes through the broker, a worker
     judges the record (a copy of another player's earlier game as well), and the boards follow."""
     app = tier.app(FAIRPLAY_JUDGE="worker")
     tier.worker()
     client = app.test_client()
     code = "FT1-N-AAAAAAB"
-    log = legal_log(code, 12)
+    log = play_greedy(code, 80)  # (long enough that its very log again is a copy)
     stored = [client.post(f"{API}/records", json={"code": code, "moves": log, "player": name}).get_json()
               for name in ("tier-ann", "tier-bob")]
     assert [[found["flag"] for found in record["flags"]] for record in stored] == [["pending"], ["pending"]]
