@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select, update
 
 from api import boards, challenges
-from api.models import Challenge, Solvability, SolverJob
+from api.models import Challenge, Record, Solvability, SolverJob
 from api.solving import Budget
 from api.stats import streaks
 from verifier import replay
@@ -825,6 +825,22 @@ def test_a_cached_card_frames_or_page_of_a_record_answers_404_once_its_deal_is_a
                 assert answer.headers.get("ETag") != tags[url], url
     close_every_window(app)
     assert [client.get(url).status_code for url in urls] == [200] * len(urls)
+
+
+def test_a_record_received_before_a_running_challenge_on_its_deal_has_no_page(client, app, legal_log):
+    """The spoiler-safe page is for records received inside the running window; an older record of
+    the same deal answers 404, so that no page ties it to the running challenge's deal."""
+    stored = client.post(f"{API}/records", json={"code": FT, "player": "ann", "moves": legal_log(FT, 6)})
+    record_id = stored.get_json()["id"]
+    with app.extensions["api.db"].sessions() as session:
+        session.execute(update(Record).where(Record.id == record_id)
+                        .values(received_at=datetime.now(UTC) - timedelta(days=3)))
+        session.commit()
+        make_challenge(session, "forty-thieves", "daily", datetime.now(UTC).date(), FT)
+    page = client.get(f"/records/{record_id}")
+    assert page.status_code == 404 and FT not in page.get_data(as_text=True)
+    close_every_window(app)
+    assert client.get(f"/records/{record_id}").status_code == 200
 
 
 def close_every_window(app):
