@@ -45,7 +45,8 @@ def populate(app, codes=POPULATED, players=PLAYERS, **values):
 
 def entry(session, board, record_id, key, player):
     session.add(BoardEntry(board=board, player=player, record_id=record_id, sort_key=key,
-                           received_at=datetime(2025, 1, 1, tzinfo=UTC), won=True, score=0, moves=key, takebacks=0))
+                           received_at=datetime(2025, 1, 1, tzinfo=UTC), won=True, earned=0, score=0, moves=key,
+                           takebacks=0))
 
 
 def test_a_place_counts_the_entries_ahead_on_the_same_board_only(app):
