@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO
 
 from bench.checkouts import ROOT
+from bench.http_bench import free_port, processes
 
 PREFIX = "/api/v1"
 #: settings of the layout beyond deploy/solitaire-verifier.env.example's
@@ -35,26 +36,6 @@ SETTINGS = {"AUTO_MIGRATE": "0", "API_KEYS_REQUIRED": "1", "TRUSTED_PROXIES": "1
             "RATELIMIT_WRITES": "100000 per minute", "WEBHOOK_ALLOW_PRIVATE": "1"}
 #: seconds a process may take to start
 START_SECONDS = 90
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def children(parent: int) -> list[int]:
-    """The pids of ``parent``'s children."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat[stat.rindex(")") + 1:].split()[1]) == parent:
-                found.append(int(entry.name))
-    return sorted(found)
 
 
 @dataclass
@@ -136,7 +117,7 @@ class Layout:
                 continue
             out[role] = process.pid
             if role in ("web", "worker", "webhooks"):
-                for number, child in enumerate(children(process.pid), 1):
+                for number, child in enumerate(sorted(processes(parent=process.pid)), 1):
                     out[f"{role}-{number}"] = child
         return out
 
