@@ -534,13 +534,20 @@ def viewer_state(code: str | GameCode, actions: list[str], step: int, times: lis
 def record_viewer(stored: Record, actions: list[str], step: int) -> Markup:
     """The record page's viewer at ``step``, rendered once per record, step and language (a log
     never changes; kept in the page cache): what the rest of the page shows can change."""
+    return cached_viewer(("viewer", stored.id), stored.code, actions, step, unpack_times(stored.times),
+                         lambda number: page_url("pages.record", record_id=stored.id, step=number))
+
+
+def cached_viewer(key: tuple[Any, ...], code: str, actions: list[str], step: int, times: list[int] | None,
+                  step_href: Callable[[int], str]) -> Markup:
+    """The replay viewer of a log that never changes (a record's, a closed challenge's solution) at
+    ``step``: rendered once per ``key``, step and language, and kept in the page cache."""
     cache = frame_cache()
-    key = ("viewer", stored.id, step, g.lang, g.explicit_lang, request.script_root)
+    key = (*key, step, g.lang, g.explicit_lang, request.script_root)
     html = cache.get(key) if cache is not None else None
     if html is None:
-        html = render_template("_record_viewer.html", v=viewer_state(stored.code, actions, step,
-                                                                       unpack_times(stored.times)),
-                               step_href=lambda number: page_url("pages.record", record_id=stored.id, step=number))
+        html = render_template("_record_viewer.html", v=viewer_state(code, actions, step, times),
+                               step_href=step_href)
         if cache is not None:
             cache.put(key, html)
     return Markup(html)  # rendered by the autoescaping template above
@@ -597,16 +604,25 @@ def record_frames(record_id: int) -> Any:
     """The window of a record's frames that holds ``?step=N`` (the first window without it),
     from the cache when it is there (:mod:`api.framecache`: ETag, 304, gzip); a record never
     changes, so each window is computed once per language and engine version."""
-    step = requested_step(current_app.config["MAX_LOG_ACTIONS"])
-    cache = frame_cache()
-    key = ("frames", record_id, log_page(step, step)[0], g.lang)
-    cached = cache.get(key) if cache is not None else None
-    if cached is None:
+    def load() -> tuple[str, str, list[int] | None]:
         stored = find_record(record_id)
         if stored is None:
             raise Problem(404, f"there is no record {record_id}")
-        data = frames(GameCode.from_text(stored.code), stored.canonical, current_app.config["MAX_LOG_ACTIONS"],
-                      step, unpack_times(stored.times))
+        return stored.code, stored.canonical, unpack_times(stored.times)
+
+    return cached_frames(("frames", record_id), load)
+
+
+def cached_frames(key: tuple[Any, ...], load: Callable[[], tuple[str, str, list[int] | None]]) -> Any:
+    """The window of frames of a log that never changes that holds ``?step=N``, from the cache when
+    it is there; ``load()`` gives its code, canonical log and times (or raises a 404 ``Problem``)."""
+    step = requested_step(current_app.config["MAX_LOG_ACTIONS"])
+    cache = frame_cache()
+    key = (*key, log_page(step, step)[0], g.lang)
+    cached = cache.get(key) if cache is not None else None
+    if cached is None:
+        code, canonical, times = load()
+        data = frames(GameCode.from_text(code), canonical, current_app.config["MAX_LOG_ACTIONS"], step, times)
         if data["error"] is not None:
             # a stored log this engine finds illegal: its sentence is in the page's language; not cached
             response = current_app.json.response(data)
