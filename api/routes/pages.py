@@ -583,7 +583,7 @@ def record(record_id: int) -> Any:
     title = _("{player} on {code} · record {id}", player=stored.player, code=stored.code, id=stored.id)
     lang = {"lang": g.explicit_lang} if g.explicit_lang else {}
     return conditional(render(
-        "record.html", title=title, description=record_summary(stored), page_scripts=["js/record.js"],
+        "record.html", title=title, description=record_summary(stored), page_scripts=["js/record.js", "js/share.js"],
         record=stored, viewer=record_viewer(stored, actions, requested_step(len(actions))), received=received,
         hidden=getattr(stored, "status", "visible") == "hidden", flags=flag_texts(stored),
         share_url=url_for("pages.record", record_id=stored.id, _external=True, **lang)))
@@ -634,27 +634,6 @@ def cached_frames(key: tuple[Any, ...], load: Callable[[], tuple[str, str, list[
     return cached.response(request)
 
 
-def record_line(stored: Record) -> str:
-    """A record's result in a few words: "won · Score 625 · Moves 88"."""
-    return " · ".join([_("won") if stored.won else _("not won"), f"{_('Score')} {stored.score}",
-                       f"{_('Moves')} {stored.moves}", _(VARIANT_TITLES.get(stored.variant, stored.variant))])
-
-
-@bp.get("/records/<int:record_id>/card.png")
-def record_card(record_id: int) -> Response:
-    """The record's share image (``og:image``): its final position, the player, result and code."""
-    def draw() -> bytes:
-        stored = find_record(record_id)
-        if stored is None:
-            raise Problem(404, f"there is no record {record_id}")
-        actions = stored.canonical.split()
-        board = board_view(position_at(stored.code, actions, len(actions)).position)
-        return sharecard.share_image(f"{stored.player} · {stored.code}", record_line(stored),
-                                     _("Solitaire records"), board)
-
-    return share_card(("card", "record", record_id, g.lang), draw)
-
-
 @bp.get("/deals/<code>/card.png")
 def deal_card(code: str) -> Response:
     """A deal's share image: the deal, its code and game."""
@@ -665,8 +644,9 @@ def deal_card(code: str) -> Response:
 
     def draw() -> bytes:
         board = board_view(Game.from_code(game_code).position)
-        return sharecard.share_image(_("Deal {code}", code=str(game_code)), _(VARIANT_TITLES[game_code.variant]),
-                                     _("Solitaire records"), board)
+        return sharecard.share_image(sharecard.Card(_("Deal {code}", code=str(game_code)),
+                                                    _(VARIANT_TITLES[game_code.variant]), _("Solitaire records"),
+                                                    board=board))
 
     return share_card(("card", "deal", str(game_code), g.lang), draw)
 

@@ -99,6 +99,13 @@ def day_url(challenge: Challenge, **values: Any) -> str:
                     day=challenge.starts_at.date().isoformat(), **with_visitor(values))
 
 
+def external_day_url(challenge: Challenge) -> str:
+    """The day page's absolute link to share (with the visitor's ``player`` and chosen language)."""
+    values = with_visitor({"lang": g.explicit_lang} if g.explicit_lang else {})
+    return url_for("pages.challenge_day", variant=challenge.variant, kind=challenge.kind,
+                   day=challenge.starts_at.date().isoformat(), _external=True, **values)
+
+
 def challenges_url(variant: str, **values: Any) -> str:
     """A variant's challenge page, keeping the visitor's ``player``."""
     return page_url("pages.challenge_page", variant=variant, **with_visitor(values))
@@ -200,8 +207,9 @@ def challenge_day(variant: str, kind: str, day: str) -> ResponseReturnValue:
                   next_cursor=found["next_cursor"], first_page=not request.args.get("cursor"),
                   winners=challenge_days.winners(session, challenge),
                   countdown=None if final else countdown(challenge, moment),
-                  you=your_result(board, challenge),
-                  page_scripts=["js/player.js"] if final else ["js/countdown.js", "js/player.js"],
+                  you=your_result(board, challenge), share_url=external_day_url(challenge),
+                  page_scripts=["js/player.js", "js/share.js"] if final else
+                  ["js/countdown.js", "js/player.js", "js/share.js"],
                   description=_("{challenge}: {variant}, deal {code}, par {par} moves.",
                                 challenge=challenge_title(challenge), variant=_(VARIANT_TITLES[variant]),
                                 code=code, par=challenge.par) if code else
@@ -332,7 +340,9 @@ def sealed_record(record_id: int) -> Response | None:
         "record_sealed.html", title=title, record=found, challenge=challenge, place=place,
         this_record=entry is not None and entry.record_id == found.id, time=record_time(found),
         par_diff=found.moves - challenge.par if found.won else None, unlocks=unlocks,
-        hidden=found.status == "hidden", variant=challenge.variant,
+        hidden=found.status == "hidden", variant=challenge.variant, page_scripts=["js/share.js"],
+        share_url=url_for("pages.record", record_id=found.id, _external=True,
+                          **({"lang": g.explicit_lang} if g.explicit_lang else {})),
         description=_("{player}, {challenge}: {result}.", player=found.player,
                       challenge=challenge_title(challenge), result=result)))
 
