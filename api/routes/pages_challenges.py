@@ -241,7 +241,7 @@ def challenge_solution(challenge_id: int) -> ResponseReturnValue:
     title = _("Solution: {challenge}", challenge=challenge_title(challenge))
     return conditional(render(
         "challenge_solution.html", title=title, challenge=challenge, variant=challenge.variant, viewer=viewer,
-        moves=len(actions), page_scripts=["js/record.js"],
+        moves=len(actions), page_scripts=["js/record.js", "js/share.js"],
         share_url=url_for("pages.challenge_solution", challenge_id=challenge.id, _external=True, **lang),
         description=_("{challenge}: the solver's line in {moves} moves.", challenge=challenge_title(challenge),
                       moves=challenge.par)))
