@@ -6,16 +6,20 @@ Monday. ``next_reset`` is the window's end.
 
 **Candidates.** The window's candidate deals, in order, are for i = 0, 1, 2, …::
 
-    number_i = int.from_bytes(SHA-256("<variant>/<kind>/<YYYY-MM-DD>/<i>")[:8], "big") mod 2^35
+    number_i = int.from_bytes(HMAC-SHA256(key, "<variant>/<kind>/<YYYY-MM-DD>/<i>")[:8], "big") mod 2^35
 
-with the window's first date, so the code of candidate ``i`` is
-``GameCode(game, rules, number_i)`` (``candidates`` lists them; the tests
-pin vectors). **The challenge is the first candidate that the solver proved
-winnable** within the preparation budget (``CHALLENGE_NODES`` positions,
-a node budget so that the answer does not depend on the machine's speed); a
-candidate proved unwinnable, or undecided within the budget, is passed over. If
-none of the first ``CHALLENGE_CANDIDATES`` is proved, the window has no
-challenge (the endpoints answer 503) and the operator is told.
+with the window's first date and the service's secret ``key`` (:func:`derivation_key`:
+``CHALLENGE_KEY``, else a key generated once and kept in the ``service_keys`` table), so
+the code of candidate ``i`` is ``GameCode(game, rules, number_i)`` (``candidates`` lists
+them; the tests pin vectors for a test key). Without the key nobody can list a window's
+candidates, so nobody can compute its deal or screen its candidates ahead. **The challenge
+is the first candidate that the solver proved winnable** within the preparation budget
+(``CHALLENGE_NODES`` positions, a node budget so that the answer does not depend on the
+machine's speed) and that has no stored record (withholding a deal that had public records
+would point at it); a candidate proved unwinnable, undecided within the budget, or played
+before is passed over. If none of the first ``CHALLENGE_CANDIDATES`` is taken, the window
+has no challenge (the endpoints answer 503) and the operator is told. A stored challenge
+never changes: the key (and this rule) only decide the windows not prepared yet.
 
 **Par.** The solver's winning line, shortened by the solver's own pass
 (:func:`engine.solver.shorten`: detours that a few moves avoid are cut out, then
@@ -29,12 +33,15 @@ carries the server's time, from the attempt's start to the record's arrival; the
 challenge board counts only records of attempts, one per attempt, received inside
 the window (challenges prepared before attempts existed keep counting every record
 received in their window: ``Challenge.attempts_required``). Until the window
-closes, :func:`secret_codes` lists the deals that every public read withholds.
+closes, :func:`secret_codes` lists the deals that every public read withholds; a
+challenge prepared ahead (its window not open yet) is not public at all
+(:func:`is_public`), and its deal is withheld too.
 
 The searches are the work of the worker tier, never of a request (except in the
 embedded mode): :func:`prepare_challenges` (``flask --app api challenges prepare``,
 and the task ``api.prepare_challenges`` of ``api/tasks.py``, sent by the beat)
-proves the day's and the next day's challenges ahead of ``next_reset``, and
+proves the current windows' challenges and the next day's and next week's ahead of
+their openings (:func:`plan`: today's dailies first, the most awaited), and
 :func:`refill_winnable_pool` (the task ``api.refill_winnable_pool``) keeps the pool
 behind ``GET /deals/random?winnable=true`` filled. Both store each search's answer in
 the ``solvability`` table, as ``api/solving.py`` does.
@@ -43,8 +50,10 @@ the ``solvability`` table, as ``api/solving.py`` does.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import logging
 import random
+import secrets
 from collections.abc import Iterator, Mapping
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -59,13 +68,17 @@ from engine.solver import shorten as solver_shorten
 from verifier import replay
 
 from . import boards
-from .models import Challenge, ChallengeAttempt, Player, Record, Solvability
+from .models import Challenge, ChallengeAttempt, Player, Record, ServiceKey, Solvability
 from .players import Submitter
 from .solving import WINNABLE, Budget, DealSearch, Query, now
 
 log = logging.getLogger(__name__)
 
 KINDS = ("daily", "weekly")
+#: the longest window (a week): a challenge running at a moment started at most this long before it
+LONGEST_WINDOW = timedelta(days=7)
+#: the ``service_keys`` row of the generated derivation key
+KEY_NAME = "challenge"
 DEAL_NUMBERS = 2 ** 35
 #: the seconds a preparation search may take at most, besides its node budget (a safety net only)
 SAFETY_SECONDS = 600.0
@@ -86,15 +99,33 @@ def window(kind: str, moment: datetime) -> tuple[datetime, datetime]:
     return start, start + timedelta(days=1 if kind == "daily" else 7)
 
 
-def candidate(variant: str, kind: str, first_day: date, index: int) -> GameCode:
+def derivation_key(session: Session, configured: str | None) -> bytes:
+    """The key the candidates are derived with: ``configured`` (``CHALLENGE_KEY``), else the
+    database's own, generated on first use (the first insert wins between processes). Commits."""
+    if configured:
+        return configured.encode()
+    row = session.get(ServiceKey, KEY_NAME)
+    if row is None:
+        session.add(ServiceKey(name=KEY_NAME, secret=secrets.token_urlsafe(48), created_at=now()))
+        try:
+            session.commit()
+        except IntegrityError:  # another process made it a moment ago: take that one
+            session.rollback()
+        row = session.get(ServiceKey, KEY_NAME)
+        assert row is not None
+    return row.secret.encode()
+
+
+def candidate(variant: str, kind: str, first_day: date, index: int, key: bytes) -> GameCode:
     """Candidate ``index`` of the window starting on ``first_day`` (see the module's formula)."""
     rules = BY_VARIANT[variant]
-    digest = hashlib.sha256(f"{variant}/{kind}/{first_day.isoformat()}/{index}".encode()).digest()
+    message = f"{variant}/{kind}/{first_day.isoformat()}/{index}".encode()
+    digest = hmac.new(key, message, hashlib.sha256).digest()
     return GameCode(rules.game, rules.letter, int.from_bytes(digest[:8], "big") % DEAL_NUMBERS)
 
 
-def candidates(variant: str, kind: str, first_day: date, count: int) -> list[GameCode]:
-    return [candidate(variant, kind, first_day, index) for index in range(count)]
+def candidates(variant: str, kind: str, first_day: date, count: int, key: bytes) -> list[GameCode]:
+    return [candidate(variant, kind, first_day, index, key) for index in range(count)]
 
 
 def shorten(code: GameCode | str, line: list[str]) -> list[str]:
@@ -127,15 +158,23 @@ def search(session: Session, code: GameCode, budget: Budget) -> Solvability:
 
 # -- challenges -----------------------------------------------------------------
 
-def prepare(session: Session, variant: str, kind: str, moment: datetime, budget: Budget, count: int
+def played(session: Session, code: GameCode) -> bool:
+    """Whether a record of ``code`` is stored (by the records' code index)."""
+    return session.scalar(select(Record.id).where(Record.code == str(code)).limit(1)) is not None
+
+
+def prepare(session: Session, variant: str, kind: str, moment: datetime, budget: Budget, count: int, key: bytes
             ) -> Challenge | None:
     """The ``kind`` challenge of ``variant`` for the window at ``moment``: the stored one, or
-    the first of ``count`` candidates proved winnable, stored with its par. None if none is."""
+    the first of ``count`` candidates (derived with ``key``) proved winnable and never played,
+    stored with its par. None if none is."""
     start, end = window(kind, moment)
     found = current(session, variant, kind, start)
     if found is not None:
         return found
-    for index, code in enumerate(candidates(variant, kind, start.date(), count)):
+    for index, code in enumerate(candidates(variant, kind, start.date(), count, key)):
+        if played(session, code):
+            continue
         answer = search(session, code, budget)
         if answer.status != WINNABLE:
             continue
@@ -148,7 +187,7 @@ def prepare(session: Session, variant: str, kind: str, moment: datetime, budget:
         session.flush()
         boards.fill_challenge(session.connection(), challenge.id)
         session.commit()
-        log.info("challenge %s %s from %s: %s (candidate %d, par %d)", variant, kind, start.date(), code, index,
+        log.info("challenge %s %s from %s: prepared (candidate %d, par %d)", variant, kind, start.date(), index,
                  challenge.par)
         return challenge
     log.error("challenge %s %s from %s: none of the first %d candidates was proved winnable", variant, kind,
@@ -156,17 +195,40 @@ def prepare(session: Session, variant: str, kind: str, moment: datetime, budget:
     return None
 
 
-def prepare_challenges(session: Session, day: date, budget: Budget, count: int, ahead: int = 1
+def plan(day: date, ahead: int = 1, variant: str | None = None, kind: str | None = None,
+         first: tuple[str, str] | None = None) -> list[tuple[str, str, datetime]]:
+    """The windows a preparation run goes through, as ``(variant, kind, a moment inside)``, in
+    the order players need them: ``first`` (a window a request waits for), then ``day``'s daily
+    challenges, ``day``'s weekly ones, then the daily ones of the ``ahead`` days after it and,
+    with ``ahead``, the weekly ones of the week after ``day``'s (so that the next day's and the
+    next week's challenges exist before their windows open). Only ``variant``/``kind`` if given."""
+    variants = [variant] if variant else list(BY_VARIANT)
+    kinds = [kind] if kind else list(KINDS)
+    noon = lambda offset: datetime.combine(day + timedelta(days=offset), time(12), UTC)
+    by_day = [(offset, which) for offset in range(ahead + 1) for which in ("daily", "weekly")]
+    wanted = [first] if first is not None else []
+    wanted += [(name, which) for offset, which in by_day if offset == 0 for name in variants if which in kinds]
+    timed = [(name, which, noon(0)) for name, which in wanted]
+    timed += [(name, which, noon(offset)) for offset, which in by_day if offset > 0 and which in kinds
+              for name in variants]
+    if ahead and "weekly" in kinds:
+        timed += [(name, "weekly", noon(7)) for name in variants]
+    seen: set[tuple[str, str, datetime]] = set()
+    out = []
+    for name, which, moment in timed:
+        key = (name, which, window(which, moment)[0])
+        if key not in seen:
+            seen.add(key)
+            out.append((name, which, moment))
+    return out
+
+
+def prepare_challenges(session: Session, day: date, budget: Budget, count: int, key: bytes, ahead: int = 1
                        ) -> list[Challenge | None]:
-    """Every variant's daily and weekly challenge for ``day`` and the ``ahead`` days after it
-    (the worker tier runs this before ``next_reset``, so the next deal is ready in time)."""
-    prepared = []
-    for offset in range(ahead + 1):
-        moment = datetime.combine(day + timedelta(days=offset), time(12), UTC)
-        for variant in BY_VARIANT:
-            for kind in KINDS:
-                prepared.append(prepare(session, variant, kind, moment, budget, count))
-    return prepared
+    """Every variant's daily and weekly challenge for ``day``, and with ``ahead`` those of the
+    days after it and of the next week (:func:`plan`; the worker tier runs this before
+    ``next_reset``, so the next deal is ready in time)."""
+    return [prepare(session, variant, kind, moment, budget, count, key) for variant, kind, moment in plan(day, ahead)]
 
 
 def current(session: Session, variant: str, kind: str, moment: datetime) -> Challenge | None:
@@ -198,18 +260,26 @@ def refill_winnable_pool(session: Session, variant: str, target: int, budget: Bu
     return ran
 
 
-def random_winnable(session: Session, variant: str, rng: random.Random | None = None) -> str | None:
-    """A deal of the pool, picked at random (an index probe at a random id, not a count): None
-    while the pool is empty."""
+def random_winnable(session: Session, variant: str, withheld: frozenset[str] = frozenset(),
+                    rng: random.Random | None = None) -> str | None:
+    """A deal of the pool, picked at random (an index probe at a random id, not a count), never
+    one of ``withheld`` (the running and upcoming challenges' deals, :func:`secret_codes`, which
+    the screening put in the pool): None while the pool has no other."""
     rng = rng or random.SystemRandom()
-    proved = (Solvability.variant == variant, Solvability.status == WINNABLE, Solvability.verified.is_(True))
+    proved = [Solvability.variant == variant, Solvability.status == WINNABLE, Solvability.verified.is_(True)]
     lowest, highest = session.execute(select(func.min(Solvability.id), func.max(Solvability.id))
                                       .where(*proved)).one()
     if lowest is None:
         return None
+    if withheld:
+        proved.append(Solvability.code.not_in(withheld))
     probe = rng.randint(lowest, highest)
-    return session.scalar(select(Solvability.code).where(*proved, Solvability.id >= probe)
-                          .order_by(Solvability.id).limit(1))
+    for start in (probe, lowest):  # from the probe on, else (only withheld deals after it) from the start
+        found = session.scalar(select(Solvability.code).where(*proved, Solvability.id >= start)
+                               .order_by(Solvability.id).limit(1))
+        if found is not None:
+            return found
+    return None
 
 
 def past(session: Session, variant: str, kind: str | None, moment: datetime, limit: int,
@@ -308,11 +378,24 @@ def public_code(challenge: Challenge, moment: datetime) -> str | None:
     return None if secret else challenge.code
 
 
+def public_candidate(challenge: Challenge, moment: datetime) -> int | None:
+    """Which candidate the challenge is, as the public may see it: withheld as long as its code
+    is (:func:`public_code`; with the code it tells nothing about any other window)."""
+    return None if public_code(challenge, moment) is None else challenge.candidate
+
+
+def is_public(challenge: Challenge, moment: datetime) -> bool:
+    """Whether the public may know of the challenge at all: from its window's opening (one
+    prepared ahead is not shown, nor is anything about it: its par, its board, its id)."""
+    return challenge.starts_at <= moment
+
+
 def secret_codes(session: Session, moment: datetime) -> frozenset[str]:
-    """The deal codes of the challenges running at ``moment`` (:func:`public_code`): withheld from
-    every public read until their windows close. Index lookups by (variant, kind, window start),
-    at most six."""
-    keys = [(variant, kind, window(kind, moment)[0]) for variant in BY_VARIANT for kind in KINDS]
-    wanted = tuple_(Challenge.variant, Challenge.kind, Challenge.starts_at).in_(keys)
-    return frozenset(session.scalars(select(Challenge.code).where(wanted, Challenge.ends_at > moment,
-                                                                  Challenge.attempts_required.is_(True))))
+    """The deal codes of the challenges running at ``moment`` or prepared for a window not open
+    yet (:func:`public_code`): withheld from every public read until their windows close. An
+    index range on ``(variant, kind, starts_at)`` from a week before ``moment``: the running
+    windows and the few prepared ahead."""
+    return frozenset(session.scalars(select(Challenge.code).where(
+        Challenge.variant.in_(list(BY_VARIANT)), Challenge.kind.in_(KINDS),
+        Challenge.starts_at > moment - LONGEST_WINDOW, Challenge.ends_at > moment,
+        Challenge.attempts_required.is_(True))))

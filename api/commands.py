@@ -411,14 +411,15 @@ def _reverify_on_workers(celery_app: Any, first: int, last: int, chunk: int, upd
 @click.option("--ahead", type=click.IntRange(0, 31), default=1, show_default=True,
               help="also prepare this many days after it")
 def prepare_command(day: datetime | None, ahead: int) -> None:
-    """Prove and store every variant's daily and weekly challenge for DAY and the days ahead.
-    Exit status 1 if a window has no candidate proved winnable."""
-    from .challenges import prepare_challenges, screening_budget
+    """Prove and store every variant's daily and weekly challenge for DAY and the days ahead
+    (with them, the next week's). Exit status 1 if a window has no candidate proved winnable."""
+    from .challenges import derivation_key, prepare_challenges, screening_budget
 
     first = (day.date() if day else datetime.now(UTC).date())
     with get_db().sessions() as session:
+        key = derivation_key(session, current_app.config["CHALLENGE_KEY"])
         prepared = prepare_challenges(session, first, screening_budget(current_app.config, "CHALLENGE_NODES"),
-                                      current_app.config["CHALLENGE_CANDIDATES"], ahead)
+                                      current_app.config["CHALLENGE_CANDIDATES"], key, ahead)
         for challenge in prepared:
             if challenge is not None:
                 click.echo(f"{challenge.variant} {challenge.kind} {challenge.starts_at:%Y-%m-%d}: {challenge.code} "

@@ -211,6 +211,20 @@ def parse_optional_port(name: str, value: Any) -> int | None:
     return parse_positive_int(name, value, most=65535)
 
 
+#: the shortest ``CHALLENGE_KEY`` taken (characters): a key an attacker cannot try them all of
+CHALLENGE_KEY_MIN = 32
+
+
+def parse_challenge_key(name: str, value: Any) -> str | None:
+    """A secret of at least :data:`CHALLENGE_KEY_MIN` characters, or ``None`` (the database's own) for empty."""
+    text = parse_optional_text(name, value)
+    if text is not None and len(text) < CHALLENGE_KEY_MIN:
+        raise ConfigError(f"{name}: expected a secret of at least {CHALLENGE_KEY_MIN} characters (it has "
+                          f"{len(text)}), such as the output of `python -c 'import secrets; "
+                          f"print(secrets.token_urlsafe(32))'`")
+    return text
+
+
 def _instance_database(instance_path: str) -> str:
     return "sqlite:///" + str(Path(instance_path) / "records.sqlite3")
 
@@ -304,7 +318,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CELERY_RESULT_BACKEND", None, parse_optional_text,
             "where re-verification ranges leave their results", "the broker (Redis), `rpc://` (RabbitMQ)"),
     Setting("CELERY_QUEUE_PREFIX", "solitaire-verifier", parse_queue_prefix,
-            "prefix of the queue names (`<prefix>.keys`, `.hints`, `.searches`, `.bulk`) and of Celery's Redis keys"),
+            "prefix of the queue names (`<prefix>.challenges`, `.keys`, `.hints`, `.searches`, `.bulk`) and of "
+            "Celery's Redis keys"),
     Setting("CELERY_VISIBILITY_TIMEOUT", "600", parse_seconds,
             "seconds after which a task of a worker that died goes to another worker (Redis); longer than a "
             "search's hard time limit"),
@@ -366,6 +381,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("WEBHOOK_KEEP_SECONDS", str(7 * 86400), parse_seconds,
             "webhook deliveries that ended (delivered, failed or cancelled) are deleted this long after they were "
             "made, with their messages (the beat's `webhook-prune`); pending ones are kept", "`604800` (7 days)"),
+    Setting("CHALLENGE_KEY", None, parse_challenge_key,
+            f"the secret (at least {CHALLENGE_KEY_MIN} characters) of the HMAC that derives each challenge window's "
+            "candidate deals (docs/api.md, \"Challenges\"): nobody without it can compute a challenge's deal. "
+            "Unset: a key the service generates once and keeps in the database (table `service_keys`, in every "
+            "backup). Changing it changes only the windows not prepared yet",
+            "unset (the generated key)"),
 )
 
 

@@ -92,7 +92,7 @@ BACKFILL_BATCH = 500
 
 
 def backfill(connection: Connection) -> int:
-    """Every record's earned points from its stored log, a batch at a time (migration 0015); how
+    """Every record's earned points from its stored log, a batch at a time (migration 0017); how
     many changed. Written with its own table definitions, so that the migration runs it on its schema."""
     records = sql_table("records", column("id", BigInteger), column("code", String()), column("canonical", Text()),
                         column("score", Integer), column("takebacks", Integer), column("earned", Integer))

@@ -7,6 +7,10 @@ tags on every process), answers ``304`` to a matching ``If-None-Match``, may be 
 by browsers and proxies for a day, and is sent gzipped to a client that accepts it
 (``Vary: Accept-Encoding``). The cache is bounded by the bytes it holds
 (``FRAMES_CACHE_BYTES``); the least recently used entries go first.
+
+A record's entry keeps the deal it is of (``code``): whoever serves it checks that deal
+against the withheld set (the running and upcoming challenges' deals) each time, before
+any answer or ``304``, since a deal can become a challenge after the entry was made.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ class Frames:
 
     gzipped: bytes
     etag: str  # without quotes; the gzipped form's tag is this with ``-gzip``
+    code: str | None = None  # the record's deal (checked against the withheld set when served)
 
     def response(self, request: Request) -> Response:
         """The answer to ``request``: 304, gzipped or plain JSON, with the caching headers."""
@@ -61,10 +66,11 @@ class Picture:
 
     png: bytes
     etag: str
+    code: str | None = None  # a record's deal (checked against the withheld set when served)
 
     @classmethod
-    def of(cls, png: bytes) -> Picture:
-        return cls(png, hashlib.sha256(png).hexdigest()[:32])
+    def of(cls, png: bytes, code: str | None = None) -> Picture:
+        return cls(png, hashlib.sha256(png).hexdigest()[:32], code)
 
     def response(self, request: Request) -> Response:
         headers = {"ETag": f'"{self.etag}"', "Cache-Control": CACHE_CONTROL}
@@ -84,10 +90,11 @@ def accepts_gzip(request: Request) -> bool:
     return codings["gzip"] > 0 or ("gzip" not in codings and codings["*"] > 0)
 
 
-def pack(data: dict[str, Any]) -> Frames:
+def pack(data: dict[str, Any], code: str | None = None) -> Frames:
+    """The frames ``data`` (of a record of deal ``code``), gzipped, with their tag."""
     raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
     # mtime=0: the same frames give the same bytes on every process
-    return Frames(gzip.compress(raw, compresslevel=6, mtime=0), hashlib.sha256(raw).hexdigest()[:32])
+    return Frames(gzip.compress(raw, compresslevel=6, mtime=0), hashlib.sha256(raw).hexdigest()[:32], code)
 
 
 def size_of(value: Any) -> int:

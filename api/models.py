@@ -588,3 +588,15 @@ class WebhookDelivery(Base):
     attempts: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     message: Mapped[WebhookMessage] = relationship(lazy="joined")
+
+
+class ServiceKey(Base):
+    """A secret the service made for itself, by name: ``challenge``, the key that derives the
+    challenges' deals when ``CHALLENGE_KEY`` is not set (``api.challenges.derivation_key``).
+    Made once, on first use, and kept in backups so that a restored service derives the same."""
+
+    __tablename__ = "service_keys"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    secret: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)

@@ -6,15 +6,16 @@ The module's :data:`celery` is built from that environment; each Flask app made 
 :func:`api.create_app` has its own (``app.extensions["api.celery"]``), built from
 the app's settings, to send tasks with.
 
-Five queues, named after ``CELERY_QUEUE_PREFIX``: ``<prefix>.keys`` (searches of
-clients with an API key), ``<prefix>.hints`` (short searches a player waits for),
-``<prefix>.searches`` (a deal's solvability), ``<prefix>.bulk`` (re-verification
-ranges, judging and the scheduled tasks) and ``<prefix>.webhooks`` (webhook
-deliveries only: a slow receiver holds a process of the worker that serves that
-queue, never one that judges or prepares; docs/operations.md runs a worker for it).
-On Redis a worker takes them strictly in that order
-(``queue_order_strategy: priority``), so game backends go first and hints go ahead
-of long searches; a worker started with ``-Q <prefix>.hints`` serves only hints. A
+Six queues, named after ``CELERY_QUEUE_PREFIX``: ``<prefix>.challenges`` (the
+preparation of the challenges), ``<prefix>.keys`` (searches of clients with an API key),
+``<prefix>.hints`` (short searches a player waits for), ``<prefix>.searches`` (a deal's
+solvability), ``<prefix>.bulk`` (re-verification ranges, judging and the other scheduled
+tasks) and ``<prefix>.webhooks`` (webhook deliveries only: a slow receiver holds a process
+of the worker that serves that queue, never one that judges or prepares; docs/operations.md
+runs a worker for it). On Redis a worker takes them strictly in that order
+(``queue_order_strategy: priority``), so a challenge players wait for is prepared before
+anything else, game backends go next and hints go ahead of long searches; a worker
+started with ``-Q <prefix>.hints`` serves only hints. A
 search's message is a *ticket*: the worker that takes it runs the best waiting job of
 its kind (``api.solving.Solver.run_next``: API keys first, round-robin by client), not
 necessarily the job that sent it.
@@ -25,18 +26,22 @@ task has a soft time limit (the search stops and stores ``unknown``) and a hard
 one (the process is killed), and a worker process is replaced after a task that
 left it above ``SOLVER_WORKER_MAX_MEMORY_MB``.
 
-Challenges and the winnable pool: ``api.prepare_challenges`` proves today's and
-the next day's challenges, ``api.refill_winnable_pool`` tops up the pool behind
-``/deals/random?winnable=true``; both on the bulk queue, at low priority. The beat
-(``celery --app api.tasks beat``) sends them on :data:`BEAT_SCHEDULE`; a request
-that finds its window unprepared or the pool empty sends one too (:func:`send_once`)
-and answers 503 without waiting for it. Each is a singleton: a run holds a lock (a
-``solver_jobs`` row on the task's own negative slot, expiring at its hard time
-limit), and a run that finds the lock held ends at once (:func:`singleton`). Each
+Challenges and the winnable pool: ``api.prepare_challenges`` proves the current
+windows' challenges (today's dailies first) and the next day's and next week's
+(``api.challenges.plan``), on the challenges queue; ``api.refill_winnable_pool`` tops
+up the pool behind ``/deals/random?winnable=true``, on the bulk queue at low priority.
+The beat (``celery --app api.tasks beat``) sends them on :data:`BEAT_SCHEDULE`, and a
+preparation as soon as it starts (:func:`prepare_at_start`: a fresh deployment has its
+challenges within the first minute); a request that finds its window unprepared or the
+pool empty sends one too (:func:`send_once`) and answers 503 without waiting for it.
+Each is a singleton: a run holds a lock (a ``solver_jobs`` row on the task's own
+negative slot, expiring at its hard time limit), and a run that finds the lock held
+ends at once (:func:`singleton`). Each
 ends within its period (soft limit shorter than the interval), so runs never pile up.
 
 Without ``CELERY_BROKER_URL`` tasks run eagerly, in the process and thread that
-send them (the embedded mode: one user only).
+send them (the embedded mode: one user only); a thread of the serving process then
+does the beat's preparation (:class:`Preparer`), from its first request on.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from typing import Any
 from celery import Celery
 from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import (
+    beat_init,
     setup_logging,
     task_postrun,
     task_prerun,
@@ -76,15 +82,16 @@ SEARCH, HINT, REVERIFY = "api.solve_deal", "api.hint", "api.reverify_range"
 PREPARE, REFILL, REEVALUATE = "api.prepare_challenges", "api.refill_winnable_pool", "api.reevaluate_deal"
 DELIVER, WEBHOOK_SWEEP, JUDGE_SWEEP = DELIVER_TASK, "api.webhook_sweep", "api.judge_sweep"
 WEBHOOK_PRUNE = "api.webhook_prune"
-QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk", PREPARE: "bulk", REFILL: "bulk",
+QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk", PREPARE: "challenges", REFILL: "bulk",
           REEVALUATE: "bulk", DELIVER: "webhooks", WEBHOOK_SWEEP: "bulk", JUDGE_SWEEP: "bulk",
           WEBHOOK_PRUNE: "bulk"}
 #: the ticket task of each search kind (``api.solving.SearchKind.name``)
 TICKETS = {"deal": SEARCH, "hint": HINT}
-#: the queues, in the order a worker takes from them on Redis: the tickets of API keys' searches
-#: (``keys``) go ahead of every anonymous one, hints ahead of deals, then scheduled work and judging;
-#: webhook deliveries last (a worker of their own takes them: ``-Q <prefix>.webhooks``)
-QUEUE_ORDER = ("keys", "hints", "searches", "bulk", "webhooks")
+#: the queues, in the order a worker takes from them on Redis: the challenges' preparation first (players
+#: wait for it; one run at a time, and a run with nothing to prepare ends in a few queries), then the tickets
+#: of API keys' searches (``keys``) ahead of every anonymous one, hints ahead of deals, then scheduled work
+#: and judging; webhook deliveries last (a worker of their own takes them: ``-Q <prefix>.webhooks``)
+QUEUE_ORDER = ("challenges", "keys", "hints", "searches", "bulk", "webhooks")
 #: the solver's client name for the searches fair play asks for (its own per-client limit)
 FAIRPLAY_CLIENT = "task:fair-play"
 #: what a re-verification range may take on a worker (a range of 5,000 records takes seconds)
@@ -101,6 +108,8 @@ REFILL_SOFT_LIMIT, REFILL_HARD_LIMIT = 240, 270
 REFILL_SEARCH_ROOM = 30.0
 #: the scheduled tasks' message priority on Redis (0 first … 9 last): behind anything else on the bulk queue
 LOW_PRIORITY = 9
+#: a preparation a request or a fresh start waits for: ahead of the beat's on the challenges queue
+HIGH_PRIORITY = 0
 #: a webhook attempt's task may run this much longer than the attempt's deadline (its bookkeeping),
 #: then this much more before it is killed (``WEBHOOK_DEADLINE_SECONDS``; the hold is longer still)
 DELIVER_SOFT_MARGIN, DELIVER_HARD_MARGIN = 20, 30
@@ -519,29 +528,28 @@ def singleton(app: Flask, name: str, marker: int | None) -> Iterator[bool]:
 
 
 def prepare_challenges(day: str | None = None, ahead: int = 1, variant: str | None = None, kind: str | None = None,
-                       marker: int | None = None) -> int:
-    """Prove and store the challenges of ``day`` (ISO date; default today, UTC) and the
-    ``ahead`` days after it, of every variant and kind or only ``variant``/``kind``;
-    returns the windows left without one (0 when another run is going on)."""
+                       marker: int | None = None, first: list[str] | None = None) -> int:
+    """Prove and store the challenges of ``day`` (ISO date; default today, UTC) and, with
+    ``ahead``, of the days after it and of the next week (``api.challenges.plan``: ``first``,
+    a ``[variant, kind]`` a request waits for, then today's daily ones …), of every variant
+    and kind or only ``variant``/``kind``; returns the windows left without one (0 when
+    another run is going on)."""
     from . import challenges
 
     app = flask_app()
     with app.app_context(), singleton(app, PREPARE, marker) as held:
         if not held:
             return 0
-        first = date.fromisoformat(day) if day else datetime.now(UTC).date()
+        start = date.fromisoformat(day) if day else datetime.now(UTC).date()
         count, budget = app.config["CHALLENGE_CANDIDATES"], challenges.screening_budget(app.config, "CHALLENGE_NODES")
+        windows = challenges.plan(start, ahead, variant, kind, (first[0], first[1]) if first else None)
         missing = done = 0
         try:
             with app.extensions["api.db"].sessions() as session:
-                for offset in range(ahead + 1):
-                    moment = datetime.combine(first + timedelta(days=offset), datetime.min.time(), UTC)
-                    for name in [variant] if variant else challenges.BY_VARIANT:
-                        for which in [kind] if kind else challenges.KINDS:
-                            found = challenges.prepare(session, name, which, moment + timedelta(hours=12), budget,
-                                                       count)
-                            missing += found is None
-                            done += 1
+                key = challenges.derivation_key(session, app.config["CHALLENGE_KEY"])
+                for name, which, moment in windows:
+                    missing += challenges.prepare(session, name, which, moment, budget, count, key) is None
+                    done += 1
         except SoftTimeLimitExceeded:  # the next run goes on where this one stopped
             log.warning("%s stopped at its time limit (%d s) after %d windows", PREPARE, PREPARE_SOFT_LIMIT, done)
         return missing
@@ -623,7 +631,7 @@ def sender(app: Flask) -> Any:
     return send
 
 
-def send_once(app: Flask, name: str, **kwargs: Any) -> bool:
+def send_once(app: Flask, name: str, priority: int = LOW_PRIORITY, **kwargs: Any) -> bool:
     """Send task ``name`` (``PREPARE`` or ``REFILL``) unless a run of it is queued or going
     on: the lock (:func:`_lock`) is taken here and handed to the task, which frees it
     when it ends. Never waits for a worker; in the embedded mode the task runs here,
@@ -632,8 +640,7 @@ def send_once(app: Flask, name: str, **kwargs: Any) -> bool:
     if marker is None:
         return False
     try:
-        app.extensions["api.celery"].tasks[name].apply_async(kwargs={**kwargs, "marker": marker},
-                                                             priority=LOW_PRIORITY)
+        app.extensions["api.celery"].tasks[name].apply_async(kwargs={**kwargs, "marker": marker}, priority=priority)
     except Exception:
         log.exception("%s could not be sent (or, embedded, failed)", name)
         _release_marker(app, marker)
@@ -643,14 +650,64 @@ def send_once(app: Flask, name: str, **kwargs: Any) -> bool:
 
 def ask_to_prepare(app: Flask, variant: str, kind: str, day: date) -> None:
     """A request found ``day``'s ``kind`` window of ``variant`` unprepared: have it prepared
-    (with the next day's, on a worker; embedded, only that window, here and now).
+    first (then the rest of the day's and the next ones, on a worker, ahead of any other
+    task; embedded, only that window, here and now, unless the :class:`Preparer` is at it).
     Nothing when the solver is switched off."""
     if not app.config["SOLVER_ENABLED"]:
         return
     if app.config["CELERY_BROKER_URL"] is None:
         send_once(app, PREPARE, day=day.isoformat(), ahead=0, variant=variant, kind=kind)
     else:
-        send_once(app, PREPARE, day=day.isoformat(), ahead=1)
+        send_once(app, PREPARE, HIGH_PRIORITY, day=day.isoformat(), ahead=1, first=[variant, kind])
+
+
+def prepare_at_start(celery_app: Celery) -> None:
+    """A fresh beat's first message: the preparation of today's challenges and the next ones,
+    at once and ahead of any other task (the challenges queue, high priority), instead of an
+    interval after the start. Without a lock: a run that finds another going on ends at once."""
+    try:
+        celery_app.tasks[PREPARE].apply_async(kwargs={"ahead": 1}, priority=HIGH_PRIORITY,
+                                              expires=PREPARE_EVERY)
+    except Exception:
+        log.exception("%s could not be sent at the beat's start", PREPARE)
+
+
+@beat_init.connect
+def _beat_started(sender: Any = None, **_: Any) -> None:
+    if sender is not None:
+        prepare_at_start(sender.app)
+
+
+class Preparer:
+    """The embedded mode's beat for the challenges: a thread of the serving process, started by
+    its first request, that runs the preparation at once (today's daily challenges first) and
+    then every :data:`PREPARE_EVERY` seconds, so the next day's and week's are ready before
+    their windows open. Requests meanwhile answer 503 at once (the lock is held), never wait."""
+
+    def __init__(self, app: Flask) -> None:
+        self.app = app
+        self.lock = threading.Lock()
+        self.pid = 0
+
+    def start(self) -> None:
+        with self.lock:
+            if self.pid == os.getpid():
+                return
+            self.pid = os.getpid()
+        threading.Thread(target=self._run, name="challenge-preparer", daemon=True).start()
+
+    def run_once(self) -> int:
+        """One preparation run here, now (returns the windows left without a challenge)."""
+        with self.app.app_context():
+            return prepare_challenges(ahead=1)
+
+    def _run(self) -> None:
+        while True:
+            try:
+                self.run_once()
+            except Exception:
+                log.exception("%s failed; tried again in %d s", PREPARE, PREPARE_EVERY)
+            time.sleep(PREPARE_EVERY)
 
 
 def ask_to_refill(app: Flask, variant: str) -> None:
@@ -675,6 +732,9 @@ def init_app(app: Flask) -> Celery:
     celery_app = make_celery(app.config)
     app.extensions["api.celery"] = celery_app
     app.extensions["api.asks"] = Asks(app)
+    if app.config["CELERY_BROKER_URL"] is None and app.config["SOLVER_ENABLED"] and not app.testing:
+        preparer = app.extensions["api.preparer"] = Preparer(app)
+        app.before_request(preparer.start)  # a serving process, from its first request (not a command's)
     return celery_app
 
 

@@ -11,13 +11,17 @@ CPU time the gunicorn workers and PostgreSQL spent per request, and the share of
 CPU 0's time that the hypervisor gave other guests meanwhile (on a shared virtual
 machine a round with much of it ran slow for reasons outside the code).
 
+What it answers: what one request costs the web process and the database, compared in one
+run between two checkouts (``--against``), the two judge places (``--judge both``) or the
+two engine builds (``--build both``). What the whole layout holds (web, workers, database,
+webhooks) is ``python -m bench.soak``'s.
+
     python -m bench.http_bench                 # 10 s per endpoint
     python -m bench.http_bench --seconds 3     # quicker
     python -m bench.http_bench --workers 1 --threads 4   # another gunicorn layout
     python -m bench.http_bench --against ../old-checkout --rounds 4   # two checkouts, in the order A B, B A, …
     python -m bench.http_bench --judge both --rounds 3   # FAIRPLAY_JUDGE=submission and worker, alternating
     python -m bench.http_bench --build both --rounds 3   # the compiled engine and pure Python, alternating
-    python -m bench.http_bench --judge worker --floor --rounds 3   # and the framework's floor (bench.record_floor)
 
 Needs wrk (``apt-get install wrk``) and PostgreSQL (``--database-url``,
 default ``postgresql://postgres@127.0.0.1:5432/test``; a scratch database is
@@ -44,7 +48,7 @@ import redis
 
 from api.db import scratch_postgres_database
 
-from . import add_service_options, record_floor
+from . import add_service_options
 from .checkouts import ROOT, checkout_env, say_builds
 from .corpus import build_corpus
 
@@ -135,25 +139,23 @@ def processes(*, name: str | None = None, parent: int | None = None) -> list[int
 
 @contextmanager
 def server(database_url: str, port: int, workers: int, threads: int, root: Path = ROOT,
-           broker: str | None = None, judge: str = "submission", pure: bool = False,
-           floor: dict[str, str] | None = None) -> Iterator[tuple[str, int]]:
+           broker: str | None = None, judge: str = "submission", pure: bool = False) -> Iterator[tuple[str, int]]:
     """gunicorn serving the app of the checkout at ``root`` on CPU 0 (``workers`` processes of
     ``threads`` threads, the ``gthread`` worker, which keeps connections alive); yields its URL
     and the master's pid. ``broker``: the worker tier's (no worker runs: what the app sends it waits);
     ``judge``: ``FAIRPLAY_JUDGE``, where new records are judged; ``pure``: ``SOLITAIRE_PURE=1``
-    (the engine from its Python source, as where no C compiler built it); ``floor``: the app with the
-    floor routes (:mod:`bench.record_floor`), with this environment of theirs."""
+    (the engine from its Python source, as where no C compiler built it)."""
     env = checkout_env(root, DATABASE_URL=database_url, API_KEYS_REQUIRED="0", RATELIMIT_ENABLED="0",
                        LOG_LEVEL="WARNING", FAIRPLAY_JUDGE=judge, SOLITAIRE_PURE="1" if pure else "",
-                       **({"CELERY_BROKER_URL": broker} if broker else {}), **(floor or {}))
+                       **({"CELERY_BROKER_URL": broker} if broker else {}))
     worker_class = ["--worker-class", "gthread", "--threads", str(threads)]
     cmd = cpu_pin(0) + [sys.executable, "-m", "gunicorn", "--workers", str(workers), *worker_class,
                         "--bind", f"127.0.0.1:{port}",
-                        "--log-level", "warning", "bench.record_floor:app()" if floor else "api:create_app()"]
+                        "--log-level", "warning", "api:create_app()"]
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(150):  # (the floor's app first sends its templates)
+        for _ in range(150):
             try:
                 health = json.loads(urllib.request.urlopen(base + PREFIX + "/healthz", timeout=1).read())
                 break
@@ -194,10 +196,6 @@ RECORD_GAMES = 4000
 WARM_GAMES = 600
 #: seconds of that warm-up (fewer records than WARM_GAMES: this machine stores at most about 520 a second)
 WARM_SECONDS = 1
-#: the deals of the record floor's templates (``--floor``), cycled through with new players
-FLOOR_DEALS = 200
-#: the floor routes' rows in a round's results
-FLOOR_VERIFY, FLOOR_RECORD = "floor of /verify", "floor of /records"
 
 
 def record_bodies(length: int = 150, games: int = RECORD_GAMES) -> str:
@@ -224,16 +222,12 @@ def measure(root: Path, args: argparse.Namespace, code: str, log: str, records: 
     """One round on the checkout at ``root`` with ``FAIRPLAY_JUDGE=judge`` (``pure``: its engine
     as pure Python, ``SOLITAIRE_PURE=1``): healthz, /verify,
     /records, healthz, each for ``args.seconds``, on a scratch database of its own, after a
-    warm-up of healthz and, with ``warm`` (other games than ``records``), of /records. With
-    ``args.floor``, the floor routes (:mod:`bench.record_floor`) after /verify and /records."""
+    warm-up of healthz and, with ``warm`` (other games than ``records``), of /records."""
     verify_body = json.dumps({"code": code, "moves": log})
     with tempfile.TemporaryDirectory() as tmp, \
             scratch_postgres_database(args.database_url, f"bench_{os.getpid()}") as db:
         workdir = Path(tmp)
-        floor = (record_floor.write_templates(str(workdir / "floor.json"), verify_body,
-                                              records.split("\n")[:FLOOR_DEALS]) if args.floor else None)
-        with server(db, free_port(), args.workers, args.threads, root, args.broker, judge, pure,
-                    floor) as (base, master):
+        with server(db, free_port(), args.workers, args.threads, root, args.broker, judge, pure) as (base, master):
             return _round(base, master, workdir, args, verify_body, records, warm)
 
 
@@ -261,12 +255,7 @@ def _round(base: str, master: int, workdir: Path, args: argparse.Namespace, veri
     run("/healthz")  # warm up
     try:
         phases = {"healthz (before)": run("/healthz"), "POST /verify": run("/verify", verify_body)}
-        if args.floor:
-            phases[FLOOR_VERIFY] = run(record_floor.VERIFY_FLOOR, verify_body)
         phases["POST /records"] = run("/records", records)
-        if args.floor:
-            floor_records = record_floor.floor_bodies(records.split("\n")[:FLOOR_DEALS])
-            phases[FLOOR_RECORD] = run(record_floor.RECORD_FLOOR, floor_records)
         phases["healthz (after)"] = run("/healthz")
         return phases
     finally:  # the tasks the records sent (a new deal's first record has its deal solved)
@@ -322,12 +311,7 @@ def main() -> None:
     parser.add_argument("--build", choices=("default", "pure", "both"), default="default",
                         help="the engine build the server runs: the checkout's own (compiled where it was built), "
                              "pure Python (SOLITAIRE_PURE=1), or both (each round measures each, alternating)")
-    parser.add_argument("--floor", action="store_true",
-                        help="also the floor routes of bench.record_floor: what a /verify and a /records that "
-                             "skipped all their own work would cost (this checkout; with --judge worker)")
     args = parser.parse_args()
-    if args.floor and (args.against or args.judge != "worker"):
-        parser.error("--floor measures this checkout's app judged later: use it with --judge worker, without --against")
     if not shutil.which("wrk"):
         raise SystemExit("wrk is not installed: apt-get install wrk")
     code, log = typical_log()
@@ -365,16 +349,6 @@ def main() -> None:
         print(f"{root:40s} POST /verify of healthz: {verify}; POST /records: {records}; "
               f"server CPU ms /verify/records: {cpu}; unstolen /verify, /records: "
               f"{', '.join(f'{v:.0%}' for v, _ in unstolen)}; {', '.join(f'{r:.0%}' for _, r in unstolen)}")
-    figures = [shares(r) for r in seen[name(ROOT, judges[0], builds[0])]]
-    for root, rounds in seen.items() if args.floor else ():
-        floors = [(healthz_rate(r), r[FLOOR_VERIFY], r[FLOOR_RECORD]) for r in rounds]
-        verify = ", ".join(f"{v['rps'] / h:.0%}" for h, v, _ in floors)
-        records = ", ".join(f"{r['rps'] / h:.0%}" for h, _, r in floors)
-        cpu = ", ".join(f"{v['server_ms']:.3f}/{r['server_ms']:.3f}" for _, v, r in floors)
-        print(f"{root:40s} floors of healthz: /verify {verify}; /records {records}; "
-              f"server CPU ms /verify/records: {cpu}")
-    print(f"\ntargets: POST /verify >= 80% of healthz ({', '.join(f'{v:.0%}' for v, _ in figures)}), "
-          f"POST /records >= 35% ({', '.join(f'{r:.0%}' for _, r in figures)})")
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 ones with their final boards, each challenge's board, and a player's attempt at one.
 Nothing here searches: a window whose challenge the worker tier has not proved yet
 is answered 503, and the worker tier is asked to prepare it (once; embedded, it is
-prepared in the request). A challenge's code is null until its window closes: a
-player gets it by starting an attempt."""
+prepared in the request). A challenge's code and candidate are null until its window
+closes: a player gets the code by starting an attempt. A challenge prepared ahead is not
+public before its window opens: 404, as if there were none."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ bp = Blueprint("challenges", __name__)
 CHALLENGE, CHALLENGE_LIST, CHALLENGE_BOARD = ChallengeSchema(), ChallengeListSchema(), ChallengeBoardSchema()
 ATTEMPT = AttemptSchema()
 #: seconds a client should wait before asking again for a challenge not prepared yet
-RETRY_AFTER = 60
+RETRY_AFTER = 15
 #: entries of each past challenge's final board shown in the archive
 PODIUM = 3
 
@@ -42,7 +43,8 @@ def _json(challenge: Challenge, moment: datetime, podium: bool = False) -> dict[
     body = {"id": challenge.id, "variant": challenge.variant, "kind": challenge.kind,
             "code": challenges.public_code(challenge, moment),
             "starts_at": challenge.starts_at, "ends_at": challenge.ends_at, "next_reset": challenge.ends_at,
-            "par": challenge.par, "candidate": challenge.candidate, "final": challenge.ends_at <= moment}
+            "par": challenge.par, "candidate": challenges.public_candidate(challenge, moment),
+            "final": challenge.ends_at <= moment}
     if podium:
         top = boards.page(db.session().connection(), boards.board(boards.CHALLENGE, challenge.id), PODIUM, None)
         body["podium"] = with_records(top["ranked"])
@@ -91,9 +93,10 @@ def list_challenges() -> Response:
 
 
 def find_challenge(challenge_id: int) -> Challenge:
+    """A challenge whose window has opened (one prepared ahead is not public: 404, like none)."""
     found = db.session().scalar(select(Challenge).where(Challenge.id == challenge_id)) \
         if 0 < challenge_id < 2 ** 63 else None
-    if found is None:
+    if found is None or not challenges.is_public(found, datetime.now(UTC)):
         raise Problem(404, f"there is no challenge {challenge_id}")
     return found
 

@@ -14,6 +14,7 @@ from .. import challenges, db, tasks
 from ..problems import Problem
 from ..schemas import DealQuerySchema, RandomDealQuerySchema
 from . import parse_code, query
+from .leaderboard import withheld_codes
 
 bp = Blueprint("deals", __name__)
 #: seconds to wait before asking again while the winnable pool is empty
@@ -29,18 +30,20 @@ def get_deal(code: str) -> dict:
 @bp.get("/deals/random")
 def random_deal() -> dict:
     """Any deal of the variant; with ``winnable=true`` one from the pool of deals the worker
-    tier proved winnable (503 with Retry-After while that pool is empty, and the worker
-    tier is asked to refill it; embedded, a few deals are searched in the request)."""
+    tier proved winnable, never a running or upcoming challenge's (503 with Retry-After while
+    that pool is empty, and the worker tier is asked to refill it; embedded, a few deals are
+    searched in the request)."""
     args = query(RandomDealQuerySchema())
     variant = args["variant"]
     if not args["winnable"]:
         rules = BY_VARIANT[variant]
         code = GameCode(rules.game, rules.letter, random.SystemRandom().randrange(challenges.DEAL_NUMBERS))
         return {"code": str(code), "variant": variant, "winnable": None}
-    picked = challenges.random_winnable(db.session(), variant)
+    withheld = withheld_codes()  # the running and upcoming challenges' deals: never handed out
+    picked = challenges.random_winnable(db.session(), variant, withheld)
     if picked is None:
         tasks.ask_to_refill(current_app, variant)
-        picked = challenges.random_winnable(db.session(), variant)
+        picked = challenges.random_winnable(db.session(), variant, withheld)
     if picked is None:
         raise Problem(503, f"no {variant} deal is proved winnable yet: the pool is being filled; ask again in "
                            f"{POOL_RETRY_AFTER} s", headers={"Retry-After": str(POOL_RETRY_AFTER)})

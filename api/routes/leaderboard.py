@@ -68,7 +68,8 @@ def read_board(board: boards.Board, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def withheld_codes() -> frozenset[str]:
-    """The deals of the challenges running now (``api.challenges.secret_codes``), read once per request."""
+    """The deals of the challenges running now or prepared ahead (``api.challenges.secret_codes``), read once
+    per request."""
     if "withheld_codes" not in g:
         g.withheld_codes = challenges.secret_codes(db.session(), datetime.now(UTC))
     return cast(frozenset[str], g.withheld_codes)

@@ -488,7 +488,7 @@ def deal(code: str) -> Any:
 
 def find_record(record_id: int) -> Record | None:
     """The record the pages show: one the API serves at ``GET /api/v1/records/{id}`` (none of a
-    running challenge's deal: its log would give the deal away)."""
+    running or upcoming challenge's deal, checked on every request: its log would give the deal away)."""
     found = db.session().get(Record, record_id) if 0 < record_id < 2 ** 63 else None
     return None if found is None or found.code in withheld_codes() else found
 
@@ -610,16 +610,20 @@ def record_frames(record_id: int) -> Any:
             raise Problem(404, f"there is no record {record_id}")
         return stored.code, stored.canonical, unpack_times(stored.times)
 
-    return cached_frames(("frames", record_id), load)
+    return cached_frames(("frames", record_id), load, record_id)
 
 
-def cached_frames(key: tuple[Any, ...], load: Callable[[], tuple[str, str, list[int] | None]]) -> Any:
+def cached_frames(key: tuple[Any, ...], load: Callable[[], tuple[str, str, list[int] | None]],
+                  record_id: int | None = None) -> Any:
     """The window of frames of a log that never changes that holds ``?step=N``, from the cache when
-    it is there; ``load()`` gives its code, canonical log and times (or raises a 404 ``Problem``)."""
+    it is there; ``load()`` gives its code, canonical log and times (or raises a 404 ``Problem``).
+    A record's (``record_id``) is checked against the withheld set each time it is served."""
     step = requested_step(current_app.config["MAX_LOG_ACTIONS"])
     cache = frame_cache()
     key = (*key, log_page(step, step)[0], g.lang)
     cached = cache.get(key) if cache is not None else None
+    if cached is not None and cached.code is not None and cached.code in withheld_codes():
+        raise Problem(404, f"there is no record {record_id}")  # its deal became a challenge since: not shown
     if cached is None:
         code, canonical, times = load()
         data = frames(GameCode.from_text(code), canonical, current_app.config["MAX_LOG_ACTIONS"], step, times)
@@ -628,7 +632,7 @@ def cached_frames(key: tuple[Any, ...], load: Callable[[], tuple[str, str, list[
             response = current_app.json.response(data)
             response.headers["Cache-Control"] = "no-cache"
             return response
-        cached = pack(data)
+        cached = pack(data, code if record_id is not None else None)
         if cache is not None:
             cache.put(key, cached)
     return cached.response(request)
@@ -642,21 +646,24 @@ def deal_card(code: str) -> Response:
     except InvalidCodeError as exc:
         raise Problem(404, f"{code} is not a game code: {exc.message}") from None
 
-    def draw() -> bytes:
+    def draw() -> Picture:
         board = board_view(Game.from_code(game_code).position)
-        return sharecard.share_image(sharecard.Card(_("Deal {code}", code=str(game_code)),
-                                                    _(VARIANT_TITLES[game_code.variant]), _("Solitaire records"),
-                                                    board=board))
+        return Picture.of(sharecard.share_image(sharecard.Card(
+            _("Deal {code}", code=str(game_code)), _(VARIANT_TITLES[game_code.variant]), _("Solitaire records"),
+            board=board)))
 
     return share_card(("card", "deal", str(game_code), g.lang), draw)
 
 
-def share_card(key: tuple[Any, ...], draw: Any) -> Response:
-    """A share image from the page cache, else drawn by ``draw()`` and kept (ETag, 304)."""
+def share_card(key: tuple[Any, ...], draw: Any, record_id: int | None = None) -> Response:
+    """A share image from the page cache, else drawn by ``draw()`` and kept (ETag, 304). A
+    record's (``record_id``) is checked against the withheld set each time it is served."""
     cache = frame_cache()
     picture = cache.get(key) if cache is not None else None
+    if picture is not None and picture.code is not None and picture.code in withheld_codes():
+        raise Problem(404, f"there is no record {record_id}")  # its deal became a challenge since it was drawn
     if picture is None:
-        picture = Picture.of(draw())
+        picture = draw()
         if cache is not None:
             cache.put(key, picture)
     return picture.response(request)

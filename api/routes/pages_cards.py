@@ -22,6 +22,7 @@ from flask.wrappers import Response
 from engine import Game
 
 from .. import boards, challenge_days, challenges, db, sharecard
+from ..framecache import Picture
 from ..models import Challenge, Record
 from ..players import find_player
 from ..problems import Problem
@@ -113,9 +114,9 @@ def card_response(kind: str, number: int, card: sharecard.Card, draw_board: Any)
     """The image of ``card`` (its board drawn by ``draw_board()``), cached under all its words."""
     key = ("card", kind, number, g.lang, card.title, card.result, tuple(card.details), card.footer)
 
-    def draw() -> bytes:
-        return sharecard.share_image(sharecard.Card(card.title, card.result, card.footer, card.details,
-                                                    draw_board()))
+    def draw() -> Picture:  # (no deal to check when served: the card's words say which board it has)
+        return Picture.of(sharecard.share_image(sharecard.Card(card.title, card.result, card.footer, card.details,
+                                                               draw_board())))
 
     return share_card(key, draw)
 

@@ -308,14 +308,14 @@ def record_time(record: Record | dict[str, Any]) -> str | None:
 
 
 def sealing_challenge(record: Record, moment: datetime) -> Challenge | None:
-    """The running challenge (with attempts) whose deal a record is of: the one whose window the
-    record counts in, else the one that closes last (the deal stays hidden until then)."""
+    """The running challenge (with attempts) whose window the record counts in (the shortest, when a
+    daily and a weekly share the deal). None for a record received before every such window: its
+    page would tie an older public record to the running challenge's deal, so it stays a 404."""
     running = db.session().scalars(select(Challenge).where(
         Challenge.code == record.code, Challenge.starts_at <= moment, Challenge.ends_at > moment,
         Challenge.attempts_required.is_(True))).all()
     counted = [row for row in running if row.starts_at <= record.received_at < row.ends_at]
-    return min(counted, key=lambda row: row.ends_at - row.starts_at, default=None) or \
-        max(running, key=lambda row: row.ends_at, default=None)
+    return min(counted, key=lambda row: row.ends_at - row.starts_at, default=None)
 
 
 def sealed_record(record_id: int) -> Response | None:

@@ -15,6 +15,7 @@ from sqlalchemy import select, update
 
 from api import backup
 from api.auth import create_key, revoke_key
+from api.challenges import derivation_key
 from api.models import (
     Base,
     Challenge,
@@ -28,6 +29,7 @@ from api.models import (
     WebhookMessage,
 )
 from tests.conftest import ROOT
+from tests.play import play_greedy
 
 API = "/api/v1"
 FT = "FT1-N-AAAAAAB"
@@ -65,7 +67,9 @@ def filled(make_empty_app, make_key, auth, legal_log):
         response = client.post(f"{API}/players", json={"name": name})
         assert response.status_code == 201
         tokens[name] = response.get_json()["token"]
-    own = {"code": FT, "moves": legal_log(FT, 7), "times": [900, 1800, 2500, 4000, 5200, 6100, 8000]}
+    # (a game long enough that sending its very log again is a copy: min_positions settled positions)
+    moves = play_greedy(YU, 40)
+    own = {"code": YU, "moves": moves, "times": [900 * (n + 1) + 37 * (n % 7) for n in range(len(moves))]}
     assert client.post(f"{API}/records", json=own, headers=auth(tokens["zoe"])).status_code == 201
     copied = client.post(f"{API}/records", json={**own, "times": None}, headers=auth(tokens["Åsa"]))
     assert copied.status_code == 201 and copied.get_json()["copy_of"] is not None  # a copy, with its flag
@@ -84,6 +88,7 @@ def filled(make_empty_app, make_key, auth, legal_log):
                               code=FT, candidate=2, par=88, par_line="T7:AS>F1 S", prepared_at=MOMENT)
         session.add(challenge)
         session.flush()
+        derivation_key(session, None)  # the key the service generates for the challenges' candidates
         attempt = ChallengeAttempt(challenge_id=challenge.id, player_id=zoe.id, started_at=MOMENT)
         session.add(attempt)
         session.flush()
@@ -280,7 +285,7 @@ def test_a_column_added_since_the_backup_takes_its_default(filled, make_app, emp
 
 def test_a_backup_made_before_earned_points_computes_them_from_each_log(client, app, records, make_app,
                                                                         empty_database_url):
-    """``records.earned`` came with migration 0015: a backup made before it restores each record's
+    """``records.earned`` came with migration 0017: a backup made before it restores each record's
     earned points from its log, and its boards rank by them."""
     from tests.api.test_api_board_loops import with_loops
     from tests.engine.engine_helpers import find_win

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select, update
 
 from api import boards, challenges
-from api.models import Challenge, Solvability, SolverJob
+from api.models import Challenge, Record, Solvability, SolverJob
 from api.solving import Budget
 from api.stats import streaks
 from verifier import replay
@@ -20,20 +20,26 @@ PROBLEMS = "https://solitaire-verifier.example/problems/"
 UTC = timezone.utc
 #: a small node budget keeps the searches of these tests short
 BUDGET = Budget(60.0, 20000)
+#: the derivation key of the vectors (a service's own is CHALLENGE_KEY, or generated: secret)
+KEY = b"test-key-" + b"1" * 23
 
 
 def bearer(token):
     return {"Authorization": f"Bearer {token}"}
 
 
-@pytest.mark.parametrize("variant, kind, first_day, index, code", [
-    ("yukon-classic", "daily", date(2026, 12, 1), 0, "YU1-C-ZSJXAKN"),
-    ("yukon-classic", "daily", date(2026, 12, 1), 1, "YU1-C-TAKM2VW"),
-    ("yukon-relaxed", "weekly", date(2026, 11, 30), 0, "YU1-R-Y5USG5H"),
-    ("forty-thieves", "daily", date(2027, 1, 1), 0, "FT1-N-CWLLZAP"),
+@pytest.mark.parametrize("variant, kind, first_day, index, code, other", [
+    ("yukon-classic", "daily", date(2026, 12, 1), 0, "YU1-C-N3IIOUQ", "YU1-C-JLRUNPS"),
+    ("yukon-classic", "daily", date(2026, 12, 1), 1, "YU1-C-EA7QFLB", "YU1-C-O7T52XH"),
+    ("yukon-relaxed", "weekly", date(2026, 11, 30), 0, "YU1-R-2SN64XW", "YU1-R-COMW6P2"),
+    ("forty-thieves", "daily", date(2027, 1, 1), 0, "FT1-N-LRDIUBU", "FT1-N-TBN4JWN"),
 ])
-def test_candidate_vectors(variant, kind, first_day, index, code):
-    assert str(challenges.candidate(variant, kind, first_day, index)) == code
+def test_candidate_vectors(variant, kind, first_day, index, code, other):
+    """HMAC-SHA256 with the key: the same window with another key gives other candidates, and
+    the unkeyed formula of before (sha256 of the same text: YU1-C-ZSJXAKN for the first) is gone."""
+    assert str(challenges.candidate(variant, kind, first_day, index, KEY)) == code
+    assert str(challenges.candidate(variant, kind, first_day, index, b"another-key-" + b"1" * 20)) == other
+    assert str(challenges.candidate("yukon-classic", "daily", date(2026, 12, 1), 0, KEY)) != "YU1-C-ZSJXAKN"
 
 
 @pytest.mark.parametrize("moment, kind, start, end", [
@@ -57,12 +63,13 @@ def test_windows_at_the_day_and_week_boundaries(moment, kind, start, end):
 def test_every_challenge_is_the_first_candidate_proved_winnable_with_its_par(app):
     day = date(2026, 12, 1)
     with app.extensions["api.db"].sessions() as session:
-        prepared = challenges.prepare_challenges(session, day, BUDGET, 8, ahead=0)
+        prepared = challenges.prepare_challenges(session, day, BUDGET, 8, KEY, ahead=0)
         assert len(prepared) == 6 and all(c is not None for c in prepared)
         for challenge in prepared:
             start, end = challenges.window(challenge.kind, datetime(2026, 12, 1, 12, tzinfo=UTC))
             assert (challenge.starts_at, challenge.ends_at) == (start, end)
-            codes = challenges.candidates(challenge.variant, challenge.kind, start.date(), challenge.candidate + 1)
+            codes = challenges.candidates(challenge.variant, challenge.kind, start.date(), challenge.candidate + 1,
+                                          KEY)
             assert challenge.code == str(codes[-1])
             for earlier in codes[:-1]:  # passed over: not proved within the budget
                 row = session.scalar(select(Solvability).where(Solvability.code == str(earlier)))
@@ -74,7 +81,7 @@ def test_every_challenge_is_the_first_candidate_proved_winnable_with_its_par(app
             assert challenge.par <= replay(challenge.code, row.solution.split()).moves
         # a second run finds them prepared and searches nothing more
         searches = session.scalar(select(Solvability.id).order_by(Solvability.id.desc()).limit(1))
-        again = challenges.prepare_challenges(session, day, BUDGET, 8, ahead=0)
+        again = challenges.prepare_challenges(session, day, BUDGET, 8, KEY, ahead=0)
         assert [c.id for c in again] == [c.id for c in prepared]
         assert session.scalar(select(Solvability.id).order_by(Solvability.id.desc()).limit(1)) == searches
     forty = [c for c in prepared if c.variant == "forty-thieves" and c.kind == "daily"][0]
@@ -161,7 +168,7 @@ def test_a_challenge_board_from_before_attempts_counts_records_received_inside_i
 def test_the_current_challenge_is_served_once_prepared_and_503_before(client, app):
     app.config["SOLVER_ENABLED"] = False  # no preparation in the request (embedded mode)
     response = client.get(f"{API}/challenges/daily?variant=yukon-classic")
-    assert response.status_code == 503 and response.headers["Retry-After"] == "60"
+    assert response.status_code == 503 and response.headers["Retry-After"] == "15"
     now = datetime.now(UTC)
     with app.extensions["api.db"].sessions() as session:
         challenge = make_challenge(session, "yukon-classic", "weekly", now.date(), "YU1-C-AAAAAAB")
@@ -199,6 +206,7 @@ def test_the_winnable_pool(client, app):
 def test_the_cli_prepares_the_day(app):
     runner = app.test_cli_runner()
     app.config["CHALLENGE_NODES"] = 20000
+    app.config["CHALLENGE_KEY"] = KEY.decode()  # (a generated key may leave a window without a winnable candidate)
     result = runner.invoke(args=["challenges", "prepare", "--day", "2026-12-01", "--ahead", "0"])
     assert result.exit_code == 0, result.output
     assert len(result.stdout.splitlines()) == 6 and "yukon-classic daily 2026-12-01: YU1-C-" in result.stdout
@@ -288,11 +296,14 @@ def test_the_beat_schedule_sends_registered_tasks_to_their_queues(tmp_path):
         task = celery.tasks[entry["task"]]  # registered
         assert task.acks_late and task.soft_time_limit < task.time_limit
         # issue 22: refills sent every 5 minutes ran up to 600 s and overlapped; a run now ends
-        # (hard limit) before the next is sent, and waits behind everything else on the bulk queue
+        # (hard limit) before the next is sent, and waits behind everything else on its queue
         assert task.time_limit < entry["schedule"]
         assert entry["options"]["expires"] == entry["schedule"] > 0
         assert entry["options"]["priority"] == tasks.LOW_PRIORITY == 9  # Redis: 0 first, 9 last
-        assert routes[entry["task"]]["queue"] == "beat-test.bulk"
+        # issue 42: the challenges' preparation has a queue of its own, the first a worker takes from
+        wanted = "beat-test.challenges" if entry["task"] == tasks.PREPARE else "beat-test.bulk"
+        assert routes[entry["task"]]["queue"] == wanted
+    assert [queue.name for queue in celery.conf.task_queues][0] == "beat-test.challenges"
 
 
 def test_a_scheduled_task_does_nothing_while_another_run_holds_its_lock(make_empty_app):
@@ -345,11 +356,12 @@ def test_the_embedded_mode_prepares_the_window_in_the_first_request(make_empty_a
     client = app.test_client()
     body = client.get(f"{API}/challenges/daily?variant=yukon-classic").get_json()
     today = datetime.now(UTC).date()
-    codes = [str(c) for c in challenges.candidates("yukon-classic", "daily", today, body["candidate"] + 1)]
-    assert body["code"] is None and body["kind"] == "daily"  # secret while the window runs
+    assert body["code"] is None and body["candidate"] is None and body["kind"] == "daily"  # secret while it runs
     with app.extensions["api.db"].sessions() as session:
-        assert [(c.variant, c.kind, c.code) for c in session.scalars(select(Challenge))] == [
-            ("yukon-classic", "daily", codes[-1])]
+        stored = session.scalars(select(Challenge)).one()
+        key = challenges.derivation_key(session, None)  # the key the service generated and stored
+        codes = [str(c) for c in challenges.candidates("yukon-classic", "daily", today, stored.candidate + 1, key)]
+        assert (stored.variant, stored.kind, stored.code) == ("yukon-classic", "daily", codes[-1])
         assert session.scalars(select(SolverJob)).all() == []  # the marker is freed
     assert client.get(f"{API}/challenges/daily?variant=yukon-classic").get_json()["id"] == body["id"]
 
@@ -379,7 +391,7 @@ def test_a_preparation_in_flight_is_not_sent_again(make_empty_app):
                               created_at=now, expires_at=now + timedelta(minutes=5)))
         session.commit()
     response = client.get(f"{API}/challenges/weekly?variant=forty-thieves")
-    assert response.status_code == 503 and response.headers["Retry-After"] == "60"
+    assert response.status_code == 503 and response.headers["Retry-After"] == "15"
     with app.extensions["api.db"].sessions() as session:
         assert session.scalars(select(Challenge)).all() == []
         session.execute(update(SolverJob).values(expires_at=now - timedelta(seconds=1)))
@@ -454,11 +466,15 @@ def test_no_attempt_outside_the_window(client, app):
     ann = player_token(client, "ann")
     closed = running(app, day=date(2025, 1, 1))
     opens = running(app, code="FT1-N-AAAAAAC", day=datetime.now(UTC).date() + timedelta(days=1))
-    for challenge_id, words in ((closed, "its window closed at 2025-01-02T00:00:00+00:00"), (opens, "opens at")):
-        response = start(client, challenge_id, ann)
-        assert response.status_code == 409
-        problem = response.get_json()
-        assert problem["type"] == PROBLEMS + "challenge-not-running" and words in problem["detail"]
+    response = start(client, closed, ann)
+    assert response.status_code == 409
+    problem = response.get_json()
+    assert problem["type"] == PROBLEMS + "challenge-not-running"
+    assert "its window closed at 2025-01-02T00:00:00+00:00" in problem["detail"]
+    # a challenge prepared ahead is not public before its window opens: as if there were none
+    for answer in (start(client, opens, ann), client.get(f"{API}/challenges/{opens}"),
+                   client.get(f"{API}/challenges/{opens}/board")):
+        assert answer.status_code == 404 and answer.get_json()["detail"] == f"there is no challenge {opens}"
 
 
 def test_a_running_challenges_code_is_withheld_from_every_public_read(client, app, legal_log):
@@ -652,3 +668,266 @@ def test_a_backup_carries_the_attempts_and_the_servers_time(client, app, legal_l
     assert (item["attempt"], item["server_elapsed_ms"]) == (attempt_id, 1234)
     board = client.get(f"{API}/challenges/{challenge_id}/board").get_json()["entries"]
     assert [(e["player"], e["server_elapsed_ms"]) for e in board] == [("ann", 1234)]  # (the original's board)
+
+
+# -- issue 43: a challenge nobody can compute before it starts ---------------------------
+
+def test_the_deal_is_derived_with_the_services_key_generated_once_and_backed_up(make_empty_app):
+    """Without CHALLENGE_KEY the service generates a key once and keeps it in the database (and in
+    backups); CHALLENGE_KEY replaces it. The same window under two keys is two different deals."""
+    import io
+
+    from api.backup import export_backup
+    from api.models import ServiceKey
+
+    app = make_empty_app()
+    day = date(2026, 12, 1)
+    with app.extensions["api.db"].sessions() as session:
+        generated = challenges.derivation_key(session, None)
+        assert len(generated) >= 32 and challenges.derivation_key(session, None) == generated
+        assert session.get(ServiceKey, challenges.KEY_NAME).secret.encode() == generated
+        configured = "c" * 40
+        assert challenges.derivation_key(session, configured) == configured.encode()
+        out = io.StringIO()
+        export_backup(session, out)
+    assert '"table":"service_keys"' in out.getvalue() and generated.decode() in out.getvalue()
+    # two keys: other candidates, so another challenge for the same window
+    with app.extensions["api.db"].sessions() as session:
+        first = challenges.prepare(session, "yukon-relaxed", "daily", datetime(2026, 12, 1, 12, tzinfo=UTC), BUDGET,
+                                   8, generated)
+        first_code = first.code
+        session.delete(first)
+        session.commit()
+        second = challenges.prepare(session, "yukon-relaxed", "daily", datetime(2026, 12, 1, 12, tzinfo=UTC),
+                                    BUDGET, 8, configured.encode())
+        assert first_code != second.code
+        assert challenges.candidates("yukon-relaxed", "daily", day, 8, generated)[first.candidate] == \
+            engine_code(first_code)
+        # the formula without a key (sha256 of the same text, as before) gives neither
+        import hashlib
+
+        text = f"yukon-relaxed/daily/{day.isoformat()}/{second.candidate}".encode()
+        unkeyed = int.from_bytes(hashlib.sha256(text).digest()[:8], "big") % challenges.DEAL_NUMBERS
+        assert engine_code(second.code).number != unkeyed
+
+
+def engine_code(text):
+    from engine import GameCode
+
+    return GameCode.from_text(text)
+
+
+def test_a_stored_challenge_keeps_its_deal_whatever_the_key(make_empty_app):
+    """Challenges prepared before the key (sha256 candidates) keep their codes: a preparation run
+    leaves a stored window alone, with any key."""
+    app = make_empty_app()
+    now = datetime.now(UTC)
+    with app.extensions["api.db"].sessions() as session:
+        old = make_challenge(session, "yukon-classic", "daily", now.date(), "YU1-C-ZSJXAKN")
+        found = challenges.prepare(session, "yukon-classic", "daily", now, BUDGET, 8, KEY)
+        assert (found.id, found.code) == (old.id, "YU1-C-ZSJXAKN")
+
+
+def test_a_candidate_with_a_stored_record_is_passed_over(app, records):
+    """Withholding a deal that has public records would point at it: such a candidate is skipped."""
+    day = date(2026, 12, 1)
+    first = str(challenges.candidate("yukon-relaxed", "daily", day, 0, KEY))
+    records(code=first, variant="yukon-relaxed")
+    with app.extensions["api.db"].sessions() as session:
+        challenge = challenges.prepare(session, "yukon-relaxed", "daily", datetime(2026, 12, 1, 12, tzinfo=UTC),
+                                       BUDGET, 8, KEY)
+        assert challenge.candidate > 0 and challenge.code != first
+
+
+def test_nothing_public_holds_the_candidate_or_an_upcoming_challenge(client, app):
+    """The candidate index is withheld with the code (until the window closes), and a challenge
+    prepared ahead is not public at all; once the window has closed both are shown."""
+    app.config["SOLVER_ENABLED"] = False  # (no window prepared by a request here)
+    today = datetime.now(UTC).date()
+    with app.extensions["api.db"].sessions() as session:
+        now_running = make_challenge(session, "yukon-classic", "daily", today, "YU1-C-AAAAAAB")
+        ahead = make_challenge(session, "yukon-classic", "daily", today + timedelta(days=1), "YU1-C-AAAAAAC")
+        weekly = make_challenge(session, "yukon-classic", "weekly", today + timedelta(days=7), "YU1-C-AAAAAAD")
+        for row in (now_running, ahead, weekly):
+            row.candidate = 13
+        session.commit()
+        ids = now_running.id, ahead.id, weekly.id
+    reads = [client.get(f"{API}/challenges/daily?variant=yukon-classic").get_json(),
+             client.get(f"{API}/challenges/{ids[0]}").get_json(),
+             *client.get(f"{API}/challenges?variant=yukon-classic").get_json()["items"],
+             client.get(f"{API}/challenges/{ids[0]}/board").get_json()["challenge"]]
+    assert [(body["id"], body["code"], body["candidate"]) for body in reads] == [(ids[0], None, None)] * 4
+    for upcoming in ids[1:]:
+        assert client.get(f"{API}/challenges/{upcoming}").status_code == 404
+        assert client.get(f"{API}/challenges/{upcoming}/board").status_code == 404
+    pages = [client.get("/challenges/yukon-classic").get_data(as_text=True),
+             client.get(f"/challenges/yukon-classic/daily/{today + timedelta(days=1)}").get_data(as_text=True)]
+    assert not any(code in page for page in pages for code in ("YU1-C-AAAAAAB", "YU1-C-AAAAAAC", "YU1-C-AAAAAAD"))
+    with app.extensions["api.db"].sessions() as session:
+        assert challenges.secret_codes(session, datetime.now(UTC)) == {"YU1-C-AAAAAAB", "YU1-C-AAAAAAC",
+                                                                       "YU1-C-AAAAAAD"}
+        closed = make_challenge(session, "yukon-classic", "daily", today - timedelta(days=2), "YU1-C-AAAAAAF")
+        closed.candidate = 13
+        session.commit()
+        closed_id = closed.id
+    body = client.get(f"{API}/challenges/{closed_id}").get_json()
+    assert (body["code"], body["candidate"], body["final"]) == ("YU1-C-AAAAAAF", 13, True)
+
+
+def test_the_random_pool_never_hands_out_a_running_or_upcoming_challenges_deal(client, app):
+    """The screening puts the challenges' deals in the pool; /deals/random leaves them out while
+    they are secret (503 when the pool has nothing else), and hands them out once they close."""
+    app.config["SOLVER_ENABLED"] = False
+    with app.extensions["api.db"].sessions() as session:
+        assert challenges.refill_winnable_pool(session, "yukon-relaxed", 3, BUDGET, 20, random.Random(3)) >= 3
+        pool = sorted(session.scalars(select(Solvability.code).where(Solvability.status == "winnable")))
+        today = datetime.now(UTC).date()
+        make_challenge(session, "yukon-relaxed", "daily", today, pool[0])
+        make_challenge(session, "yukon-relaxed", "weekly", today + timedelta(days=7), pool[1])
+    seen = {client.get(f"{API}/deals/random?variant=yukon-relaxed&winnable=true").get_json()["code"]
+            for _ in range(30)}
+    assert seen == set(pool[2:])
+    with app.extensions["api.db"].sessions() as session:
+        make_challenge(session, "yukon-relaxed", "daily", today + timedelta(days=1), pool[2])
+    assert client.get(f"{API}/deals/random?variant=yukon-relaxed&winnable=true").status_code == 503
+    close_every_window(app)
+    seen = {client.get(f"{API}/deals/random?variant=yukon-relaxed&winnable=true").get_json()["code"]
+            for _ in range(40)}
+    assert seen == set(pool)
+
+
+def test_a_cached_card_frames_or_page_of_a_record_answers_404_once_its_deal_is_a_challenge(client, app, legal_log):
+    """Cached while the deal was an ordinary one, a record's card, frames and page are checked
+    against the withheld set each time they are served: 404 while the deal is a running (or
+    upcoming) challenge's, with or without the client's ETag; served again once it closes."""
+    stored = client.post(f"{API}/records", json={"code": FT, "player": "ann", "moves": legal_log(FT, 6)})
+    assert stored.status_code == 201
+    record_id = stored.get_json()["id"]
+    urls = [f"/records/{record_id}/card.png", f"/records/{record_id}/frames.json", f"/records/{record_id}",
+            f"/records/{record_id}/frames.json?step=3"]
+    tags = {}
+    for url in urls:
+        first = client.get(url)
+        assert first.status_code == 200 and client.get(url).status_code == 200  # (the second from the cache)
+        tags[url] = first.headers["ETag"]
+        assert client.get(url, headers={"If-None-Match": tags[url]}).status_code == 304
+    for day in (datetime.now(UTC).date() + timedelta(days=1), datetime.now(UTC).date()):  # upcoming, then running
+        with app.extensions["api.db"].sessions() as session:
+            session.execute(Challenge.__table__.delete())
+            session.commit()
+            make_challenge(session, "forty-thieves", "daily", day, FT)
+        for url in urls:
+            # (the record page and card may be the spoiler-safe sealed ones of a record received in the running
+            # window: no deal, no log, no board; never the cached ones)
+            sealed = (f"/records/{record_id}", f"/records/{record_id}/card.png")
+            allowed = {404, 200} if url in sealed and day == datetime.now(UTC).date() else {404}
+            for answer in (client.get(url), client.get(url, headers={"If-None-Match": tags[url]})):
+                assert answer.status_code in allowed and FT.encode() not in answer.get_data(), url
+                assert answer.headers.get("ETag") != tags[url], url
+    close_every_window(app)
+    assert [client.get(url).status_code for url in urls] == [200] * len(urls)
+
+
+def test_a_record_received_before_a_running_challenge_on_its_deal_has_no_page(client, app, legal_log):
+    """The spoiler-safe page is for records received inside the running window; an older record of
+    the same deal answers 404, so that no page ties it to the running challenge's deal."""
+    stored = client.post(f"{API}/records", json={"code": FT, "player": "ann", "moves": legal_log(FT, 6)})
+    record_id = stored.get_json()["id"]
+    with app.extensions["api.db"].sessions() as session:
+        session.execute(update(Record).where(Record.id == record_id)
+                        .values(received_at=datetime.now(UTC) - timedelta(days=3)))
+        session.commit()
+        make_challenge(session, "forty-thieves", "daily", datetime.now(UTC).date(), FT)
+    page = client.get(f"/records/{record_id}")
+    assert page.status_code == 404 and FT not in page.get_data(as_text=True)
+    close_every_window(app)
+    assert client.get(f"/records/{record_id}").status_code == 200
+
+
+def close_every_window(app):
+    """Every stored challenge's window moved a month back: closed."""
+    with app.extensions["api.db"].sessions() as session:
+        for challenge in session.scalars(select(Challenge)):
+            challenge.starts_at -= timedelta(days=30)
+            challenge.ends_at -= timedelta(days=30)
+        session.commit()
+
+
+# -- issue 42: a challenge ready before its window opens ---------------------------------
+
+def test_a_run_prepares_todays_daily_challenges_first_then_the_next_days_and_weeks():
+    sunday = date(2026, 12, 6)
+    windows = [(variant, kind, challenges.window(kind, moment)[0].date())
+               for variant, kind, moment in challenges.plan(sunday, 1)]
+    variants = ["yukon-classic", "yukon-relaxed", "forty-thieves"]
+    monday = date(2026, 11, 30)
+    assert windows == ([(v, "daily", sunday) for v in variants] + [(v, "weekly", monday) for v in variants]
+                       + [(v, "daily", date(2026, 12, 7)) for v in variants]
+                       + [(v, "weekly", date(2026, 12, 7)) for v in variants])
+    # a window a request waits for goes first; on a Tuesday the next week's still comes
+    tuesday = [(v, k, challenges.window(k, m)[0].date())
+               for v, k, m in challenges.plan(date(2026, 12, 8), 1, first=("forty-thieves", "weekly"))]
+    assert tuesday[0] == ("forty-thieves", "weekly", date(2026, 12, 7))
+    assert ("yukon-classic", "weekly", date(2026, 12, 14)) in tuesday and len(tuesday) == len(set(tuesday)) == 12
+    assert challenges.plan(sunday, 0, "yukon-classic", "daily") == [
+        ("yukon-classic", "daily", datetime(2026, 12, 6, 12, tzinfo=UTC))]
+
+
+def test_the_beats_run_leaves_the_next_days_and_weeks_challenges_ready_before_they_open(make_empty_app):
+    """The beat's preparation (its own kwargs) stores, besides the running windows' challenges,
+    the next day's and the next week's, whose windows have not opened: at midnight (and on
+    Monday) the endpoint answers at once, never 503."""
+    from api import tasks
+
+    app = make_empty_app(CHALLENGE_NODES=20000)
+    kwargs = tasks.BEAT_SCHEDULE["prepare-challenges"]["kwargs"]
+    with app.app_context():
+        assert tasks.prepare_challenges(**kwargs, variant="yukon-relaxed") == 0
+    now = datetime.now(UTC)
+    with app.extensions["api.db"].sessions() as session:
+        stored = {(c.kind, c.starts_at) for c in session.scalars(select(Challenge))}
+    tomorrow = challenges.window("daily", now + timedelta(days=1))[0]
+    next_week = challenges.window("weekly", now + timedelta(days=7))[0]
+    assert tomorrow > now and next_week > now
+    assert stored == {("daily", challenges.window("daily", now)[0]), ("daily", tomorrow),
+                      ("weekly", challenges.window("weekly", now)[0]), ("weekly", next_week)}
+    client = app.test_client()
+    app.config["SOLVER_ENABLED"] = False  # nothing is prepared by the requests below
+    assert client.get(f"{API}/challenges/daily?variant=yukon-relaxed").status_code == 200
+    with app.extensions["api.db"].sessions() as session:  # tomorrow: its window is already there
+        assert challenges.current(session, "yukon-relaxed", "daily", tomorrow) is not None
+        assert challenges.current(session, "yukon-relaxed", "weekly", next_week) is not None
+
+
+def test_the_embedded_mode_prepares_in_a_thread_of_its_own_from_the_first_request(make_empty_app, monkeypatch):
+    """Without a broker a serving process runs the beat's preparation in a thread started by its
+    first request; a request meanwhile answers 503 at once (the run holds the lock)."""
+    import threading
+
+    from api import tasks
+
+    started, release = threading.Event(), threading.Event()
+
+    def slow_run(self):
+        with self.app.app_context():
+            with tasks.singleton(self.app, tasks.PREPARE, None):
+                started.set()
+                release.wait(30)
+        return 0
+
+    monkeypatch.setattr(tasks.Preparer, "run_once", slow_run)
+    app = make_empty_app(CHALLENGE_NODES=20000)
+    app.testing = False  # a serving process (tests' apps start no thread)
+    tasks.init_app(app)
+    client = app.test_client()
+    threads = lambda: [t.name for t in threading.enumerate()].count("challenge-preparer")  # noqa: E731
+    before = threads()
+    try:
+        client.get(f"{API}/healthz")
+        assert started.wait(30)
+        response = client.get(f"{API}/challenges/daily?variant=yukon-classic")
+        assert response.status_code == 503 and response.headers["Retry-After"] == "15"
+        client.get(f"{API}/healthz")  # a second request starts no second thread
+        assert threads() == before + 1
+    finally:
+        release.set()

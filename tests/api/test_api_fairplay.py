@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.play import play_greedy
+
 API = "/api/v1"
 PROBLEMS = "https://solitaire-verifier.example/problems/"
 FT = "FT1-N-AAAAAAB"
@@ -234,9 +236,20 @@ def test_a_record_after_a_hint_on_that_deal_is_assisted_and_unranked(client, leg
 
 # -- copies, solver lines, times, empty logs ---------------------------------------
 
+def copyable(code):
+    """An honest game long enough that sending its very log again is a copy (its line holds
+    ``min_positions`` settled positions; two players' same few moves are not)."""
+    return play_greedy(code, 80)
+
+
+def fast_times(count):
+    """Times faster than people play: 10 ms apart."""
+    return [10 * (n + 1) for n in range(count)]
+
+
 def test_a_copied_log_is_stored_unranked_pointing_to_the_original(client, legal_log):
     ann, copycat = token_of(client, "ann"), token_of(client, "copycat")
-    log = legal_log(FT, 12)
+    log = copyable(FT)
     original = submit(client, ann, moves=log).get_json()
     response = submit(client, copycat, moves=" ".join(log).lower())  # the same canonical log, written otherwise
     assert response.status_code == 201
@@ -253,7 +266,7 @@ def test_a_copied_log_is_stored_unranked_pointing_to_the_original(client, legal_
 
 
 def test_every_later_copy_points_to_the_first_record_of_the_log(client, legal_log):
-    log = legal_log(FT, 12)
+    log = copyable(FT)
     first = submit(client, token_of(client, "ann"), moves=log).get_json()
     copies = [submit(client, token_of(client, name), moves=log).get_json() for name in ("bob", "cat", "dan")]
     assert [(c["copy_of"], c["ranked"]) for c in copies] == [(first["id"], False)] * 3
@@ -374,9 +387,9 @@ def test_review_decisions_keep_their_history_and_clear_or_confirm(client, make_k
 
 def test_clearing_a_review_keeps_a_copy_unranked(client, make_key, legal_log):
     admin = make_key("boss", admin=True)
-    log = legal_log(FT, 10)
+    log = copyable(FT)
     submit(client, token_of(client, "ann"), moves=log)
-    copy = submit(client, token_of(client, "bob"), moves=log, times=list(range(10, 110, 10))).get_json()
+    copy = submit(client, token_of(client, "bob"), moves=log, times=fast_times(len(log))).get_json()
     assert sorted(f["flag"] for f in copy["flags"]) == ["copy", "timing"] and copy["status"] == "review"
     record = client.post(f"{API}/records/{copy['id']}/status", json={"status": "visible", "reason": "human"},
                          headers=bearer(admin)).get_json()
@@ -458,9 +471,9 @@ def test_a_name_with_a_slash_has_a_page(client):
 
 
 def test_export_and_import_keep_the_fair_play_fields(client, app, make_app, empty_database_url, legal_log, tmp_path):
-    log = legal_log(FT, 10)
+    log = copyable(FT)
     submit(client, token_of(client, "ann"), moves=log)
-    submit(client, token_of(client, "bob"), moves=log, times=list(range(10, 110, 10)))
+    submit(client, token_of(client, "bob"), moves=log, times=fast_times(len(log)))
     backup = tmp_path / "records.jsonl"
     assert app.test_cli_runner().invoke(args=["records", "export", str(backup)]).exit_code == 0
     restored = make_app(DATABASE_URL=empty_database_url)

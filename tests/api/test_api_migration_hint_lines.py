@@ -1,4 +1,4 @@
-"""Migration 0019 (hints keep their line): hints stored before keep every value, with no line
+"""Migration 0016 (hints keep their line): hints stored before keep every value, with no line
 and no key (served as they were; the next hint after them is a new search), up and down again."""
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ def rows(connection):
 
 
 @BOTH
-def test_0019_keeps_every_hint_and_adds_its_line_empty(empty_database_url):
-    spec = importlib.util.spec_from_file_location("hint_lines_0019", MIGRATIONS / "versions" / "0019_hint_lines.py")
+def test_0016_keeps_every_hint_and_adds_its_line_empty(empty_database_url):
+    spec = importlib.util.spec_from_file_location("hint_lines_0016", MIGRATIONS / "versions" / "0016_hint_lines.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

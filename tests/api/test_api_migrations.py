@@ -337,9 +337,9 @@ def test_0007_keeps_every_record_and_the_copy_check_finds_the_first_of_a_log(emp
 @BOTH
 @pytest.mark.parametrize(("module", "added"), [
     ("0012_webhooks", {"webhook_endpoints", "webhook_messages", "webhook_deliveries"}),
-    ("0013_deal_versions", {"deal_versions"}), ("0014_unjudged_index", set()), ("0018_webhook_prune_index", set())])
+    ("0013_deal_versions", {"deal_versions"}), ("0014_unjudged_index", set()), ("0015_webhook_prune_index", set())])
 def test_the_migrations_that_add_tables_keep_every_record(empty_database_url, module, added):
-    """0012 adds the webhook tables, 0013 the deals' versions, 0014 and 0018 indexes: a record stored
+    """0012 adds the webhook tables, 0013 the deals' versions, 0014 and 0015 indexes: a record stored
     before is unchanged, up and down again, and only those tables come and go."""
     import importlib
 
@@ -456,8 +456,8 @@ def test_0011_keeps_every_record_and_indexes_a_players_records_by_id(empty_datab
 
 
 @BOTH
-def test_0015_gives_every_record_its_earned_points_and_ranks_the_boards_by_them(empty_database_url):
-    """Records and a challenge stored in the schema before 0015: every value kept; each record gets
+def test_0017_gives_every_record_its_earned_points_and_ranks_the_boards_by_them(empty_database_url):
+    """Records and a challenge stored in the schema before 0017: every value kept; each record gets
     the earned points of its stored log (a log that does not replay: from its score and take-backs);
     the boards and standings are those the service builds at head (a Yukon win with take-back loops
     falls below the honest wins, and a player's entry becomes their honest win); and back down, the
@@ -473,7 +473,7 @@ def test_0015_gives_every_record_its_earned_points_and_ranks_the_boards_by_them(
     from tests.play import play_greedy
     from verifier import replay
 
-    migration = importlib.import_module("migrations.versions.0015_earned_points")
+    migration = importlib.import_module("migrations.versions.0017_earned_points")
     win = [str(action) for action in find_win("YU1-C-AAAAAAB")]
     thief = play_greedy("FT1-N-AAAAAAB", 80)
     games = [("honest", "YU1-C-AAAAAAB", win), ("cheat", "YU1-C-AAAAAAB", with_loops("YU1-C-AAAAAAB", win, 30)),
@@ -541,8 +541,8 @@ def test_0015_gives_every_record_its_earned_points_and_ranks_the_boards_by_them(
 
 
 @BOTH
-def test_0017_computes_every_line_key_and_hint_again_on_settled_positions_and_back(empty_database_url):
-    """Records, hints and a copy flag stored before 0017 with the former lines (layout hashes, MinHash
+def test_0018_computes_every_line_key_and_hint_again_on_settled_positions_and_back(empty_database_url):
+    """Records, hints and a copy flag stored before 0018 with the former lines (layout hashes, MinHash
     bands): every other value kept; each line, its index keys and each hint's position computed on
     settled positions; a log that does not replay keeps its line; the copy flag keeps its evidence
     and gains the shared share; and back down to exactly the former values."""
@@ -553,7 +553,7 @@ def test_0017_computes_every_line_key_and_hint_again_on_settled_positions_and_ba
     from engine.layouts import position_hash
     from tests.api.conftest import play_legal
 
-    migration = importlib.import_module("migrations.versions.0017_settled_lines")
+    migration = importlib.import_module("migrations.versions.0018_settled_lines")
     code = "YU1-C-AAAAAAB"
     played = play_legal(code, 40)
     logs = [("ann", " ".join(played)), ("bob", " ".join(played[:20] + ["U"] + played[19:])),

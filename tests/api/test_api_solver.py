@@ -784,6 +784,6 @@ def test_the_tickets_of_keys_go_to_the_queue_taken_first(make_empty_app, monkeyp
     settings = {**load_settings(str(tmp_path)), "CELERY_BROKER_URL": "redis://127.0.0.1:6379/15",
                 "CELERY_QUEUE_PREFIX": "sq"}
     worker_side = tasks.make_celery(settings)
-    assert [queue.name for queue in worker_side.conf.task_queues] == ["sq.keys", "sq.hints", "sq.searches", "sq.bulk",
-                                                                   "sq.webhooks"]
+    assert [queue.name for queue in worker_side.conf.task_queues] == ["sq.challenges", "sq.keys", "sq.hints",
+                                                                      "sq.searches", "sq.bulk", "sq.webhooks"]
     assert worker_side.conf.task_routes[tasks.HINT]["queue"] == "sq.hints"

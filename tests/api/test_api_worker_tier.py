@@ -25,6 +25,7 @@ import engine
 from api.models import HintAnswer, Record, Solvability
 from tests.api.celery_tier import RABBITMQ_URL, ROOT, Tier, require_broker
 from tests.api.solver_places import places_taken
+from tests.play import play_greedy
 from verifier import replay
 
 API = "/api/v1"
@@ -338,7 +339,7 @@ def test_an_unprepared_challenge_window_sends_its_preparation_once_and_is_served
     url = f"{API}/challenges/daily?variant=yukon-classic"
     for _ in range(3):
         response = client.get(url)
-        assert response.status_code == 503 and response.headers["Retry-After"] == "60"
+        assert response.status_code == 503 and response.headers["Retry-After"] == "15"
     assert [(job.client, job.slot) for job in rows(app, SolverJob)] == [("task:api.prepare_challenges", -1)]
     assert places_taken(app.extensions["api.solver"]) == 0  # the marker takes no user's place
     tier.worker(CHALLENGE_NODES=20000)
@@ -349,17 +350,49 @@ def test_an_unprepared_challenge_window_sends_its_preparation_once_and_is_served
     body = response.get_json()
     assert response.status_code == 200 and body["code"] is None  # (secret while the window runs)
     assert [c.code[:6] for c in rows(app, Challenge) if c.id == body["id"]] == ["YU1-C-"]
-    while rows(app, SolverJob):  # the task frees its marker when it has prepared both days
+    while rows(app, SolverJob):  # the task frees its marker when it has prepared today's and the next ones
         assert time.monotonic() < deadline, "the preparation did not end"
         time.sleep(0.5)
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timezone
 
-    from api.challenges import KINDS, window
+    from api.challenges import plan, window
 
-    today = datetime.now(timezone.utc).replace(hour=12)
-    windows = {(variant, kind, window(kind, today + timedelta(days=offset))[0])  # today's and tomorrow's
-               for variant in engine.BY_VARIANT for kind in KINDS for offset in (0, 1)}
+    today = datetime.now(timezone.utc).date()
+    windows = {(variant, kind, window(kind, moment)[0]) for variant, kind, moment in plan(today, 1)}
+    assert len(windows) in (12, 9)  # today's, tomorrow's daily and the next week's weekly (9 on a Sunday)
     assert {(c.variant, c.kind, c.starts_at) for c in rows(app, Challenge)} == windows
+
+
+def test_a_fresh_service_prepares_todays_challenges_before_anything_else(tier):
+    """Issue 42: a fresh deployment taking records answered 503 for the daily challenge for
+    minutes, its preparation queued behind everything else. Four long searches are queued
+    first, then the beat's first message (sent as it starts); the one worker process takes the
+    preparation first, from its queue of its own: today's daily challenges are stored while
+    every search still waits."""
+    from datetime import datetime, timezone
+
+    from api import tasks
+    from api.challenges import window
+    from api.models import Challenge
+
+    app = tier.app(TRUSTED_PROXIES=1, SOLVER_BUDGET_NODES=100_000, CHALLENGE_NODES=20000)
+    client = app.test_client()
+    codes = [str(engine.GameCode("FT", "N", n)) for n in range(3000, 3004)]
+    for number, code in enumerate(codes):
+        assert client.get(solvability_url(code), headers=from_ip(f"10.4.0.{number}")).status_code == 202
+    tasks.prepare_at_start(app.extensions["api.celery"])
+    tier.worker(CHALLENGE_NODES=20000)
+    today = window("daily", datetime.now(timezone.utc))[0]
+    deadline = time.monotonic() + 3 * WAIT_SECONDS
+    while len(dailies := [c for c in rows(app, Challenge) if c.kind == "daily" and c.starts_at == today]) < 3:
+        assert time.monotonic() < deadline, "today's daily challenges were not prepared"
+        time.sleep(0.5)
+    searched = [row for row in rows(app, Solvability) if row.code in codes]
+    assert [row.status for row in searched] == ["pending"] * 4, [(row.code, row.status) for row in searched]
+    assert sorted(c.variant for c in dailies) == sorted(engine.BY_VARIANT)
+    for variant in engine.BY_VARIANT:
+        served = client.get(f"{API}/challenges/daily?variant={variant}")
+        assert served.status_code == 200 and served.get_json()["code"] is None
 
 
 def test_a_key_is_accepted_and_served_first_while_32_anonymous_addresses_hold_the_queue(tier):
@@ -387,14 +420,14 @@ def test_a_key_is_accepted_and_served_first_while_32_anonymous_addresses_hold_th
     assert answered[0].code == keyed, [row.code for row in answered]  # ahead of the 32 waiting searches
 
 
-def test_with_fairplay_judge_worker_a_record_is_judged_by_a_worker_and_joins_its_board(tier, legal_log):
+def test_with_fairplay_judge_worker_a_record_is_judged_by_a_worker_and_joins_its_board(tier):
     """``FAIRPLAY_JUDGE=worker`` end to end: the web process's ask goes through the broker, a worker
     judges the record (a copy of another player's earlier game as well), and the boards follow."""
     app = tier.app(FAIRPLAY_JUDGE="worker")
     tier.worker()
     client = app.test_client()
     code = "FT1-N-AAAAAAB"
-    log = legal_log(code, 12)
+    log = play_greedy(code, 80)  # (long enough that its very log again is a copy)
     stored = [client.post(f"{API}/records", json={"code": code, "moves": log, "player": name}).get_json()
               for name in ("tier-ann", "tier-bob")]
     assert [[found["flag"] for found in record["flags"]] for record in stored] == [["pending"], ["pending"]]

@@ -124,5 +124,5 @@ def test_the_values_are_pinned():
     lines = [effective_line(code, random_game(code, seed)) for code in CODES for seed in range(3)]
     digest = hashlib.sha256(repr(lines).encode()).hexdigest()
     assert sum(map(len, lines)) > 500
-    # (settled positions since migration 0017, which recomputed every stored line)
+    # (settled positions since migration 0018, which recomputed every stored line)
     assert digest == "61631ca7d84012606d72e7f80751f52ffbc7080efdb2f54f1346d11104e9607b"

@@ -4,7 +4,7 @@ Indexes only (``created_at`` of ``webhook_deliveries`` and of ``webhook_messages
 the beat's prune (``WEBHOOK_KEEP_SECONDS``) reads only the rows past their keeping time; no
 stored row is touched.
 
-Revision ID: 0018
+Revision ID: 0015
 Revises: 0014
 Create Date: 2026-12-04
 """
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0018"
+revision: str = "0015"
 down_revision: str | Sequence[str] | None = "0014"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

@@ -11,8 +11,8 @@ Two columns of ``hint_answers``, and an index on the second:
 Hints stored before keep ``NULL`` in both: they are served as they were, and the next hint
 after them is a new search. No other row is touched.
 
-Revision ID: 0019
-Revises: 0018
+Revision ID: 0016
+Revises: 0015
 Create Date: 2026-12-04
 """
 
@@ -23,8 +23,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0019"
-down_revision: str | Sequence[str] | None = "0018"
+revision: str = "0016"
+down_revision: str | Sequence[str] | None = "0015"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """evidence on settled positions: every stored line, index key and hint position computed again
 
-Revision ID: 0017
-Revises: 0019
+Revision ID: 0018
+Revises: 0017
 Create Date: 2026-12-04
 
 Fair play's positions are *settled* (``engine.layouts.settled_hash``: every card that can go
@@ -36,8 +36,8 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0017"
-down_revision: str | Sequence[str] | None = "0015"
+revision: str = "0018"
+down_revision: str | Sequence[str] | None = "0017"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -180,7 +180,7 @@ def retract_copy_flags(connection: sa.Connection) -> None:
     _copy_flags(connection, retract)
 
 
-# -- the former definitions (before 0017), for the downgrade ----------------------------
+# -- the former definitions (before 0018), for the downgrade ----------------------------
 
 def _pack(positions: Iterable[int]) -> bytes:
     import struct

@@ -13,8 +13,8 @@ What the migration adds, and computes for the stored records:
 
 Down again, the column goes and the boards are built with the order before (won, score, moves).
 
-Revision ID: 0015
-Revises: 0019
+Revision ID: 0017
+Revises: 0016
 Create Date: 2026-12-04
 """
 
@@ -25,8 +25,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0015"
-down_revision: str | Sequence[str] | None = "0019"
+revision: str = "0017"
+down_revision: str | Sequence[str] | None = "0016"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
