@@ -464,7 +464,7 @@ def test_the_share_button_uses_the_share_sheet_or_copies_the_link(open_page, liv
     assert page.evaluate("navigator.clipboard.readText()") == link
     # with it: the browser's share sheet gets the title and the link, and nothing is copied
     shared = open_page(f"/records/{record['id']}")
-    shared.evaluate("window.sharedWith = []; navigator.share = async (data) => { window.sharedWith.push(data); }")
+    shared.evaluate("() => { window.sharedWith = []; navigator.share = async (data) => { window.sharedWith.push(data); }; }")
     shared.get_by_role("button", name="Share", exact=True).click()
     expect(shared.locator("[data-share] [data-copy-status]")).to_have_text("")
     calls = shared.evaluate("window.sharedWith")
