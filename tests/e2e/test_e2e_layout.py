@@ -33,6 +33,7 @@ def paths(live_server: Any) -> dict[str, tuple[str, int]]:
         "record-yukon": (f"/records/{records['long']['id']}?step=4", 200),
         "record-forty-thieves": (f"/records/{records['vaino']['id']}?step=12", 200),
         "check-empty": ("/check", 200),
+        "solution": (f"/challenges/{live_server.solution}/solution", 200),
         "check-illegal": (ILLEGAL_CHECK, 200),
         "check-syntax": ("/check?code=YU1-C-AAAAAAB&moves=" + quote("T1>T2x"), 200),
         "check-bad-code": ("/check?code=YU1-Q-AAAAAAB&moves=S", 422),
@@ -464,7 +465,8 @@ def test_the_share_button_uses_the_share_sheet_or_copies_the_link(open_page, liv
     assert page.evaluate("navigator.clipboard.readText()") == link
     # with it: the browser's share sheet gets the title and the link, and nothing is copied
     shared = open_page(f"/records/{record['id']}")
-    shared.evaluate("() => { window.sharedWith = []; navigator.share = async (data) => { window.sharedWith.push(data); }; }")
+    shared.evaluate("() => { window.sharedWith = []; "
+                    "navigator.share = async (data) => { window.sharedWith.push(data); }; }")
     shared.get_by_role("button", name="Share", exact=True).click()
     expect(shared.locator("[data-share] [data-copy-status]")).to_have_text("")
     calls = shared.evaluate("window.sharedWith")
