@@ -165,7 +165,7 @@ class Known:
     first took a hint on the deal (ISO text), if they did; ``earlier``: the earlier
     records near this one (the index's candidates; records of the same player left out);
     ``log_hash``: the judged record's log's hash (the same log as an earlier record's is a copy
-    of it once its line holds ``min_positions`` positions)."""
+    of it, however short)."""
 
     solver_lines: Sequence[str] = ()
     hints: dict[int, set[int]] = field(default_factory=dict)
@@ -203,16 +203,15 @@ def judge_line(code: str, positions: frozenset[int], known: Known,
 
 def _copy(positions: frozenset[int], earlier: Sequence[EarlierRecord], limits: Thresholds,
           log_hash: str | None = None) -> Finding | None:
-    """The first earlier record this game copies: its very log (``log_hash``, once the line holds
-    ``min_positions`` positions: two players may well make the same few moves and stop),
+    """The first earlier record this game copies: its very log (``log_hash``, however short),
     or its line (:func:`copies`), the positions other players' earlier lines also reached left
     out of the evidence (:func:`reached_by`; the lines of copies do not count: copying a game
     does not make its positions common)."""
     holders = reached_by(positions, [(_who(other), other.positions) for other in earlier if other.copy_of is None])
     for other in sorted(earlier, key=lambda record: record.id):
         common = common_with_others(holders, _who(other))
-        same_log = log_hash is not None and other.log_hash == log_hash and len(positions) >= limits.min_positions
-        if same_log or copies(positions, other.positions, common, limits):
+        if (log_hash is not None and other.log_hash == log_hash) or copies(positions, other.positions, common,
+                                                                           limits):
             return copy_finding(other.copy_of or other.id, len((positions & other.positions) - common),
                                 len(positions), len(other.positions), limits)
     return None

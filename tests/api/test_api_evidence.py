@@ -252,22 +252,6 @@ def test_a_near_copy_of_a_ranked_record_is_a_copy_of_it(fair, code):
 
 
 @pytest.mark.parametrize("code", CODES)
-def test_the_same_log_is_a_copy_once_it_is_long_but_the_same_few_moves_are_not(fair, code):
-    """Two players may make the same first few moves and stop (an honest short game, measured as a false
-    positive of the same-log rule); the same long log is a copy."""
-    client = fair.test_client()
-    log = honest_game(code)
-    short = log[:4]
-    assert len(evidence.effective_line(code, short)) < evidence.THRESHOLDS.min_positions
-    first = submit(client, token_of(client, "ann"), code, short)
-    second = submit(client, token_of(client, "bob"), code, short)
-    assert flags(first) == flags(second) == [] and second["ranked"] is True
-    submit(client, token_of(client, "cid"), code, log)
-    again = submit(client, token_of(client, "dan"), code, log)
-    assert flags(again) == ["copy"] and again["ranked"] is False
-
-
-@pytest.mark.parametrize("code", CODES)
 def test_hints_walked_by_one_token_and_submitted_by_another_are_assisted(fair, code):
     client = fair.test_client()
     walker, submitter = token_of(client, "walker"), token_of(client, "second")
