@@ -29,7 +29,7 @@ from . import (  # noqa: F401 (boards: its ORM hooks)
     tasks,
 )
 from .config import load_settings
-from .routes import pages, pages_challenges, pages_players  # noqa: F401 (the last two add views to pages.bp)
+from .routes import pages, pages_cards, pages_challenges, pages_players  # noqa: F401 (all but the first add views to pages.bp)
 
 #: the contract, at the top of the repository
 OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"

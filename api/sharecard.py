@@ -1,7 +1,12 @@
-"""Share images (Open Graph ``og:image``): a PNG of a board with a title and a line under it,
-drawn with Pillow. A record's image shows its final position, the player, the result and the
-code; a deal's, the deal. The same board view the pages draw (``pages.board_view``) goes in,
-and the same inputs always give the same bytes, so a hash of them is a stable ETag.
+"""Share images (Open Graph ``og:image``): a PNG drawn with Pillow of a :class:`Card`: a title
+(the player and code, or the challenge's name and date), the result in large type (rank, moves
+against par, time, streak where known), a footer, and a board beside them when there is one
+(a record's final position, or the opening of a won game or a deal; none for a running
+challenge, whose deal is secret). The same board view the pages draw (``pages.board_view``) goes
+in, and the same inputs always give the same bytes, so a hash of them is a stable ETag.
+
+Legible in a 360 px chat preview: no word is drawn smaller than ``MIN_TEXT`` pixels (at 1200×630,
+a third of that on the preview); a text too long for its place is cut with an ellipsis instead.
 
 Fonts: DejaVu Sans (Debian's ``fonts-dejavu-core``) for the cards and Latin text; a text with
 Hangul, kana or CJK ideographs is drawn with Noto Sans CJK (``fonts-noto-cjk``) when it is
@@ -11,6 +16,7 @@ installed. Without either, Pillow's own font is used: the image is plainer, neve
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -24,6 +30,10 @@ FONT_DIRS = ("/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/opentype/noto
 LATIN_FONTS = {False: "DejaVuSans.ttf", True: "DejaVuSans-Bold.ttf"}
 CJK_FONTS = {False: "NotoSansCJK-Regular.ttc", True: "NotoSansCJK-Bold.ttc"}
 MARGIN = 48
+#: the smallest text of the card's words (the cards' own indices on the board are pictures)
+MIN_TEXT = 24
+#: the sizes of the card's words: title, result, each detail, footer
+TITLE_TEXT, RESULT_TEXT, DETAIL_TEXT, FOOTER_TEXT = 44, 80, 44, 28
 
 Font = ImageFont.FreeTypeFont | ImageFont.ImageFont
 
@@ -49,10 +59,10 @@ def needs_cjk(text: str) -> bool:
 
 
 def fitted(draw: ImageDraw.ImageDraw, text: str, size: int, width: int, bold: bool = False) -> tuple[str, Font]:
-    """``text`` in the largest font of at most ``size`` pixels (down to 60 %) that fits ``width``,
-    cut with an ellipsis if even that is too wide."""
+    """``text`` in the largest font of at most ``size`` pixels (down to 60 %, never under
+    ``MIN_TEXT``) that fits ``width``, cut with an ellipsis if even that is too wide."""
     cjk = needs_cjk(text)
-    for pixels in range(size, int(size * 0.6) - 1, -2):
+    for pixels in range(size, max(MIN_TEXT, int(size * 0.6)) - 1, -2):
         face = font(pixels, bold, cjk)
         if draw.textlength(text, font=face) <= width:
             return text, face
@@ -61,18 +71,39 @@ def fitted(draw: ImageDraw.ImageDraw, text: str, size: int, width: int, bold: bo
     return text + "…", face
 
 
-def share_image(title: str, line: str, footer: str, board: dict[str, Any]) -> bytes:
-    """The PNG: ``title`` and ``line`` at the top, the board below, ``footer`` in a corner."""
+@dataclass(frozen=True)
+class Card:
+    """What a share image says: ``title`` on top, ``result`` in large type, ``details`` (moves
+    against par, time, streak…) one a line under it, ``footer`` in a corner, and ``board`` (a
+    ``pages.board_view``) beside them, or no board."""
+
+    title: str
+    result: str
+    footer: str
+    details: list[str] = field(default_factory=list)
+    board: dict[str, Any] | None = None
+
+
+def write(draw: ImageDraw.ImageDraw, xy: tuple[int, int], text: str, size: int, width: int, fill: str,
+          bold: bool = False, anchor: str = "la") -> None:
+    """One of the card's words, as large as ``size`` and never under ``MIN_TEXT`` pixels."""
+    shown, face = fitted(draw, text, size, width, bold)
+    draw.text(xy, shown, font=face, fill=fill, anchor=anchor)
+
+
+def share_image(card: Card) -> bytes:
+    """The PNG of ``card``: its words on the left (all the width without a board), the board on the right."""
     image = Image.new("RGB", SIZE, FELT)
     draw = ImageDraw.Draw(image)
-    width = SIZE[0] - 2 * MARGIN
-    text, face = fitted(draw, title, 52, width, bold=True)
-    draw.text((MARGIN, 30), text, font=face, fill="#ffffff")
-    text, face = fitted(draw, line, 32, width)
-    draw.text((MARGIN, 96), text, font=face, fill=GOLD)
-    text, face = fitted(draw, footer, 22, width // 2)
-    draw.text((SIZE[0] - MARGIN, SIZE[1] - 14), text, font=face, fill=PALE, anchor="rs")
-    draw_board(draw, board, top=152, bottom=SIZE[1] - 44)
+    split = SIZE[0] * 11 // 20 if card.board is not None else SIZE[0] - MARGIN
+    width = split - MARGIN - (24 if card.board is not None else 0)
+    write(draw, (MARGIN, 40), card.title, TITLE_TEXT, width, "#ffffff", bold=True)
+    write(draw, (MARGIN, 120), card.result, RESULT_TEXT, width, GOLD, bold=True)
+    for index, detail in enumerate(card.details[:4]):
+        write(draw, (MARGIN, 236 + index * 72), detail, DETAIL_TEXT, width, "#ffffff")
+    write(draw, (MARGIN, SIZE[1] - 24), card.footer, FOOTER_TEXT, width, PALE, anchor="ls")
+    if card.board is not None:
+        draw_board(draw, card.board, (split, 40, SIZE[0] - MARGIN // 2, SIZE[1] - 40))
     out = io.BytesIO()
     # a palette of the few colours drawn: a fraction of the RGB file's size
     image.quantize(colors=64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
@@ -80,15 +111,16 @@ def share_image(title: str, line: str, footer: str, board: dict[str, Any]) -> by
     return out.getvalue()
 
 
-def draw_board(draw: ImageDraw.ImageDraw, board: dict[str, Any], top: int, bottom: int) -> None:
-    """The piles as ``pages.board_view`` describes them: stock, waste and foundations in a row,
-    the columns under it, fanned so that the longest fits above ``bottom``."""
+def draw_board(draw: ImageDraw.ImageDraw, board: dict[str, Any], box: tuple[int, int, int, int]) -> None:
+    """The piles as ``pages.board_view`` describes them, in ``box`` (left, top, right, bottom):
+    stock, waste and foundations in a row, the columns under it, fanned so that the longest fits."""
+    left, top, right, bottom = box
     columns = board["columns"]
     count = max(len(columns), len(board["foundations"]) + (2 if board["stock"] is not None else 0))
-    gap = 14
-    card_w = min(96, (SIZE[0] - 2 * MARGIN - (count - 1) * gap) // count)
+    gap = max(4, (right - left) // 80)
+    card_w = min(96, (right - left - (count - 1) * gap) // count)
     card_h = card_w * 7 // 5
-    left = (SIZE[0] - (count * card_w + (count - 1) * gap)) // 2
+    left += (right - left - (count * card_w + (count - 1) * gap)) // 2
     x = lambda index: left + index * (card_w + gap)
     tops: list[tuple[str | None, bool]] = []  # (card, face-down) for each pile of the top row
     if board["stock"] is not None:

@@ -534,13 +534,20 @@ def viewer_state(code: str | GameCode, actions: list[str], step: int, times: lis
 def record_viewer(stored: Record, actions: list[str], step: int) -> Markup:
     """The record page's viewer at ``step``, rendered once per record, step and language (a log
     never changes; kept in the page cache): what the rest of the page shows can change."""
+    return cached_viewer(("viewer", stored.id), stored.code, actions, step, unpack_times(stored.times),
+                         lambda number: page_url("pages.record", record_id=stored.id, step=number))
+
+
+def cached_viewer(key: tuple[Any, ...], code: str, actions: list[str], step: int, times: list[int] | None,
+                  step_href: Callable[[int], str]) -> Markup:
+    """The replay viewer of a log that never changes (a record's, a closed challenge's solution) at
+    ``step``: rendered once per ``key``, step and language, and kept in the page cache."""
     cache = frame_cache()
-    key = ("viewer", stored.id, step, g.lang, g.explicit_lang, request.script_root)
+    key = (*key, step, g.lang, g.explicit_lang, request.script_root)
     html = cache.get(key) if cache is not None else None
     if html is None:
-        html = render_template("_record_viewer.html", v=viewer_state(stored.code, actions, step,
-                                                                       unpack_times(stored.times)),
-                               step_href=lambda number: page_url("pages.record", record_id=stored.id, step=number))
+        html = render_template("_record_viewer.html", v=viewer_state(code, actions, step, times),
+                               step_href=step_href)
         if cache is not None:
             cache.put(key, html)
     return Markup(html)  # rendered by the autoescaping template above
@@ -576,7 +583,7 @@ def record(record_id: int) -> Any:
     title = _("{player} on {code} · record {id}", player=stored.player, code=stored.code, id=stored.id)
     lang = {"lang": g.explicit_lang} if g.explicit_lang else {}
     return conditional(render(
-        "record.html", title=title, description=record_summary(stored), page_scripts=["js/record.js"],
+        "record.html", title=title, description=record_summary(stored), page_scripts=["js/record.js", "js/share.js"],
         record=stored, viewer=record_viewer(stored, actions, requested_step(len(actions))), received=received,
         hidden=getattr(stored, "status", "visible") == "hidden", flags=flag_texts(stored),
         share_url=url_for("pages.record", record_id=stored.id, _external=True, **lang)))
@@ -597,48 +604,38 @@ def record_frames(record_id: int) -> Any:
     """The window of a record's frames that holds ``?step=N`` (the first window without it),
     from the cache when it is there (:mod:`api.framecache`: ETag, 304, gzip); a record never
     changes, so each window is computed once per language and engine version."""
-    step = requested_step(current_app.config["MAX_LOG_ACTIONS"])
-    cache = frame_cache()
-    key = ("frames", record_id, log_page(step, step)[0], g.lang)
-    cached = cache.get(key) if cache is not None else None
-    if cached is not None and cached.code in withheld_codes():  # its deal became a challenge since: not shown
-        raise Problem(404, f"there is no record {record_id}")
-    if cached is None:
+    def load() -> tuple[str, str, list[int] | None]:
         stored = find_record(record_id)
         if stored is None:
             raise Problem(404, f"there is no record {record_id}")
-        data = frames(GameCode.from_text(stored.code), stored.canonical, current_app.config["MAX_LOG_ACTIONS"],
-                      step, unpack_times(stored.times))
+        return stored.code, stored.canonical, unpack_times(stored.times)
+
+    return cached_frames(("frames", record_id), load, record_id)
+
+
+def cached_frames(key: tuple[Any, ...], load: Callable[[], tuple[str, str, list[int] | None]],
+                  record_id: int | None = None) -> Any:
+    """The window of frames of a log that never changes that holds ``?step=N``, from the cache when
+    it is there; ``load()`` gives its code, canonical log and times (or raises a 404 ``Problem``).
+    A record's (``record_id``) is checked against the withheld set each time it is served."""
+    step = requested_step(current_app.config["MAX_LOG_ACTIONS"])
+    cache = frame_cache()
+    key = (*key, log_page(step, step)[0], g.lang)
+    cached = cache.get(key) if cache is not None else None
+    if cached is not None and cached.code is not None and cached.code in withheld_codes():
+        raise Problem(404, f"there is no record {record_id}")  # its deal became a challenge since: not shown
+    if cached is None:
+        code, canonical, times = load()
+        data = frames(GameCode.from_text(code), canonical, current_app.config["MAX_LOG_ACTIONS"], step, times)
         if data["error"] is not None:
             # a stored log this engine finds illegal: its sentence is in the page's language; not cached
             response = current_app.json.response(data)
             response.headers["Cache-Control"] = "no-cache"
             return response
-        cached = pack(data, stored.code)
+        cached = pack(data, code if record_id is not None else None)
         if cache is not None:
             cache.put(key, cached)
     return cached.response(request)
-
-
-def record_line(stored: Record) -> str:
-    """A record's result in a few words: "won · Score 625 · Moves 88"."""
-    return " · ".join([_("won") if stored.won else _("not won"), f"{_('Score')} {stored.score}",
-                       f"{_('Moves')} {stored.moves}", _(VARIANT_TITLES.get(stored.variant, stored.variant))])
-
-
-@bp.get("/records/<int:record_id>/card.png")
-def record_card(record_id: int) -> Response:
-    """The record's share image (``og:image``): its final position, the player, result and code."""
-    def draw() -> Picture:
-        stored = find_record(record_id)
-        if stored is None:
-            raise Problem(404, f"there is no record {record_id}")
-        actions = stored.canonical.split()
-        board = board_view(position_at(stored.code, actions, len(actions)).position)
-        return Picture.of(sharecard.share_image(f"{stored.player} · {stored.code}", record_line(stored),
-                                                _("Solitaire records"), board), stored.code)
-
-    return share_card(("card", "record", record_id, g.lang), draw, record_id)
 
 
 @bp.get("/deals/<code>/card.png")
@@ -651,8 +648,9 @@ def deal_card(code: str) -> Response:
 
     def draw() -> Picture:
         board = board_view(Game.from_code(game_code).position)
-        return Picture.of(sharecard.share_image(_("Deal {code}", code=str(game_code)),
-                                                _(VARIANT_TITLES[game_code.variant]), _("Solitaire records"), board))
+        return Picture.of(sharecard.share_image(sharecard.Card(
+            _("Deal {code}", code=str(game_code)), _(VARIANT_TITLES[game_code.variant]), _("Solitaire records"),
+            board=board)))
 
     return share_card(("card", "deal", str(game_code), g.lang), draw)
 

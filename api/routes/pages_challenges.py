@@ -19,7 +19,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from babel.dates import format_datetime
-from flask import g, redirect, request
+from flask import g, redirect, request, url_for
 from flask.typing import ResponseReturnValue
 from flask.wrappers import Response
 from sqlalchemy import select
@@ -29,6 +29,7 @@ from engine.rules import by_variant
 from .. import boards, challenge_days, challenges, db
 from ..models import Challenge, Record
 from ..players import find_player
+from ..problems import Problem
 from ..stats import player_stats
 from .challenges import current_or_prepare
 from .leaderboard import with_records, withheld_codes
@@ -38,11 +39,14 @@ from .pages import (
     WITHHELD_RECORD_PAGES,
     _,
     bp,
+    cached_frames,
+    cached_viewer,
     clock_text,
     conditional,
     error_page,
     page_url,
     render,
+    requested_step,
 )
 
 #: rows of a challenge's board on its page, and on the variant's page
@@ -93,6 +97,13 @@ def with_visitor(values: dict[str, Any]) -> dict[str, Any]:
 def day_url(challenge: Challenge, **values: Any) -> str:
     return page_url("pages.challenge_day", variant=challenge.variant, kind=challenge.kind,
                     day=challenge.starts_at.date().isoformat(), **with_visitor(values))
+
+
+def external_day_url(challenge: Challenge) -> str:
+    """The day page's absolute link to share (with the visitor's ``player`` and chosen language)."""
+    values = with_visitor({"lang": g.explicit_lang} if g.explicit_lang else {})
+    return url_for("pages.challenge_day", variant=challenge.variant, kind=challenge.kind,
+                   day=challenge.starts_at.date().isoformat(), _external=True, **values)
 
 
 def challenges_url(variant: str, **values: Any) -> str:
@@ -196,13 +207,56 @@ def challenge_day(variant: str, kind: str, day: str) -> ResponseReturnValue:
                   next_cursor=found["next_cursor"], first_page=not request.args.get("cursor"),
                   winners=challenge_days.winners(session, challenge),
                   countdown=None if final else countdown(challenge, moment),
-                  you=your_result(board, challenge),
-                  page_scripts=["js/player.js"] if final else ["js/countdown.js", "js/player.js"],
+                  you=your_result(board, challenge), share_url=external_day_url(challenge),
+                  page_scripts=["js/player.js", "js/share.js"] if final else
+                  ["js/countdown.js", "js/player.js", "js/share.js"],
                   description=_("{challenge}: {variant}, deal {code}, par {par} moves.",
                                 challenge=challenge_title(challenge), variant=_(VARIANT_TITLES[variant]),
                                 code=code, par=challenge.par) if code else
                   _("{challenge}: {variant}, par {par} moves.", challenge=challenge_title(challenge),
                     variant=_(VARIANT_TITLES[variant]), par=challenge.par))
+
+
+def published_solution(challenge_id: int) -> Challenge | None:
+    """A challenge whose window has closed and that has a solver's line (None otherwise: a running
+    challenge's solution, like its deal, is secret, and nothing says whether it exists)."""
+    found = db.session().get(Challenge, challenge_id) if 0 < challenge_id < 2 ** 63 else None
+    if found is None or found.ends_at > datetime.now(UTC) or not found.par_line:
+        return None
+    return found
+
+
+@bp.get("/challenges/<int:challenge_id>/solution")
+def challenge_solution(challenge_id: int) -> ResponseReturnValue:
+    """A closed challenge's solution in the replay viewer (the record page's), its notation folded
+    away; a 404 page while the window runs (the same as for no challenge at all)."""
+    challenge = published_solution(challenge_id)
+    if challenge is None:
+        return error_page(404, _("No such solution"), _("There is no such solution."))
+    actions = challenge.par_line.split()
+    viewer = cached_viewer(("solution", challenge.id), challenge.code, actions, requested_step(len(actions)), None,
+                           lambda number: page_url("pages.challenge_solution", challenge_id=challenge.id,
+                                                   step=number))
+    lang = {"lang": g.explicit_lang} if g.explicit_lang else {}
+    title = _("Solution: {challenge}", challenge=challenge_title(challenge))
+    return conditional(render(
+        "challenge_solution.html", title=title, challenge=challenge, variant=challenge.variant, viewer=viewer,
+        moves=len(actions), page_scripts=["js/record.js", "js/share.js"],
+        share_url=url_for("pages.challenge_solution", challenge_id=challenge.id, _external=True, **lang),
+        description=_("{challenge}: the solver's line in {moves} moves.", challenge=challenge_title(challenge),
+                      moves=challenge.par)))
+
+
+@bp.get("/challenges/<int:challenge_id>/solution/frames.json")
+def challenge_solution_frames(challenge_id: int) -> Any:
+    """The window of the solution's frames that holds ``?step=N`` (as a record's frames)."""
+    def load() -> tuple[str, str, list[int] | None]:
+        challenge = published_solution(challenge_id)
+        if challenge is None:
+            raise Problem(404, f"there is no published solution of challenge {challenge_id}")
+        return challenge.code, challenge.par_line, None
+
+    return cached_frames(("solution-frames", challenge_id), load)
 
 
 def your_result(board: boards.Board, challenge: Challenge) -> dict[str, Any] | None:
@@ -286,7 +340,9 @@ def sealed_record(record_id: int) -> Response | None:
         "record_sealed.html", title=title, record=found, challenge=challenge, place=place,
         this_record=entry is not None and entry.record_id == found.id, time=record_time(found),
         par_diff=found.moves - challenge.par if found.won else None, unlocks=unlocks,
-        hidden=found.status == "hidden", variant=challenge.variant,
+        hidden=found.status == "hidden", variant=challenge.variant, page_scripts=["js/share.js"],
+        share_url=url_for("pages.record", record_id=found.id, _external=True,
+                          **({"lang": g.explicit_lang} if g.explicit_lang else {})),
         description=_("{player}, {challenge}: {result}.", player=found.player,
                       challenge=challenge_title(challenge), result=result)))
 

@@ -817,11 +817,12 @@ def test_a_cached_card_frames_or_page_of_a_record_answers_404_once_its_deal_is_a
             session.commit()
             make_challenge(session, "forty-thieves", "daily", day, FT)
         for url in urls:
-            # (the record page may be the spoiler-safe sealed page of a record received in the running
-            # window: no deal, no log; never the cached page)
-            allowed = {404, 200} if url == f"/records/{record_id}" and day == datetime.now(UTC).date() else {404}
+            # (the record page and card may be the spoiler-safe sealed ones of a record received in the running
+            # window: no deal, no log, no board; never the cached ones)
+            sealed = (f"/records/{record_id}", f"/records/{record_id}/card.png")
+            allowed = {404, 200} if url in sealed and day == datetime.now(UTC).date() else {404}
             for answer in (client.get(url), client.get(url, headers={"If-None-Match": tags[url]})):
-                assert answer.status_code in allowed and FT not in answer.get_data(as_text=True), url
+                assert answer.status_code in allowed and FT.encode() not in answer.get_data(), url
                 assert answer.headers.get("ETag") != tags[url], url
     close_every_window(app)
     assert [client.get(url).status_code for url in urls] == [200] * len(urls)

@@ -44,6 +44,8 @@ class LiveServer:
     #: yesterday (a closed daily challenge of Forty Thieves) and this week's Monday, ISO dates
     yesterday: str = ""
     monday: str = ""
+    #: the id of the challenge closed the day before yesterday, whose solution has a page
+    solution: int = 0
     #: the application (for a test that changes what is stored, and puts it back)
     app: Any = None
 
@@ -159,7 +161,8 @@ def prepare_challenges(app: Any, server: LiveServer) -> None:
                                 prepared_at=now, attempts_required=False)
                       for variant, kind, code in plan]
         challenges += [Challenge(variant="forty-thieves", kind="daily", starts_at=start,
-                                 ends_at=start + timedelta(days=1), code=code, candidate=0, par=60, par_line="",
+                                 ends_at=start + timedelta(days=1), code=code, candidate=0, par=60,
+                                 par_line=" ".join(play_greedy(code, 30)) if code == "FT1-N-AAAAAAE" else "",
                                  prepared_at=start, attempts_required=False)
                        for start, code in [(yesterday, "FT1-N-AAAAAAD"),
                                            (yesterday - timedelta(days=1), "FT1-N-AAAAAAE")]]
@@ -167,6 +170,7 @@ def prepare_challenges(app: Any, server: LiveServer) -> None:
         session.flush()
         for challenge in challenges:
             boards.fill_challenge(session.connection(), challenge.id)
+        server.solution = next(challenge.id for challenge in challenges if challenge.par_line)
         session.commit()
 
 

@@ -61,7 +61,7 @@ def pages_to_judge(live_server: Any) -> dict[str, tuple[str, int]]:
 def test_axe_finds_nothing_on_any_page_and_every_control_is_44_px(open_page, live_server, expect, width, lang):
     for name, (path, status) in pages_to_judge(live_server).items():
         page = open_page(with_lang(path, lang), width=width, height=WIDTHS[width], status=status)
-        if name.startswith("record") or name in ("check-illegal", "check-syntax"):
+        if name.startswith("record") or name in ("check-illegal", "check-syntax", "solution"):
             viewer_ready(page, expect)
             page.evaluate(OPEN_LOG)
         violations, unjudged = axe(page)

@@ -33,6 +33,7 @@ def paths(live_server: Any) -> dict[str, tuple[str, int]]:
         "record-yukon": (f"/records/{records['long']['id']}?step=4", 200),
         "record-forty-thieves": (f"/records/{records['vaino']['id']}?step=12", 200),
         "check-empty": ("/check", 200),
+        "solution": (f"/challenges/{live_server.solution}/solution", 200),
         "check-illegal": (ILLEGAL_CHECK, 200),
         "check-syntax": ("/check?code=YU1-C-AAAAAAB&moves=" + quote("T1>T2x"), 200),
         "check-bad-code": ("/check?code=YU1-Q-AAAAAAB&moves=S", 422),
@@ -451,3 +452,22 @@ def test_docs_screenshots_of_the_viewer(open_page, live_server, expect, screensh
     viewer_ready(desktop, expect)
     desktop.get_by_role("button", name="Forward").click()
     screenshot(desktop, "viewer-desktop", element=desktop.locator("[data-viewer]"), docs=True)
+
+
+def test_the_share_button_uses_the_share_sheet_or_copies_the_link(open_page, live_server, expect):
+    record = live_server.records["ann"]
+    link = f"{live_server.url}/records/{record['id']}"
+    # without the Web Share API: the link is copied
+    page = open_page(f"/records/{record['id']}", permissions=["clipboard-read", "clipboard-write"])
+    page.evaluate("delete Navigator.prototype.share")
+    page.get_by_role("button", name="Share", exact=True).click()
+    expect(page.locator("[data-share] [data-copy-status]")).to_have_text("Copied.")
+    assert page.evaluate("navigator.clipboard.readText()") == link
+    # with it: the browser's share sheet gets the title and the link, and nothing is copied
+    shared = open_page(f"/records/{record['id']}")
+    shared.evaluate("() => { window.sharedWith = []; "
+                    "navigator.share = async (data) => { window.sharedWith.push(data); }; }")
+    shared.get_by_role("button", name="Share", exact=True).click()
+    expect(shared.locator("[data-share] [data-copy-status]")).to_have_text("")
+    calls = shared.evaluate("window.sharedWith")
+    assert len(calls) == 1 and calls[0]["url"] == link and calls[0]["title"].startswith("ann on YU1-C-AAAAAAB")

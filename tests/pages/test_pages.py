@@ -186,7 +186,8 @@ def test_a_player_name_with_markup_is_shown_as_text(client, submit):
     assert document.find("dd", class_="player").text == MARKUP_NAME
     assert not document.find_all("img")
     assert [re.sub(r"\.[0-9a-f]{10}\.js$", ".js", s.attrs.get("id") or s.attrs.get("src"))
-            for s in document.find_all("script")] == ["page-data", "/static/js/page.js", "/static/js/record.js"]
+            for s in document.find_all("script")] == ["page-data", "/static/js/page.js", "/static/js/record.js",
+                                                       "/static/js/share.js"]
 
 
 def test_the_page_data_cannot_end_its_script_element(client, submit):

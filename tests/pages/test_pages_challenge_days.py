@@ -14,6 +14,7 @@ from sqlalchemy import select, update
 from api import boards
 from api.challenges import window
 from api.models import Challenge, Record
+from engine import Game
 from tests.engine.engine_helpers import find_win
 from tests.play import play_greedy
 
@@ -70,7 +71,10 @@ def days(app, submit):
         boards.rebuild_all(session.connection())
         session.commit()
         tie_id = tie.id
-    return {"ann": ann, "bob": bob, "tie": tie_id, "yesterday": yesterday.date(), "today": today}
+        won_id, today_id = (session.scalar(select(Challenge.id).where(Challenge.code == code))
+                            for code in (WIN_CODE, TODAY_CODE))
+    return {"ann": ann, "bob": bob, "tie": tie_id, "yesterday": yesterday.date(), "today": today,
+            "won_id": won_id, "today_id": today_id}
 
 
 def test_a_past_day_has_its_final_board_all_winners_tied_first_par_and_the_solution(client, days):
@@ -93,7 +97,8 @@ def test_a_past_day_has_its_final_board_all_winners_tied_first_par_and_the_solut
                             f"not won, {days['bob']['score']} points", str(days["bob"]["score"])]]
     solution = document.find("section", data_solution=True)
     assert days["ann"]["canonical"] in solution.find("code").text  # published: the window has closed
-    assert solution.find("a").attrs["href"].startswith(f"/check?code={WIN_CODE}&moves=")
+    assert days["ann"]["canonical"] in solution.find("details").find("code").text  # the notation, folded away
+    assert solution.find("a").attrs["href"] == f"/challenges/{days['won_id']}/solution"
     assert document.find_all("time", data_countdown=True) == []
 
 
@@ -289,3 +294,81 @@ def test_the_today_strip_shows_each_games_challenges_your_place_and_a_streak_at_
     assert not [a for a in anonymous.find_all("a") if "player=" in a.attrs["href"]]
     assert "Sinun 1 päivän" not in get(client, "/?player=ann&lang=fi").text
     assert "1 päivän voittoputkesi on vaarassa" in get(client, "/?player=ann&lang=fi").text
+
+
+LONG_CODE = "FT1-N-AAAAAAB"
+
+
+def board_of(game: Game) -> list[str]:
+    return str(game.position).split()[:5]
+
+
+def there_and_back(game: Game) -> tuple[str, str]:
+    """Two actions that lead back to the position ``game`` is in."""
+    start = board_of(game)
+    for there in game.legal_actions():
+        game.push(there)
+        for back in game.legal_actions():
+            game.push(back)
+            returned = board_of(game) == start
+            game.undo()
+            if returned:
+                game.undo()
+                return str(there), str(back)
+        game.undo()
+    raise AssertionError("no way there and back")
+
+
+def long_line() -> list[str]:
+    """A legal Forty Thieves line of more than 4 KB: some greedy play, then a card from its
+    foundation to a column and back, many times over (as long as the longest solvers' lines)."""
+    game = Game.from_code(LONG_CODE)
+    line = [str(game.push_text(text)) for text in play_greedy(LONG_CODE, 51)]
+    return line + list(there_and_back(game)) * 300
+
+
+@pytest.fixture
+def long_solution(app):
+    """A Forty Thieves daily challenge closed the day before yesterday, whose solution is a long line."""
+    line = long_line()
+    start = window("daily", datetime.now(UTC))[0] - timedelta(days=2)
+    with app.extensions["api.db"].sessions() as session:
+        challenge = Challenge(variant="forty-thieves", kind="daily", starts_at=start, ends_at=start + timedelta(days=1),
+                              code=LONG_CODE, candidate=0, attempts_required=False, par=len(line),
+                              par_line=" ".join(line), prepared_at=start)
+        session.add(challenge)
+        session.commit()
+        return {"id": challenge.id, "line": line, "day": start.date().isoformat()}
+
+
+def test_a_closed_challenges_long_solution_is_a_page_with_the_viewer(client, long_solution):
+    line = long_solution["line"]
+    assert len(" ".join(line)) > 4096  # too long for a GET of the whole line
+    day = get(client, f"/challenges/forty-thieves/daily/{long_solution['day']}?lang=fi")
+    link = day.find("section", data_solution=True).find("a").attrs["href"]
+    assert link == f"/challenges/{long_solution['id']}/solution?lang=fi" and len(link) < 100
+    document = get(client, link)
+    assert document.find("h1").text == f"Ratkaisu: {day.find('h1').text}"
+    viewer = document.find("section", data_viewer=True)
+    assert viewer.attrs["data-total"] == str(len(line)) and viewer.attrs["data-step"] == "0"
+    holder = document.find("div", data_record=True)
+    notation = document.find("details", data_notation=True)
+    assert notation.find("code").text == " ".join(line) and "open" not in notation.attrs  # collapsed
+    # a later step by its URL, and the frames the script loads, one window at a time
+    later = get(client, f"/challenges/{long_solution['id']}/solution?step=600")
+    assert later.find("section", data_viewer=True).attrs["data-step"] == "600"
+    frames = client.get(holder.attrs["data-frames"].replace("?lang=fi", "") + "?step=600")
+    assert frames.status_code == 200
+    data = frames.get_json()
+    assert data["error"] is None and data["total"] == len(line)
+    assert data["start"] <= 600 < data["start"] + len(data["frames"])
+
+
+def test_a_running_challenges_solution_is_a_404_that_discloses_nothing(client, days):
+    running, missing = (client.get(f"/challenges/{number}/solution") for number in (days["today_id"], 999999))
+    assert running.status_code == missing.status_code == 404
+    pages = [parse(answer.get_data(as_text=True)) for answer in (running, missing)]
+    assert pages[0].find("main").text == pages[1].find("main").text  # not even that it exists
+    assert "SECRET-LINE" not in running.get_data(as_text=True) and TODAY_CODE not in running.get_data(as_text=True)
+    frames = client.get(f"/challenges/{days['today_id']}/solution/frames.json")
+    assert frames.status_code == 404 and "SECRET" not in frames.get_data(as_text=True)

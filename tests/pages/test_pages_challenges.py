@@ -96,7 +96,8 @@ def test_a_record_of_a_running_challenge_has_a_spoiler_safe_page_until_the_windo
     assert page.status_code == 200       # … to a page that says how it went, not "no such record"
     html = page.get_data(as_text=True)
     assert "FT1-N-AAAAAAB" not in html and "data-viewer" not in html and "data-board" not in html
-    assert "og:image" not in html and "frames.json" not in html
+    assert "frames.json" not in html  # its share image has the result alone (tests/pages/test_pages_share_cards.py)
+    assert f'property="og:image" content="http://localhost/records/{stored["id"]}/card.png"' in html
     assert "rank 1 of 1" in html and "not won" in html and "Moves 2" in html
     assert "Time 0:0" in html  # the server's measure of the attempt: started a moment ago
     unlocks = (today + timedelta(days=1)).strftime("%-m/%-d/%y")

@@ -11,9 +11,11 @@ import pytest
 from html_tree import parse
 from PIL import Image
 from test_pages_challenges import add_challenge
+from tests.engine.engine_helpers import find_win
 from tests.play import play_greedy
 
 from api import sharecard
+from api.models import Challenge
 
 #: the most a share image may weigh
 MOST_BYTES = 60_000
@@ -52,17 +54,94 @@ def test_a_records_page_names_its_share_image_which_is_a_small_png(client, submi
     assert finnish.get_data() != first.get_data()  # its words are Finnish
 
 
-def test_the_image_shows_the_final_position(client, submit, monkeypatch):
+@pytest.fixture
+def drawn(monkeypatch):
+    """The cards drawn, and the size in pixels of each of their words as drawn."""
+    cards, sizes = [], []
+    original, fitted = sharecard.share_image, sharecard.fitted
+
+    def fitting(*args, **kwargs):
+        text, face = fitted(*args, **kwargs)
+        sizes.append((text, face.size))
+        return text, face
+
+    monkeypatch.setattr(sharecard, "share_image", lambda card: cards.append(card) or original(card))
+    monkeypatch.setattr(sharecard, "fitted", fitting)
+    return {"cards": cards, "sizes": sizes}
+
+
+def test_the_image_of_a_game_not_won_shows_its_final_position(client, submit, drawn):
     record = submit("ann", "FT1-N-AAAAAAB", " ".join(play_greedy("FT1-N-AAAAAAB", 40)))
-    drawn = []
-    original = sharecard.share_image
-    monkeypatch.setattr(sharecard, "share_image", lambda *args: drawn.append(args) or original(*args))
     png(client, f"/records/{record['id']}/card.png")
-    title, line, footer, board = drawn[0]
+    card = drawn["cards"][0]
     final = client.get(f"/records/{record['id']}/frames.json?step={record['actions']}").get_json()["frames"][-1]
-    assert board == final["board"]
-    assert title == "ann · FT1-N-AAAAAAB" and line.startswith(("won · Score", "not won · Score"))
-    assert f"Moves {record['moves']}" in line and footer == "Solitaire records"
+    assert not record["won"] and card.board == final["board"]
+    assert card.title == "ann · FT1-N-AAAAAAB" and card.result == "not won"
+    assert card.details == [f"{record['moves']} moves", f"Score {record['score']}", "Forty Thieves"]
+    assert card.footer == "Solitaire records"
+
+
+def test_a_won_game_shows_its_opening_not_an_empty_tableau(client, submit, drawn):
+    line = " ".join(str(action) for action in find_win("YU1-C-AAAAAAB"))
+    record = submit("ann", "YU1-C-AAAAAAB", line)
+    png(client, f"/records/{record['id']}/card.png")
+    card = drawn["cards"][0]
+    opening = client.get(f"/records/{record['id']}/frames.json?step=0").get_json()["frames"][0]["board"]
+    assert record["won"] and card.board == opening and card.result == "★ won"
+    assert sum(len(column["up"]) + column["down"] for column in card.board["columns"]) == 52
+
+
+def test_every_word_of_a_card_is_at_least_24_px_at_1200_by_630(client, app, submit, drawn):
+    """Legible in a 360 px preview: 24 px at 1200×630 is 7 px there; the result is much larger."""
+    name = "Väinö Mäkinen-Virtanen-Kallioinen"  # with the code, a title too long for its place: cut, never tiny
+    record = submit(name[:32], "YU1-C-AAAAAAB", " ".join(play_greedy("YU1-C-AAAAAAB", 10)))
+    korean = submit("김민지", "YU1-C-AAAAAAB", " ".join(play_greedy("YU1-C-AAAAAAB", 12)))
+    for url in (f"/records/{record['id']}/card.png", f"/records/{korean['id']}/card.png?lang=ko",
+                f"/records/{korean['id']}/card.png?lang=fi", "/deals/FT1-N-AAAAAAB/card.png"):
+        png(client, url)
+    assert len(drawn["cards"]) == 4 and len(drawn["sizes"]) >= 4 * 4
+    assert min(size for _text, size in drawn["sizes"]) >= sharecard.MIN_TEXT == 24
+    assert any(text.endswith("…") for text, _size in drawn["sizes"])  # the long title, cut
+    results = [size for text, size in drawn["sizes"] if text in ("not won", "won", "★ won")]
+    assert results and min(results) >= 60  # the result in large type
+
+
+def test_a_record_of_a_running_challenge_has_a_card_with_its_result_and_no_board(client, app, drawn):
+    today = datetime.combine(datetime.now(UTC).date(), datetime.min.time(), UTC)
+    daily = add_challenge(app, "daily", today, attempts_required=True)
+    token = client.post("/api/v1/players", json={"name": "ann"}).get_json()["token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    attempt = client.post(f"/api/v1/challenges/{daily}/attempts", headers=headers).get_json()["attempt"]
+    stored = client.post("/api/v1/records", json={"code": "FT1-N-AAAAAAB", "moves": "S S", "attempt": attempt},
+                         headers=headers).get_json()
+    png(client, f"/records/{stored['id']}/card.png")
+    card = drawn["cards"][0]
+    assert card.board is None  # the deal is secret: no board at all
+    assert card.title == f"Daily challenge of {today.date().isoformat()} · Forty Thieves"
+    assert card.result == "ann: rank 1 of 1" and card.details[0] == "not won · 2 moves"
+    assert card.details[1].startswith("Time 0:0")  # the server's measure of the attempt
+    assert "FT1-N-AAAAAAB" not in " ".join([card.title, card.result, *card.details, card.footer])
+    # the day's card too, with and without the visitor
+    page = og_image(client, f"/challenges/forty-thieves/daily/{today.date().isoformat()}?player=ann")
+    assert page["og:image"] == f"http://localhost/challenges/{daily}/card.png?player=ann"
+    png(client, f"/challenges/{daily}/card.png?player=ann")
+    png(client, f"/challenges/{daily}/card.png")
+    mine, anyone = drawn["cards"][1:]
+    assert mine.board is None and anyone.board is None
+    assert mine.result == "ann: rank 1 of 1" and anyone.result == "Par: 123 moves"
+    assert anyone.details == ["Nobody has won this challenge yet."]
+    with app.extensions["api.db"].sessions() as session:  # the window closes: the opening
+        challenge = session.get(Challenge, daily)
+        challenge.starts_at -= timedelta(days=2)
+        challenge.ends_at -= timedelta(days=2)
+        session.commit()
+    png(client, f"/records/{stored['id']}/card.png")
+    png(client, f"/challenges/{daily}/card.png")
+    record_card, day_card = drawn["cards"][3:]
+    opening = client.post("/frames.json", json={"code": "FT1-N-AAAAAAB", "moves": "S S"}).get_json()["frames"]
+    assert record_card.board == opening[-1]["board"]  # not won: its final position
+    assert day_card.board == opening[0]["board"] and day_card.details == ["Nobody won this challenge."]
+    assert client.get("/challenges/999999/card.png").status_code == 404
 
 
 def test_a_deal_and_a_challenge_page_name_the_deals_image(client, app):
@@ -90,9 +169,9 @@ def test_a_korean_name_is_drawn_with_a_cjk_font_and_any_font_may_be_missing(clie
     monkeypatch.setattr(sharecard, "FONT_DIRS", ("/nowhere",))
     sharecard.font.cache_clear()
     try:
-        image = sharecard.share_image("김민지 · YU1-C-AAAAAAB", "won", "Solitaire records",
-                                      client.get("/records/%d/frames.json" % record["id"]).get_json()["frames"][0]
-                                      ["board"])
+        image = sharecard.share_image(sharecard.Card(
+            "김민지 · YU1-C-AAAAAAB", "won", "Solitaire records",
+            board=client.get("/records/%d/frames.json" % record["id"]).get_json()["frames"][0]["board"]))
     finally:
         sharecard.font.cache_clear()
     assert Image.open(io.BytesIO(image)).size == sharecard.SIZE
@@ -101,4 +180,5 @@ def test_a_korean_name_is_drawn_with_a_cjk_font_and_any_font_may_be_missing(clie
 def test_the_same_inputs_give_the_same_bytes(client):
     board = client.post("/frames.json", json={"code": "FT1-N-AAAAAAB", "moves": "S"}).get_json()
     view = board["frames"][-1]["board"]
-    assert sharecard.share_image("a", "b", "c", view) == sharecard.share_image("a", "b", "c", view)
+    card = sharecard.Card("a", "b", "c", ["d"], view)
+    assert sharecard.share_image(card) == sharecard.share_image(sharecard.Card("a", "b", "c", ["d"], view))
