@@ -79,7 +79,10 @@ def test_yukon_boards_show_moves_and_par_and_pages_name_their_challenge(open_pag
     board = page.locator("[data-challenge=daily] table")
     expect(board.locator("td.moves")).to_have_count(1)
     expect(board.locator("td.par-diff")).to_have_text(["–"])  # not won: no difference from par
-    expect(board.locator("td.score")).to_have_count(0)  # every Yukon win scores 625: no score column
+    expect(board.locator("td.takebacks")).to_have_text(["0"])
+    expect(board.locator("td.time")).to_have_count(1)  # a challenge board shows the time played
+    expect(board.locator("td.earned")).to_have_count(0)  # Yukon: the score does not tell the points earned
+    expect(board.locator("td.score")).to_have_count(1)  # the app's score, shown beside the ranking
     # the deal of today's Forty Thieves challenge, and a record played in it
     page = open_page(f"/deals/FT1-N-AAAAAAB?lang={lang}", width=width, height=WIDTHS[width])
     note = page.locator("[data-deal-challenges] a")
