@@ -16,3 +16,16 @@ def add_service_options(parser: argparse.ArgumentParser, broker_db: int | None =
     if broker_db is not None:
         parser.add_argument("--broker", default=os.environ.get("BENCH_BROKER_URL", f"redis://127.0.0.1:6379/{broker_db}"),
                             help=broker_help)
+
+
+def drop_broker_keys(broker_url: str, prefix: str) -> None:
+    """Delete a benchmark's keys (``prefix*``) from its Redis broker, never the whole database."""
+    import redis  # (the service's package: only the benchmarks that run the worker tier need it)
+
+    client = redis.Redis.from_url(broker_url)
+    try:
+        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()

@@ -41,7 +41,7 @@ from typing import Any
 
 from engine import BY_VARIANT, Game, GameCode
 
-from . import add_service_options
+from . import add_service_options, drop_broker_keys
 from .checkouts import ROOT, checkout_build, checkout_env
 from .http_bench import free_port
 
@@ -195,12 +195,7 @@ def run(root: Path, args: argparse.Namespace) -> None:
                           f"(status: count; 0: the server was not up yet)")
         finally:
             if args.mode == "worker":
-                import redis
-
-                client = redis.Redis.from_url(args.broker)
-                keys = list(client.scan_iter(f"{prefix}*", count=1000))
-                if keys:
-                    client.delete(*keys)
+                drop_broker_keys(args.broker, prefix)
 
 
 def main() -> None:

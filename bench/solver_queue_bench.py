@@ -39,7 +39,7 @@ from typing import Any
 
 import engine
 
-from . import add_service_options
+from . import add_service_options, drop_broker_keys
 from .checkouts import ROOT, checkout_env
 from .http_bench import free_port
 
@@ -239,12 +239,7 @@ def run(root: Path, args: argparse.Namespace, label: str, part: str) -> None:
                 for number in range(args.rounds if part == "hints" else 0):
                     hint_round(port, tokens, 10_000 + 100 * number, number)
         finally:
-            import redis
-
-            client = redis.Redis.from_url(args.broker)
-            keys = list(client.scan_iter(f"{prefix}*", count=1000))
-            if keys:
-                client.delete(*keys)
+            drop_broker_keys(args.broker, prefix)
 
 
 def main() -> None:

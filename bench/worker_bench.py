@@ -39,7 +39,7 @@ from api import create_app
 from api.db import scratch_postgres_database
 from api.models import Record, Solvability
 
-from . import add_service_options
+from . import add_service_options, drop_broker_keys
 from .reverify_bench import record_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -170,12 +170,7 @@ def main() -> None:
                       f"{reverify_cpu / reverify_seconds:.2f} cores busy, {len(rows) / reverify_cpu:5,.0f} a CPU-second)")
         finally:
             app.extensions["api.db"].dispose()
-            import redis
-
-            client = redis.Redis.from_url(args.broker)
-            keys = list(client.scan_iter(f"{prefix}*", count=1000))
-            if keys:
-                client.delete(*keys)
+            drop_broker_keys(args.broker, prefix)
     if len(results) == 2:
         (one, _, _), (one_r, _, _) = results[1]
         (two, _, _), (two_r, _, _) = results[2]

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from bench import drop_broker_keys
 from bench.checkouts import ROOT
 from bench.http_bench import free_port, processes
 
@@ -129,15 +130,7 @@ class Layout:
             if self.webhook_id is not None:  # the running service sends nothing more to the receiver
                 call(self, "DELETE", f"/webhooks/{self.webhook_id}")
             return
-        import redis
-
-        client = redis.Redis.from_url(self.broker_url)
-        try:
-            keys = list(client.scan_iter(match=f"{self.prefix}*", count=1000))
-            if keys:
-                client.delete(*keys)
-        finally:
-            client.close()
+        drop_broker_keys(self.broker_url, self.prefix)
 
 
 def make_env(database_url: str, broker_url: str, prefix: str, extra: dict[str, str]) -> dict[str, str]:
