@@ -61,7 +61,8 @@ def prepared(session):
             start, end = window(kind, now)
             session.add(Challenge(variant=variant, kind=kind, starts_at=start, ends_at=end, code=code, candidate=0,
                                   par=1, par_line="", prepared_at=now))
-        session.add(Solvability(code=code, variant=variant, budget="1s", budget_seconds=1.0, budget_nodes=None,
+        # (a deal of its own: a running challenge's deal never comes out of the pool)
+        session.add(Solvability(code=str(GameCode(rules.game, rules.letter, 2)), variant=variant, budget="1s", budget_seconds=1.0, budget_nodes=None,
                                 engine_version=engine.__version__, rules_version=engine.RULES_VERSION,
                                 status="winnable", reason="fixture", solution="", solution_actions=0, verified=True,
                                 attempts=1, requested_at=now, solved_at=now))
