@@ -286,12 +286,17 @@ def record_challenge(record: Record) -> dict[str, Any] | None:
     challenge = challenge_days.of_record(db.session(), record.code, record.received_at)
     if challenge is None:
         return None
+    place, this_record = place_on_board(challenge, record)
+    return {"challenge": challenge, "place": place, "this_record": this_record,
+            "final": challenge.ends_at <= datetime.now(UTC)}
+
+
+def place_on_board(challenge: Challenge, record: Record) -> tuple[Any, bool]:
+    """The record's player's place on the challenge's board, and whether their entry there is this record."""
     board = boards.board(boards.CHALLENGE, challenge.id)
     connection = db.session().connection()
-    place = boards.standing(connection, board, record.player)
     entry = boards.find(connection, board, record.player)
-    return {"challenge": challenge, "place": place, "this_record": entry is not None and entry.record_id == record.id,
-            "final": challenge.ends_at <= datetime.now(UTC)}
+    return boards.standing(connection, board, record.player), entry is not None and entry.record_id == record.id
 
 
 # -- a record of a running challenge ------------------------------------------------
@@ -329,16 +334,13 @@ def sealed_record(record_id: int) -> Response | None:
     challenge = sealing_challenge(found, moment)
     if challenge is None:
         return None
-    board = boards.board(boards.CHALLENGE, challenge.id)
-    connection = db.session().connection()
-    place = boards.standing(connection, board, found.player)
-    entry = boards.find(connection, board, found.player)
+    place, this_record = place_on_board(challenge, found)
     unlocks = format_datetime(challenge.ends_at.astimezone(UTC), "short", tzinfo=UTC, locale=g.lang)
     title = _("{player} · {challenge}", player=found.player, challenge=challenge_title(challenge))
     result = _("won in {moves} moves", moves=found.moves) if found.won else _("not won")
     return conditional(render(
         "record_sealed.html", title=title, record=found, challenge=challenge, place=place,
-        this_record=entry is not None and entry.record_id == found.id, time=record_time(found),
+        this_record=this_record, time=record_time(found),
         par_diff=found.moves - challenge.par if found.won else None, unlocks=unlocks,
         hidden=found.status == "hidden", variant=challenge.variant, page_scripts=["js/share.js"],
         share_url=url_for("pages.record", record_id=found.id, _external=True,
