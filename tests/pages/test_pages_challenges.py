@@ -80,15 +80,21 @@ def test_the_player_statistics_partial_renders_the_stats_and_the_rank_on_each_ch
     assert "도전별 순위" in html and f"2명 중 {ranks[0]['rank']}위" in html
 
 
-def test_a_record_of_a_running_challenge_has_a_spoiler_safe_page_until_the_window_closes(client, app):
-    now = datetime.now(UTC)
-    today = datetime.combine(now.date(), datetime.min.time(), UTC)
+def attempt_record(client, app, today):
+    """Today's Forty Thieves daily (attempts required) and ann's record of an attempt at it: its id and the record."""
     daily = add_challenge(app, "daily", today, attempts_required=True)
     token = client.post("/api/v1/players", json={"name": "ann"}).get_json()["token"]
     headers = {"Authorization": f"Bearer {token}"}
     attempt = client.post(f"/api/v1/challenges/{daily}/attempts", headers=headers).get_json()["attempt"]
     stored = client.post("/api/v1/records", json={"code": "FT1-N-AAAAAAB", "moves": "S S", "attempt": attempt},
                          headers=headers).get_json()
+    return daily, stored
+
+
+def test_a_record_of_a_running_challenge_has_a_spoiler_safe_page_until_the_window_closes(client, app):
+    now = datetime.now(UTC)
+    today = datetime.combine(now.date(), datetime.min.time(), UTC)
+    daily, stored = attempt_record(client, app, today)
     link = f"/records/{stored['id']}"
     board = client.get("/challenges/forty-thieves").get_data(as_text=True)
     assert f'href="{link}"' in board  # the running board links it …

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from html_tree import parse
 from PIL import Image
-from test_pages_challenges import add_challenge
+from test_pages_challenges import add_challenge, attempt_record
 from tests.engine.engine_helpers import find_win
 from tests.play import play_greedy
 
@@ -108,12 +108,7 @@ def test_every_word_of_a_card_is_at_least_24_px_at_1200_by_630(client, app, subm
 
 def test_a_record_of_a_running_challenge_has_a_card_with_its_result_and_no_board(client, app, drawn):
     today = datetime.combine(datetime.now(UTC).date(), datetime.min.time(), UTC)
-    daily = add_challenge(app, "daily", today, attempts_required=True)
-    token = client.post("/api/v1/players", json={"name": "ann"}).get_json()["token"]
-    headers = {"Authorization": f"Bearer {token}"}
-    attempt = client.post(f"/api/v1/challenges/{daily}/attempts", headers=headers).get_json()["attempt"]
-    stored = client.post("/api/v1/records", json={"code": "FT1-N-AAAAAAB", "moves": "S S", "attempt": attempt},
-                         headers=headers).get_json()
+    daily, stored = attempt_record(client, app, today)
     png(client, f"/records/{stored['id']}/card.png")
     card = drawn["cards"][0]
     assert card.board is None  # the deal is secret: no board at all
