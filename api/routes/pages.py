@@ -20,10 +20,10 @@ import gzip
 import hashlib
 from collections import deque
 from collections.abc import Callable
-from datetime import UTC
+from datetime import UTC, date, datetime
 from typing import Any
 
-from babel.dates import format_datetime
+from babel.dates import format_date, format_datetime, format_skeleton, format_time, get_datetime_format
 from flask import Blueprint, Flask, current_app, g, redirect, render_template, request, url_for
 from flask.wrappers import Response
 from markupsafe import Markup
@@ -113,6 +113,30 @@ def _(message: str, **params: Any) -> str:
     return gettext(g.lang, message, **params)
 
 
+def day_text(day: date) -> str:
+    """A day in the page's language: ``Dec 4, 2026``, ``2026. 12. 4.``, ``4.12.2026`` (pages show
+    it in ``<time class="nowrap">``: ``macros.day``, so that it stays on one line)."""
+    return format_date(day, "medium", locale=g.lang)
+
+
+def month_text(day: date) -> str:
+    """The month of ``day`` in the page's language: ``December 2026``, ``2026년 12월``, ``joulukuu 2026``."""
+    return format_skeleton("yMMMM", day, locale=g.lang)
+
+
+def week_text(day: date) -> str:
+    """A week's first day, short, in the page's language: ``12/4``, ``12. 4.``, ``4.12.``."""
+    return format_skeleton("Md", day, locale=g.lang)
+
+
+def moment_text(moment: datetime) -> str:
+    """A moment in UTC to the minute, in the page's language: ``Dec 5, 2026, 12:00 AM``,
+    ``2026. 12. 5. 오전 12:00``, ``5.12.2026 klo 0.00`` (the page adds "UTC")."""
+    moment = moment.astimezone(UTC)
+    return str(get_datetime_format("medium", locale=g.lang)).format(
+        format_time(moment, "short", tzinfo=UTC, locale=g.lang), format_date(moment, "medium", locale=g.lang))
+
+
 def page_url(endpoint: str, **values: Any) -> str:
     """``url_for``, keeping an explicitly chosen ``lang``."""
     if g.explicit_lang:
@@ -142,7 +166,8 @@ def _template_helpers() -> dict[str, Any]:
             "language_url": language_url, "module_scripts": module_scripts,
             "variant_title": lambda variant: _(VARIANT_TITLES.get(variant) or variant), "card_face": card_face,
             "card_short": card_short, "card_url": card_url, "card_size": sharecard.SIZE,
-            "longest_bucket": longest_bucket}
+            "longest_bucket": longest_bucket, "day_text": day_text, "month_text": month_text,
+            "week_text": week_text}
 
 
 def card_face(text: str) -> dict[str, str]:
@@ -516,9 +541,11 @@ def clock_text(ms: int) -> str:
     return f"{minutes // 60}:{minutes % 60:02d}:{seconds:02d}" if minutes >= 60 else f"{minutes}:{seconds:02d}"
 
 
-def viewer_state(code: str | GameCode, actions: list[str], step: int, times: list[int] | None) -> dict[str, Any]:
+def viewer_state(code: str | GameCode, actions: list[str], step: int, times: list[int] | None,
+                 default_step: int = 0) -> dict[str, Any]:
     """What the replay viewer shows at ``step`` of a legal canonical log: the board, counters,
-    the player's clock (when times were sent), and the page of the log around the step."""
+    the player's clock (when times were sent), and the page of the log around the step;
+    ``default_step``: the step its page shows without ``?step=`` (its address leaves that one out)."""
     total = len(actions)
     first, last = log_page(step, total)
     game = position_at(code, actions, step)
@@ -528,25 +555,30 @@ def viewer_state(code: str | GameCode, actions: list[str], step: int, times: lis
     return {"board": view, "labels": board_labels(g.lang, view), "steps": steps, "step": step, "total": total,
             "first": first, "last": last, "previous": first - 1 if first > 1 else None,
             "next": last + 1 if last < total else None, "moved": steps[step - first] if step else None,
-            "score": game.position.score, "moves": game.position.moves, "won": game.is_won, "clock": clock}
+            "score": game.position.score, "moves": game.position.moves, "won": game.is_won, "clock": clock,
+            "default": default_step}
 
 
-def record_viewer(stored: Record, actions: list[str], step: int) -> Markup:
-    """The record page's viewer at ``step``, rendered once per record, step and language (a log
-    never changes; kept in the page cache): what the rest of the page shows can change."""
-    return cached_viewer(("viewer", stored.id), stored.code, actions, step, unpack_times(stored.times),
-                         lambda number: page_url("pages.record", record_id=stored.id, step=number))
+def record_viewer(stored: Record, actions: list[str]) -> Markup:
+    """The record page's viewer at ``?step=N``, else at the finished game (its last position),
+    rendered once per record, step and language (a log never changes; kept in the page cache):
+    what the rest of the page shows can change."""
+    total = len(actions)
+    return cached_viewer(("viewer", stored.id), stored.code, actions, requested_step(total, total),
+                         unpack_times(stored.times),
+                         lambda number: page_url("pages.record", record_id=stored.id, step=number), default_step=total)
 
 
 def cached_viewer(key: tuple[Any, ...], code: str, actions: list[str], step: int, times: list[int] | None,
-                  step_href: Callable[[int], str]) -> Markup:
+                  step_href: Callable[[int], str], default_step: int = 0) -> Markup:
     """The replay viewer of a log that never changes (a record's, a closed challenge's solution) at
-    ``step``: rendered once per ``key``, step and language, and kept in the page cache."""
+    ``step`` (``default_step``: the one its page shows without ``?step=``): rendered once per ``key``,
+    step and language, and kept in the page cache."""
     cache = frame_cache()
     key = (*key, step, g.lang, g.explicit_lang, request.script_root)
     html = cache.get(key) if cache is not None else None
     if html is None:
-        html = render_template("_record_viewer.html", v=viewer_state(code, actions, step, times),
+        html = render_template("_record_viewer.html", v=viewer_state(code, actions, step, times, default_step),
                                step_href=step_href)
         if cache is not None:
             cache.put(key, html)
@@ -584,7 +616,7 @@ def record(record_id: int) -> Any:
     lang = {"lang": g.explicit_lang} if g.explicit_lang else {}
     return conditional(render(
         "record.html", title=title, description=record_summary(stored), page_scripts=["js/record.js", "js/share.js"],
-        record=stored, viewer=record_viewer(stored, actions, requested_step(len(actions))), received=received,
+        record=stored, viewer=record_viewer(stored, actions), received=received,
         hidden=getattr(stored, "status", "visible") == "hidden", flags=flag_texts(stored),
         share_url=url_for("pages.record", record_id=stored.id, _external=True, **lang)))
 
@@ -778,5 +810,5 @@ def check_log(code_text: str, moves: str) -> dict[str, Any]:
     total = len(verdict.canonical)
     # the viewer opens at the last legal position (or the step asked for), with that page of the log
     return {"verdict": verdict, "failure": action_error(verdict.error) if verdict.error else None,
-            "v": viewer_state(code, verdict.canonical, requested_step(total, total), None)}
+            "v": viewer_state(code, verdict.canonical, requested_step(total, total), None, total)}
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Any
 
-from babel.dates import format_datetime
 from flask import g, redirect, request, url_for
 from flask.typing import ResponseReturnValue
 from flask.wrappers import Response
@@ -43,7 +42,9 @@ from .pages import (
     cached_viewer,
     clock_text,
     conditional,
+    day_text,
     error_page,
+    moment_text,
     page_url,
     render,
     requested_step,
@@ -73,7 +74,7 @@ def left_text(seconds: int) -> str:
 
 def countdown(challenge: Challenge, moment: datetime) -> dict[str, Any]:
     left = int((challenge.ends_at - moment).total_seconds())
-    return {"until": challenge.ends_at, "left": left_text(left), "utc": challenge.ends_at.strftime("%Y-%m-%d %H:%M")}
+    return {"until": challenge.ends_at, "left": left_text(left), "utc": moment_text(challenge.ends_at)}
 
 
 def rows_with_par(entries: list[dict[str, Any]], par: int | None) -> list[dict[str, Any]]:
@@ -111,11 +112,27 @@ def challenges_url(variant: str, **values: Any) -> str:
     return page_url("pages.challenge_page", variant=variant, **with_visitor(values))
 
 
-def challenge_title(challenge: Challenge) -> str:
-    day = challenge.starts_at.date().isoformat()
+def challenge_title(challenge: Challenge, day: str | None = None) -> str:
+    """"Daily challenge of Dec 4, 2026" (its day in the page's language; ``day``: the text put there)."""
+    day = day_text(challenge.starts_at.date()) if day is None else day
     if challenge.kind == "daily":
         return _("Daily challenge of {day}", day=day)
     return _("Weekly challenge from {day}", day=day)
+
+
+#: where a title's day goes, for the page to put it there as a ``<time>`` that stays on one line
+DAY_MARK = "\x00"
+
+
+def around_day(text: str) -> tuple[str, str]:
+    """A text holding :data:`DAY_MARK` once, as the text before and after it (``macros.dated``)."""
+    before, _mark, after = text.partition(DAY_MARK)
+    return before, after
+
+
+def challenge_heading(challenge: Challenge) -> tuple[str, str]:
+    """:func:`challenge_title` around its day (``macros.challenge_title`` puts the day between)."""
+    return around_day(challenge_title(challenge, DAY_MARK))
 
 
 def weekday_names() -> list[str]:
@@ -125,7 +142,8 @@ def weekday_names() -> list[str]:
 
 @bp.context_processor
 def _challenge_helpers() -> dict[str, Any]:
-    return {"day_url": day_url, "challenge_title": challenge_title, "score_tells": score_tells,
+    return {"day_url": day_url, "challenge_title": challenge_title, "challenge_heading": challenge_heading,
+            "around_day": around_day, "day_mark": DAY_MARK, "score_tells": score_tells,
             "deal_challenges": deal_challenges, "record_challenge": record_challenge,
             "weekday_names": weekday_names, "record_time": record_time, "streaks_today": streaks_today,
             "challenges_url": challenges_url, "visitor": visitor, "today_strip": today_strip}
@@ -335,7 +353,7 @@ def sealed_record(record_id: int) -> Response | None:
     if challenge is None:
         return None
     place, this_record = place_on_board(challenge, found)
-    unlocks = format_datetime(challenge.ends_at.astimezone(UTC), "short", tzinfo=UTC, locale=g.lang)
+    unlocks = moment_text(challenge.ends_at)
     title = _("{player} · {challenge}", player=found.player, challenge=challenge_title(challenge))
     result = _("won in {moves} moves", moves=found.moves) if found.won else _("not won")
     return conditional(render(

@@ -114,7 +114,7 @@ def test_the_player_page_puts_stats_first_with_bests_streaks_and_dated_records(o
     assert stats.bounding_box()["y"] < note.bounding_box()["y"]  # the appeal text after the stats
     expect(page.locator("[data-bests] tbody tr")).to_have_count(1)
     expect(page.locator("[data-streaks] table.streak-calendar")).to_have_count(1)
-    yesterday = page.locator(f"[data-streaks] td[title^='{live_server.yesterday}']")
+    yesterday = page.locator(f"[data-streaks] td[data-day='{live_server.yesterday}']")
     expect(yesterday).to_have_attribute("data-state", "played")  # played, not won
     dates = page.locator("table.player-records td.date time")
     expect(dates).to_have_count(2)

@@ -142,13 +142,15 @@ def test_each_step_url_opens_its_step(open_page, live_server, expect):
         assert page.locator("[data-viewer] [data-slider]").input_value() == str(step)
     page.get_by_role("button", name="Back").click()
     expect(page).to_have_url(re.compile(rf"\?step={total - 1}$"))
-    page.get_by_role("button", name="Start").click()
+    page.get_by_role("button", name="Start").click()  # the deal: its own address, ?step=0
+    expect(page).to_have_url(re.compile(rf"/records/{record['id']}\?step=0$"))
+    page.get_by_role("button", name="End").click()  # the finished game: the page's own address
     expect(page).to_have_url(re.compile(rf"/records/{record['id']}$"))
 
 
 def test_the_moved_cards_piles_are_highlighted_after_each_step(open_page, live_server, expect):
     record = live_server.records["pekka"]  # Forty Thieves: moves, draws, the waste and foundations
-    page = open_page(f"/records/{record['id']}")
+    page = open_page(f"/records/{record['id']}?step=0")
     viewer_ready(page, expect)
     items = page.locator("[data-log] [data-step]").evaluate_all(
         "ns => ns.map(n => [n.dataset.from || null, n.dataset.to || null, n.dataset.card || null])")
@@ -171,7 +173,7 @@ def test_the_moved_cards_piles_are_highlighted_after_each_step(open_page, live_s
 
 
 def test_the_card_glides_unless_motion_is_reduced(open_page, live_server, expect):
-    path = f"/records/{live_server.records['ann']['id']}"
+    path = f"/records/{live_server.records['ann']['id']}?step=0"
     step = "() => { document.querySelector('[data-go=forward]').click(); return document.getAnimations().length; }"
     page = open_page(path)
     viewer_ready(page, expect)
@@ -323,7 +325,7 @@ def test_the_player_and_challenge_pages_without_javascript(open_page, live_serve
 
 def test_the_copy_buttons(open_page, live_server, expect):
     record = live_server.records["ann"]
-    page = open_page(f"/records/{record['id']}", permissions=["clipboard-read", "clipboard-write"])
+    page = open_page(f"/records/{record['id']}?step=0", permissions=["clipboard-read", "clipboard-write"])
     viewer_ready(page, expect)
     page.get_by_role("button", name="Forward").click()
     page.get_by_role("button", name="Forward").click()

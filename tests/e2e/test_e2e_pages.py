@@ -87,7 +87,7 @@ def test_the_replay_steps_with_buttons_keys_and_the_log(open_page, live_server, 
     record = live_server.records["ann"]
     actions = record["canonical"].split()
     total = len(actions)
-    page = open_page(f"/records/{record['id']}")
+    page = open_page(f"/records/{record['id']}?step=0")  # the deal (without ?step=, the finished game)
     frames = page.request.get(f"/records/{record['id']}/frames.json").json()["frames"]
     viewer = page.locator("[data-viewer]")
     forward = viewer.get_by_role("button", name="Forward")
@@ -215,7 +215,7 @@ def test_pages_and_card_descriptions_in_korean_and_finnish(open_page, expect, sc
 
 def test_the_replay_viewer_in_finnish_describes_each_step(open_page, live_server, expect):
     record = live_server.records["pekka"]
-    page = open_page(f"/records/{record['id']}?lang=fi")
+    page = open_page(f"/records/{record['id']}?lang=fi&step=0")
     forward = page.get_by_role("button", name="Eteenpäin")
     expect(forward).to_be_enabled()
     forward.click()
@@ -235,7 +235,7 @@ def test_the_keyboard_reaches_every_control(open_page, live_server, expect, whic
             "check": "/check"}[which]
     page = open_page(path)
     if which == "record":
-        expect(page.get_by_role("button", name="Forward")).to_be_enabled()
+        expect(page.get_by_role("button", name="Start")).to_be_enabled()
     if which in ("home", "deal"):
         expect(page.locator("[data-standings] tbody tr a, [data-leaderboard] tbody tr a").first).to_be_visible()
     controls = page.evaluate("""() => {

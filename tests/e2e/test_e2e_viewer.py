@@ -16,7 +16,7 @@ import pytest
 from tests.e2e.conftest import timed_times
 from tests.e2e.test_e2e_layout import ILLEGAL_CHECK, LANGS, WIDTHS, viewer_ready, with_lang
 
-from api.routes.pages import LOG_PAGE, clock_text
+from api.routes.pages import LOG_PAGE, board_labels, clock_text
 
 #: Space's, Forward's and Play's names in each language (the catalogs' own words)
 FORWARD = {"en": "Forward", "ko": "앞으로", "fi": "Eteenpäin"}
@@ -204,6 +204,36 @@ def test_axe_finds_nothing_on_the_check_pages_and_a_long_record(open_page, live_
         page.context.close()
 
 
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_record_opens_at_the_finished_game_and_step_0_at_the_deal(open_page, live_server, expect, lang):
+    record = live_server.records["ann"]
+    total, path = record["actions"], f"/records/{record['id']}"
+    page = open_page(with_lang(path, lang))
+    frames = page.request.get(f"{path}/frames.json?step={total}").json()
+    last = frames["frames"][total - frames["start"]]
+    viewer_ready(page, expect)  # the script has its frames: the address is still the page's own …
+    expect(page.locator("[data-counter=step]")).to_have_text(f"{total} / {total}")
+    expect(page).to_have_url(re.compile(rf"{path}\?lang={lang}$"))
+    assert page.locator("[data-board] .column").evaluate_all(
+        "ns => ns.map(n => n.getAttribute('aria-label'))") == board_labels(lang, last["board"])["columns"]
+    expect(page.locator("[data-counter=score]")).to_have_text(str(record["score"]))
+    expect(page.locator("[data-log] [aria-current=step]")).to_have_attribute("data-step", str(total))
+    expect(page.get_by_role("button", name=FORWARD[lang])).to_be_disabled()  # … at the end of the game
+    page.keyboard.press("ArrowLeft")
+    expect(page).to_have_url(re.compile(rf"[?&]step={total - 1}$"))
+    page.keyboard.press("Home")  # the deal has an address of its own: ?step=0
+    expect(page).to_have_url(re.compile(r"[?&]step=0$"))
+    expect(page.locator("[data-counter=step]")).to_have_text(f"0 / {total}")
+    page.reload()
+    viewer_ready(page, expect)
+    expect(page.locator("[data-counter=step]")).to_have_text(f"0 / {total}")  # ?step=0 opens the deal
+    page.keyboard.press("End")  # back at the finished game: the plain address again
+    expect(page).to_have_url(re.compile(rf"{path}\?lang={lang}$"))
+    deal = open_page(with_lang(f"{path}?step=0", lang), java_script_enabled=False)  # drawn by the server
+    expect(deal.locator("[data-counter=step]")).to_have_text(f"0 / {total}")
+    expect(deal.locator("[data-log] [aria-current=step]")).to_have_count(0)
+
+
 def test_a_log_of_5000_actions_steps_a_window_at_a_time(open_page, live_server, expect):
     record = live_server.records["longest"]
     page = open_page(f"/records/{record['id']}?step={LOG_PAGE}")
@@ -220,7 +250,7 @@ def test_a_log_of_5000_actions_steps_a_window_at_a_time(open_page, live_server, 
     page.keyboard.press("End")
     expect(page.locator("[data-counter=step]")).to_have_text("5000 / 5000")
     expect(page.locator("[data-log-range]")).to_have_text("Actions 4801–5000 of 5000")
-    expect(page).to_have_url(re.compile(r"\?step=5000$"))
+    expect(page).to_have_url(re.compile(rf"/records/{record['id']}$"))  # the finished game: the page's own address
     page.locator("[data-log-page=previous]").click()  # the page before, without reloading
     expect(page.locator("[data-counter=step]")).to_have_text("4800 / 5000")
     expect(page.locator("[data-log-range]")).to_have_text("Actions 4601–4800 of 5000")

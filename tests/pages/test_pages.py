@@ -146,7 +146,7 @@ def test_a_code_that_names_no_deal_is_a_404_page(client):
 
 # -- the record page ----------------------------------------------------------------------
 
-def test_the_record_page_shows_the_record_its_start_and_its_log(client, submit):
+def test_the_record_page_shows_the_record_its_finished_game_and_its_log(client, submit):
     log = play_greedy("YU1-C-AAAAAAB", 25)
     record = submit("ann", "YU1-C-AAAAAAB", " ".join(log))
     document, _ = page(client, f"/records/{record['id']}")
@@ -161,7 +161,9 @@ def test_the_record_page_shows_the_record_its_start_and_its_log(client, submit):
     assert [a.attrs["data-action"] for a in items] == record["canonical"].split()
     assert [a.attrs["data-step"] for a in items] == [str(n) for n in range(1, len(log) + 1)]
     assert [a.attrs["href"] for a in items[:2]] == [f"/records/{record['id']}?step={n}" for n in (1, 2)]
-    assert not viewer.find_all("a", aria_current=True)  # the start: no action is current
+    # it opens at the finished game: the last action is current, and the address leaves that step out
+    assert [a.attrs["data-step"] for a in viewer.find_all("a", aria_current=True)] == [str(len(log))]
+    assert viewer.attrs["data-step"] == viewer.attrs["data-default-step"] == str(len(log))
     controls = viewer.find("div", role="group")
     assert [b.attrs.get("data-go") for b in controls.find_all("button")] == ["first", "back", None, "forward", "last"]
     assert [b.attrs["aria-keyshortcuts"] for b in controls.find_all("button")] == ["Home", "ArrowLeft", "Space",
@@ -169,10 +171,13 @@ def test_the_record_page_shows_the_record_its_start_and_its_log(client, submit):
     assert all("disabled" in b.attrs for b in controls.find_all("button"))  # until the script has the frames
     status = viewer.find("p", data_status=True)
     assert status.attrs["role"] == "status" and status.attrs["aria-live"] == "polite"
-    columns = viewer.find_all("div", class_="column")
-    assert [c.attrs["aria-label"] for c in columns] == expected_column_labels("YU1-C-AAAAAAB")
     holder = document.find("div", data_record=str(record["id"]))
     assert holder.attrs["data-frames"] == f"/records/{record['id']}/frames.json"
+    # ?step=0 opens the deal: no action current, the deal's piles
+    viewer = page(client, f"/records/{record['id']}?step=0")[0].find("section", data_viewer=True)
+    assert viewer.attrs["data-step"] == "0" and not viewer.find_all("a", aria_current=True)
+    columns = viewer.find_all("div", class_="column")
+    assert [c.attrs["aria-label"] for c in columns] == expected_column_labels("YU1-C-AAAAAAB")
 
 
 def test_a_player_name_with_markup_is_shown_as_text(client, submit):

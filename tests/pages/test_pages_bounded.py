@@ -34,8 +34,8 @@ def items(document):
 
 
 @pytest.mark.parametrize("asked, shown, first", [
-    (None, 0, 1), ("1", 1, 1), ("200", 200, 1), ("201", 201, 201), ("2500", 2500, 2401), ("4999", 4999, 4801),
-    ("5000", 5000, 4801), ("99999999999999999999", 5000, 4801), ("-3", 0, 1), ("x", 0, 1)])
+    (None, 5000, 4801), ("0", 0, 1), ("1", 1, 1), ("200", 200, 1), ("201", 201, 201), ("2500", 2500, 2401),
+    ("4999", 4999, 4801), ("5000", 5000, 4801), ("99999999999999999999", 5000, 4801), ("-3", 0, 1), ("x", 5000, 4801)])
 def test_a_long_records_page_shows_one_page_of_its_log_around_the_step(client, long_record, asked, shown, first):
     query = {} if asked is None else {"step": asked}
     response = client.get(f"/records/{long_record['id']}", query_string=query)
@@ -214,8 +214,10 @@ def test_each_step_shows_the_players_clock_when_times_were_sent(client):
     record = response.get_json()
     document = parse(client.get(f"/records/{record['id']}?step=3").get_data(as_text=True))
     assert document.find("dd", data_counter="clock").text == "3:04" == clock_text(times[2])
-    start = parse(client.get(f"/records/{record['id']}").get_data(as_text=True))
+    start = parse(client.get(f"/records/{record['id']}?step=0").get_data(as_text=True))
     assert start.find("dd", data_counter="clock").text == "0:00"
+    end = parse(client.get(f"/records/{record['id']}").get_data(as_text=True))  # the finished game
+    assert end.find("dd", data_counter="clock").text == clock_text(times[-1])
     frames = client.get(f"/records/{record['id']}/frames.json").get_json()["frames"]
     assert [f["time"] for f in frames] == [None, *times]
     assert clock_text(3_723_000) == "1:02:03"

@@ -29,6 +29,17 @@ def get(client, url, status=200):
     return parse(response.get_data(as_text=True))
 
 
+def en_day(day):
+    """A day as the English pages write it: "Dec 3, 2026"."""
+    return f"{day:%b} {day.day}, {day.year}"
+
+
+def dated(node, day):
+    """Whether ``node`` holds ``day`` as a <time> that stays on one line, with its ISO date."""
+    time = node.find("time")
+    return time.attrs["datetime"] == day.isoformat() and "nowrap" in time.attrs["class"].split()
+
+
 def rows(table):
     return [[td.text for td in row.find_all("td")] for row in table.find("tbody").find_all("tr")]
 
@@ -80,7 +91,11 @@ def days(app, submit):
 def test_a_past_day_has_its_final_board_all_winners_tied_first_par_and_the_solution(client, days):
     day = days["yesterday"].isoformat()
     document = get(client, f"/challenges/yukon-classic/daily/{day}")
-    assert document.find("h1").text == f"Daily challenge of {day}"
+    assert document.find("h1").text == f"Daily challenge of {en_day(days['yesterday'])}"
+    assert dated(document.find("h1"), days["yesterday"])
+    korean = get(client, f"/challenges/yukon-classic/daily/{day}?lang=ko").find("h1")
+    assert dated(korean, days["yesterday"]) and korean.find("time").text == (
+        f"{days['yesterday'].year}. {days['yesterday'].month}. {days['yesterday'].day}.")
     winners = document.find("section", data_winners=True)
     assert winners.find("h2").text == "Winners"
     assert [li.find("a").text for li in winners.find_all("li")] == ["ann", "cid"]  # both, not the first row
@@ -167,7 +182,8 @@ def test_deal_and_record_pages_say_which_challenge_with_the_rank(client, days):
     day = days["yesterday"].isoformat()
     note = get(client, f"/deals/{WIN_CODE}").find("ul", data_deal_challenges=True)
     assert note.find("a").attrs["href"] == f"/challenges/yukon-classic/daily/{day}"
-    assert note.find("a").text == f"Daily challenge of {day}"
+    assert note.find("a").text == f"Daily challenge of {en_day(days['yesterday'])}"
+    assert dated(note.find("a"), days["yesterday"])
     record = get(client, f"/records/{days['bob']['id']}").find("p", data_record_challenge=True)
     assert "rank 3 of 3" in record.text
     assert record.find("a").attrs["href"] == f"/challenges/yukon-classic/daily/{day}?player=bob"
@@ -197,7 +213,8 @@ def test_the_player_page_pages_records_with_dates_bests_streaks_and_stats_first(
     assert bests[0][4] == "1 of 3"  # ann's won game ranks first (with cid) of ann, bob and cid
     # the streak calendar: yesterday won
     cell = [td for td in document.find("section", data_streaks=True).find_all("td")
-            if td.attrs.get("title", "").startswith(days["yesterday"].isoformat())]
+            if td.attrs.get("data-day") == days["yesterday"].isoformat()]
+    assert cell[0].attrs["title"] == f"{en_day(days['yesterday'])}: won"
     assert cell and cell[0].attrs["data-state"] == "won"
     # averages are whole moves
     stats = rows(document.find("section", class_="player-stats"))
@@ -207,7 +224,7 @@ def test_the_player_page_pages_records_with_dates_bests_streaks_and_stats_first(
 def test_the_streak_calendar_says_won_played_missed_and_leaves_today_open(client, days):
     def states(name):
         cells = get(client, f"/players/{name}").find("section", data_streaks=True).find_all("td")
-        return {cell.attrs["title"].split(":")[0]: cell.attrs["data-state"] for cell in cells}
+        return {cell.attrs["data-day"]: cell.attrs["data-state"] for cell in cells}
 
     yesterday = days["yesterday"]
     bob = states("bob")
@@ -258,7 +275,7 @@ def test_the_streak_calendar_tells_days_by_shape_links_them_for_the_player_and_m
     assert [li.text.strip() for li in key] == ["won", "played, not won", "missed", "today"]
     assert [li.find("span").attrs["class"] for li in key] == [  # the shapes: pages.css draws them
         "swatch day-won", "swatch day-played", "swatch day-missed", "swatch day-today"]
-    cells = {cell.attrs["title"].split(":")[0]: cell for cell in section.find_all("td")}
+    cells = {cell.attrs["data-day"]: cell for cell in section.find_all("td")}
     yesterday, today = days["yesterday"], days["yesterday"] + timedelta(days=1)
     won, missed, played = (cells[day.isoformat()] for day in (yesterday, yesterday - timedelta(days=1), today))
     assert won.find("a").find("span", aria_hidden="true").text == "★"

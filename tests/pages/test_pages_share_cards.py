@@ -112,7 +112,7 @@ def test_a_record_of_a_running_challenge_has_a_card_with_its_result_and_no_board
     png(client, f"/records/{stored['id']}/card.png")
     card = drawn["cards"][0]
     assert card.board is None  # the deal is secret: no board at all
-    assert card.title == f"Daily challenge of {today.date().isoformat()} · Forty Thieves"
+    assert card.title == f"Daily challenge of {today:%b} {today.day}, {today.year} · Forty Thieves"
     assert card.result == "ann: rank 1 of 1" and card.details[0] == "not won · 2 moves"
     assert card.details[1].startswith("Time 0:0")  # the server's measure of the attempt
     assert "FT1-N-AAAAAAB" not in " ".join([card.title, card.result, *card.details, card.footer])

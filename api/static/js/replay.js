@@ -54,6 +54,8 @@ export class ReplayViewer {
     this.wheel = 0;
     this.step = Number(root.dataset.step) || 0;
     this.total = Number(root.dataset.total) || 0;
+    // the step the page shows without ?step= (a record: its finished game), which its address leaves out
+    this.defaultStep = Math.min(this.total, Number(root.dataset.defaultStep) || 0);
     this.timer = null;
     this.holder = root.querySelector("[data-board-holder]");
     this.status = root.querySelector("[data-status]");
@@ -287,10 +289,10 @@ export class ReplayViewer {
     }
   }
 
-  /** `base` (the page's address) at `step`: `?step=N`, none at 0. */
+  /** `base` (the page's address) at `step`: `?step=N` (`?step=0`: the deal), none at the page's default step. */
   stepUrl(step, base = window.location.href) {
     const url = new URL(base, window.location.href);
-    if (step) url.searchParams.set("step", String(step));
+    if (step !== this.defaultStep) url.searchParams.set("step", String(step));
     else url.searchParams.delete("step");
     return url.href;
   }
