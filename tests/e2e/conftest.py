@@ -253,3 +253,20 @@ def screenshot() -> Callable[..., Path]:
         return path
 
     return take
+
+
+@pytest.fixture
+def image_artifact() -> Callable[..., Path]:
+    """``image_artifact(name, png, docs=False)``: a PNG the server drew (a share card), saved as the
+    screenshots are (``test-artifacts/e2e/<name>.png``, and ``docs/`` with ``docs`` and ``DOCS_SCREENSHOTS=1``)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+
+    def save(name: str, png: bytes, docs: bool = False) -> Path:
+        assert png.startswith(b"\x89PNG\r\n\x1a\n"), f"{name} is not a PNG"
+        path = ARTIFACTS / f"{name}.png"
+        path.write_bytes(png)
+        if docs and os.environ.get("DOCS_SCREENSHOTS") == "1":
+            (DOCS / path.name).write_bytes(png)
+        return path
+
+    return save

@@ -7,11 +7,15 @@ least 44 px tall. axe-core comes from the axe-playwright-python package (its axe
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.e2e.e2e_helpers import play_attempt, secret_relaxed_daily
 from tests.e2e.test_e2e_layout import LANGS, WIDTHS, paths, viewer_ready, with_lang
 
 #: the least height of a control, CSS px (WCAG 2.5.5)
@@ -50,21 +54,44 @@ OPEN_LOG = """() => { document.querySelectorAll('[data-log-panel]').forEach(n =>
     const side = n.closest('.viewer-side'); if (side) side.style.contain = 'none'; }); window.scrollTo(0, 0); }"""
 
 
-def pages_to_judge(live_server: Any) -> dict[str, tuple[str, int]]:
-    """Every page type, and a record at its end with a column of 39 cards (the tightest fan)."""
-    timed = live_server.records["timed"]
-    return {**paths(live_server), "record-long-column": (f"/records/{timed['id']}?step={timed['actions']}", 200)}
+@pytest.fixture(scope="module")
+def sealed_record(live_server: Any) -> int:
+    """The id of a record of today's Yukon relaxed challenge, played as an attempt while its deal was secret."""
+    with secret_relaxed_daily(live_server.app) as challenge_id:
+        return play_attempt(live_server.app, "ally", challenge_id)["id"]
+
+
+def pages_to_judge(live_server: Any, sealed: int) -> dict[str, tuple[str, int]]:
+    """Every page type: those of the layout tests, and a record at its end with a column of 39 cards (the
+    tightest fan), a record opened without a step (its finished game; played in a challenge), flagged records
+    (their decisions), the home page and a running day for a visitor (their place, the Today strip), an earlier
+    month's calendar, and a record of a running challenge (spoiler-safe; its deal made secret meanwhile)."""
+    timed, records = live_server.records["timed"], live_server.records
+    today = datetime.now(UTC).date()
+    earlier = (today.replace(day=1) - timedelta(days=1)).strftime("%Y-%m")
+    return {**paths(live_server), "record-long-column": (f"/records/{timed['id']}?step={timed['actions']}", 200),
+            "record-finished-challenge": (f"/records/{records['pekka']['id']}", 200),
+            "record-copy": (f"/records/{records['copy']['id']}", 200),
+            "record-in-review": (f"/records/{records['fast']['id']}", 200),
+            "home-visitor": ("/?player=pekka", 200),
+            "challenge-day-running": (f"/challenges/forty-thieves/daily/{today.isoformat()}?player=pekka", 200),
+            "challenge-earlier-month": (f"/challenges/forty-thieves?month={earlier}", 200),
+            "record-sealed": (f"/records/{sealed}", 200)}
 
 
 @pytest.mark.parametrize("width", sorted(WIDTHS))
 @pytest.mark.parametrize("lang", LANGS)
-def test_axe_finds_nothing_on_any_page_and_every_control_is_44_px(open_page, live_server, expect, width, lang):
-    for name, (path, status) in pages_to_judge(live_server).items():
-        page = open_page(with_lang(path, lang), width=width, height=WIDTHS[width], status=status)
-        if name.startswith("record") or name in ("check-illegal", "check-syntax", "solution"):
-            viewer_ready(page, expect)
-            page.evaluate(OPEN_LOG)
-        violations, unjudged = axe(page)
+def test_axe_finds_nothing_on_any_page_and_every_control_is_44_px(open_page, live_server, sealed_record, expect,
+                                                                  width, lang):
+    for name, (path, status) in pages_to_judge(live_server, sealed_record).items():
+        with secret_relaxed_daily(live_server.app) if name == "record-sealed" else nullcontext():
+            page = open_page(with_lang(path, lang), width=width, height=WIDTHS[width], status=status)
+            if name == "record-sealed":
+                expect(page.locator("[data-sealed-record]")).to_be_visible()
+            elif name.startswith("record") or name in ("check-illegal", "check-syntax", "solution"):
+                viewer_ready(page, expect)
+                page.evaluate(OPEN_LOG)
+            violations, unjudged = axe(page)
         assert violations == [], (name, lang, width, violations)
         assert unjudged == [], (name, lang, width, unjudged)
         small = [(control, height) for control, height in page.evaluate(CONTROLS) if height < TOUCH - 0.5]

@@ -125,9 +125,18 @@ def test_the_player_page_puts_stats_first_with_bests_streaks_and_dated_records(o
     expect(page.locator("table.player-records .pager")).to_have_count(0)
 
 
-def test_docs_screenshots_of_a_challenge_day_and_a_player(open_page, live_server, screenshot):
+def test_docs_screenshots_of_a_challenge_day_a_player_a_solution_and_a_share_card(open_page, live_server, expect,
+                                                                                  screenshot, image_artifact):
     phone = open_page(f"/challenges/forty-thieves/daily/{live_server.yesterday}?player=pekka", width=390,
                       height=844, is_mobile=True, has_touch=True)
     screenshot(phone, "challenge-day-phone", docs=True)
     desktop = open_page(f"/players/{quote('Väinö Mäkinen-Virtanen')}", width=1366, height=900)
     screenshot(desktop, "player-desktop", docs=True)
+    solution = open_page(f"/challenges/{live_server.solution}/solution", width=1366, height=900)
+    expect(solution.locator("[data-viewer] [data-slider]")).to_be_enabled()
+    screenshot(solution, "solution-desktop", docs=True)
+    # the share card of a record played in yesterday's challenge (closed: its final position), as a chat shows it
+    record = open_page(f"/records/{live_server.records['past']['id']}")
+    card = record.request.get(record.locator("meta[property='og:image']").get_attribute("content"))
+    assert card.status == 200 and card.headers["content-type"] == "image/png"
+    image_artifact("share-card", card.body(), docs=True)

@@ -285,7 +285,7 @@ def test_the_player_and_challenge_pages_without_javascript(open_page, live_serve
     assert daily.locator("td.result a").get_attribute("href") == f"/records/{records['pekka']['id']}"
     expect(weekly.locator("td.player")).to_have_text("Väinö Mäkinen-Virtanen")
     expect(daily.locator(".countdown")).to_have_text(
-        re.compile(r"^Next challenge in \d+ h \d+ min \(\d{4}-\d\d-\d\d 00:00 UTC\)$"))
+        re.compile(r"^Next challenge in \d+ h \d+ min \([A-Z][a-z]{2} \d\d?, \d{4}, 12:00\s+AM UTC\)$"))
     expect(daily).to_contain_text("Par: 40 moves")
     past = page.locator(".past-challenges tbody tr")
     expect(past).to_have_count(2)  # yesterday's: Väinö played, did not win; the day before: nobody played

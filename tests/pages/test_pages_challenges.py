@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from flask import render_template
+from html_tree import parse
 
 from api import boards
 from api.models import Challenge
@@ -107,8 +108,9 @@ def test_a_record_of_a_running_challenge_has_a_spoiler_safe_page_until_the_windo
     assert "rank 1 of 1" in html and "not won" in html and "Moves 2" in html
     assert "Time 0:0" in html  # the server's measure of the attempt: started a moment ago
     end = today + timedelta(days=1)
-    unlocks = f"{end:%b} {end.day}, {end.year}, 12:00\u202fAM UTC"  # the window's end, in words of the page's language
-    assert f"Replay unlocks at {unlocks}." in html and "Daily challenge of" in html
+    unlocks = f"{end:%b} {end.day}, {end.year}, 12:00 AM UTC"  # the window's end, in words of the page's language
+    assert " ".join(parse(html).find("span", data_unlocks_at=True).text.split()) == f"Replay unlocks at {unlocks}."
+    assert "Daily challenge of" in html
     assert client.get(f"/api/v1/records/{stored['id']}").status_code == 404  # the API still hides it
     assert client.get(f"{link}/frames.json?step=1").status_code == 404
     finnish = client.get(f"{link}?lang=fi").get_data(as_text=True)
