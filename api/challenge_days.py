@@ -100,6 +100,15 @@ def of_record(session: Session, code: str, received_at: datetime) -> Challenge |
     return min(rows, key=lambda row: row.ends_at - row.starts_at, default=None)
 
 
+def results(session: Session, player: str, challenge_ids: list[int]) -> dict[int, str]:
+    """Of the challenges ``challenge_ids``, those ``player`` played: ``won`` or ``played`` (not won), by
+    challenge id (a primary-key probe of each challenge's board)."""
+    names = [boards.CHALLENGE.name(challenge_id) for challenge_id in challenge_ids]
+    played = session.execute(select(BoardEntry.challenge_id, BoardEntry.won).where(
+        BoardEntry.board.in_(names), BoardEntry.player == player)).all() if names else []
+    return {row.challenge_id: "won" if row.won else "played" for row in played}
+
+
 def streak_calendar(session: Session, player: str, moment: datetime, weeks: int = STREAK_WEEKS
                     ) -> dict[str, list[list[tuple[date, str]]]]:
     """Per variant the player played a daily challenge in, the last ``weeks`` weeks (Monday
@@ -112,10 +121,7 @@ def streak_calendar(session: Session, player: str, moment: datetime, weeks: int 
         Challenge.variant.in_([rule_set.variant for rule_set in RULE_SETS]), Challenge.kind == "daily",
         Challenge.starts_at >= since, Challenge.starts_at <= moment)).all()  # by the (variant, kind, starts_at) key
     held = {row.id: (row.variant, row.starts_at.date()) for row in daily}
-    names = [boards.CHALLENGE.name(challenge_id) for challenge_id in held]
-    played = session.execute(select(BoardEntry.challenge_id, BoardEntry.won).where(
-        BoardEntry.board.in_(names), BoardEntry.player == player)).all() if names else []  # primary key probes
-    states = {held[row.challenge_id]: "won" if row.won else "played" for row in played}
+    states = {held[challenge_id]: state for challenge_id, state in results(session, player, list(held)).items()}
     days = set(held.values())
     out = {}
     for variant in sorted({variant for variant, _ in states}):

@@ -186,14 +186,25 @@ def challenge_page(variant: str) -> Any:
             for challenge in challenges.past(session, variant, "daily", moment, RECENT_DAYS + 1, None)
             if challenge.ends_at <= moment][:RECENT_DAYS]
     previous, following = challenge_days.previous_month(shown), challenge_days.next_month(shown)
+    weeks = challenge_days.month(session, variant, shown, moment)
     return render("challenge.html", title=_("Challenges: {variant}", variant=_(VARIANT_TITLES[variant])),
                   variant=variant, variants=VARIANTS, current=current, past=past, moment=moment,
-                  weeks=challenge_days.month(session, variant, shown, moment), month=shown,
+                  weeks=weeks, month=shown, today=moment.date(), visitor_states=visitor_states(weeks),
                   previous_month=previous.strftime("%Y-%m"),
                   next_month=following.strftime("%Y-%m") if following <= moment.date() else None,
                   page_scripts=["js/countdown.js", "js/player.js"],
                   description=_("The daily and weekly challenge of {variant}: today's deal, its board and past "
                                 "challenges.", variant=_(VARIANT_TITLES[variant])))
+
+
+def visitor_states(weeks: list[challenge_days.Week]) -> dict[int, str]:
+    """The visitor's (``?player=``) result on each daily challenge of a month's calendar: ``won`` or
+    ``played``, by challenge id (none without a visitor)."""
+    name = visitor()
+    found = find_player(db.session(), name) if name is not None else None
+    name = found.name if found is not None else name
+    ids = [cell[1].id for week in weeks for cell in week.days if cell is not None and cell[1] is not None]
+    return challenge_days.results(db.session(), name, ids) if name is not None else {}
 
 
 @bp.get("/challenges/<variant>/<kind>/<day>")

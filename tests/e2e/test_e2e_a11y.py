@@ -64,8 +64,9 @@ def sealed_record(live_server: Any) -> int:
 def pages_to_judge(live_server: Any, sealed: int) -> dict[str, tuple[str, int]]:
     """Every page type: those of the layout tests, and a record at its end with a column of 39 cards (the
     tightest fan), a record opened without a step (its finished game; played in a challenge), flagged records
-    (their decisions), the home page and a running day for a visitor (their place, the Today strip), an earlier
-    month's calendar, and a record of a running challenge (spoiler-safe; its deal made secret meanwhile)."""
+    (their decisions), the home page, a running day and the challenge page for a visitor (their place, the Today
+    strip, their days on the calendar), an earlier month's calendar, and a record of a running challenge
+    (spoiler-safe; its deal made secret meanwhile)."""
     timed, records = live_server.records["timed"], live_server.records
     today = datetime.now(UTC).date()
     earlier = (today.replace(day=1) - timedelta(days=1)).strftime("%Y-%m")
@@ -76,6 +77,7 @@ def pages_to_judge(live_server: Any, sealed: int) -> dict[str, tuple[str, int]]:
             "home-visitor": ("/?player=pekka", 200),
             "challenge-day-running": (f"/challenges/forty-thieves/daily/{today.isoformat()}?player=pekka", 200),
             "challenge-earlier-month": (f"/challenges/forty-thieves?month={earlier}", 200),
+            "challenge-visitor": ("/challenges/forty-thieves?player=pekka", 200),  # pekka's day on the calendar
             "record-sealed": (f"/records/{sealed}", 200)}
 
 

@@ -165,7 +165,10 @@ def test_the_whole_day_from_home_to_the_next_days_calendar_answers_no_error(open
         expect(page.locator("[data-challenge-board] tbody tr")).not_to_have_count(0)  # the day's final board
         page.locator(".subtitle a[href^='/challenges/yukon-relaxed?']").click()  # the challenge page's calendar
         expect(page).to_have_url(re.compile(rf"[?&]player={name}"))
-        page.locator(f"[data-calendar] a[href*='/daily/{today}']").click()
+        day = page.locator(f"[data-calendar] td[data-day='{today}']")  # the player's day, today outlined
+        expect(day).to_have_attribute("data-state", "won" if record["won"] else "played")
+        expect(day).to_have_class(re.compile(r"\bday-today\b"))
+        day.locator("a").click()
         expect(page.locator("[data-your-result]")).to_contain_text(name)
     finally:
         todays_relaxed_daily(live_server.app, ends_at=window("daily", datetime.now(UTC))[1])

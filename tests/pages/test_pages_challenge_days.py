@@ -221,6 +221,34 @@ def test_the_player_page_pages_records_with_dates_bests_streaks_and_stats_first(
     assert all("." not in row[5] for row in stats)
 
 
+def test_the_challenge_calendar_marks_the_visitors_days_by_shape_and_today(client, days):
+    def cells(query):
+        calendar = get(client, f"/challenges/yukon-classic?{query}").find("section", data_calendar=True)
+        return calendar, {cell.attrs["data-day"]: cell for cell in calendar.find("table").find_all("td")
+                          if "data-day" in cell.attrs}
+
+    yesterday, today = days["yesterday"], days["yesterday"] + timedelta(days=1)
+    calendar, shown = cells(f"month={yesterday:%Y-%m}&player=ann")
+    won = shown[yesterday.isoformat()]  # ann won yesterday's: ★ on gold, and in words
+    assert won.attrs["data-state"] == "won" and "day-won" in won.attrs["class"].split()
+    assert won.find("span", aria_hidden="true").text == "★"
+    assert won.find("span", class_="visually-hidden").text == f": Daily challenge of {en_day(yesterday)}, won"
+    assert [li.text.strip() for li in calendar.find("ul", data_calendar_key=True).find_all("li")] == [
+        "won", "played, not won", "today"]
+    calendar, shown = cells(f"month={today:%Y-%m}&player=ann")
+    played = shown[today.isoformat()]  # today's, played and not won yet: •, and outlined as today
+    assert played.attrs["data-state"] == "played" and "day-today" in played.attrs["class"].split()
+    assert played.find("span", aria_hidden="true").text == "•"
+    assert played.find("span", class_="visually-hidden").text.endswith(", played, not won, today")
+    assert [cell for cell in shown.values() if "day-today" in cell.attrs.get("class", "").split()] == [played]
+    calendar, shown = cells(f"month={today:%Y-%m}")  # nobody's: today only
+    assert [cell for cell in shown.values() if "data-state" in cell.attrs] == []
+    assert "day-today" in shown[today.isoformat()].attrs["class"].split()
+    assert [li.text.strip() for li in calendar.find("ul", data_calendar_key=True).find_all("li")] == ["today"]
+    _, shown = cells(f"month={today:%Y-%m}&player=nobody-here")
+    assert [cell for cell in shown.values() if "data-state" in cell.attrs] == []
+
+
 def test_the_streak_calendar_says_won_played_missed_and_leaves_today_open(client, days):
     def states(name):
         cells = get(client, f"/players/{name}").find("section", data_streaks=True).find_all("td")
