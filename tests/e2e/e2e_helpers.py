@@ -24,11 +24,11 @@ def todays_relaxed_daily(app: Any, **values: Any) -> int:
 
     from sqlalchemy import select
 
-    from api.challenges import window
-    from api.models import Challenge
+    from api.challenges.windows import window
+    from api.platform.models import Challenge
 
     start = window("daily", datetime.now(UTC))[0]
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         challenge = session.scalars(select(Challenge).where(
             Challenge.variant == "yukon-relaxed", Challenge.kind == "daily", Challenge.starts_at == start)).one()
         for column, value in values.items():

@@ -136,7 +136,7 @@ def test_the_whole_day_from_home_to_the_next_days_calendar_answers_no_error(open
     finished game and share card → the calendars to the day's page. Every response the page gets is below 400."""
     from datetime import UTC, datetime
 
-    from api.challenges import window
+    from api.challenges.windows import window
 
     name, today = f"walker{lang}{width}", datetime.now(UTC).date().isoformat()
     failed: list[str] = []
