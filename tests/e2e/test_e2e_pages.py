@@ -47,7 +47,8 @@ def test_the_home_page_shows_the_three_standings_with_names_as_text(open_page, l
     expect(forty).to_have_count(2)  # Väinö played this week's and yesterday's challenge, pekka today's
     expect(forty.nth(0).locator("td")).to_have_text(["1", "Väinö Mäkinen-Virtanen", "2", "0", "2"])
     expect(forty.nth(1).locator("td")).to_have_text(["2", "pekka", "1", "0", "1"])
-    expect(page.locator("[data-variant=yukon-relaxed] tbody tr td.player")).to_have_text("김민지")
+    # (the browser tests of a running challenge play today's Yukon relaxed challenge too: more names may follow)
+    expect(page.locator("[data-variant=yukon-relaxed] tbody tr td.player", has_text="김민지")).to_have_count(1)
     expect(classic.locator(".hint")).to_have_text(
         "Challenge points: 3 for each challenge won, 1 for each challenge played and not won.")
     names = classic.locator("td.player a").all_inner_texts()

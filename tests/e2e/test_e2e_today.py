@@ -12,16 +12,14 @@ back afterwards; the attempt's record stays (on a deal no other browser test ran
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from engine import Game
 from tests.e2e.e2e_helpers import RELAXED_CODE as CODE
-from tests.e2e.e2e_helpers import play_attempt, secret_relaxed_daily, todays_relaxed_daily
+from tests.e2e.e2e_helpers import play_attempt, play_randomly, secret_relaxed_daily, todays_relaxed_daily
 from tests.e2e.test_e2e_a11y import axe
 
 
@@ -100,13 +98,6 @@ def share_card(page: Any) -> None:
             image.src = url; })""", card)
     assert answer.value.status == 200 and answer.value.headers["content-type"] == "image/png", card
     assert size == [1200, 630], size
-
-
-def play_randomly(code: str, length: int, seed: str) -> list[str]:
-    """``length`` legal actions on ``code``'s deal chosen at random (each walk plays its own game: the same
-    log twice would be a copy, off the board)."""
-    game, rng = Game.from_code(code), random.Random(seed)
-    return [str(game.push(rng.choice(list(game.legal_actions())))) for _ in range(length)]
 
 
 def play_an_attempt(page: Any, name: str, challenge_id: int) -> dict[str, Any]:
