@@ -113,6 +113,12 @@ def _(message: str, **params: Any) -> str:
     return gettext(g.lang, message, **params)
 
 
+def games_in_words() -> str:
+    """The registry's games in the page's language, in a sentence: ``Yukon and Forty Thieves``."""
+    names = [_(game.title) for game in GAMES.values()]
+    return _("{games} and {last}", games=", ".join(names[:-1]), last=names[-1]) if len(names) > 1 else names[0]
+
+
 def page_url(endpoint: str, **values: Any) -> str:
     """``url_for``, keeping an explicitly chosen ``lang``."""
     if g.explicit_lang:
@@ -142,7 +148,7 @@ def _template_helpers() -> dict[str, Any]:
             "language_url": language_url, "module_scripts": module_scripts,
             "variant_title": lambda variant: _(VARIANT_TITLES.get(variant) or variant), "card_face": card_face,
             "card_short": card_short, "card_url": card_url, "card_size": sharecard.SIZE,
-            "longest_bucket": longest_bucket}
+            "longest_bucket": longest_bucket, "games_in_words": games_in_words, "first_variant": VARIANTS[0][0]}
 
 
 def card_face(text: str) -> dict[str, str]:
@@ -451,7 +457,7 @@ def home_page(status: int, code: str, error: str | None) -> tuple[str, int]:
     boards = [(variant, name, standings_entries(variant)) for variant, name in VARIANTS]
     return render("home.html", status, title=_("Solitaire records"), variants=VARIANTS, boards=boards, code=code,
                   code_error=error, example=EXAMPLE_CODE, page_scripts=["js/player.js"],
-                  description=_("Verified games of Yukon and Forty Thieves, replayed action by action."))
+                  description=_("Verified games of {games}, replayed action by action.", games=games_in_words()))
 
 
 @bp.get("/deals")

@@ -25,6 +25,7 @@ from flask.wrappers import Response
 from sqlalchemy import select
 
 from engine.rules import by_variant
+from engine.rules.registry import Scoring
 
 from .. import boards, challenge_days, challenges, db
 from ..models import Challenge, Record
@@ -57,10 +58,10 @@ RECENT_DAYS = 7
 FIRST_MONTH = date(2000, 1, 1)
 
 
-def score_tells(variant: str) -> bool:
-    """Whether the scores of won games of ``variant`` differ: not in Yukon (every win without
-    take-backs scores 625), so its boards show moves and the difference from par instead."""
-    return by_variant(variant).scoring.waste_to_column != 0
+def scoring_of(variant: str) -> Scoring:
+    """The registry's scoring table of ``variant``, which the boards' columns and caption follow
+    (:attr:`~engine.rules.registry.Scoring.wins_differ`, :attr:`~engine.rules.registry.Scoring.takeback_loop`)."""
+    return by_variant(variant).scoring
 
 
 def left_text(seconds: int) -> str:
@@ -125,7 +126,7 @@ def weekday_names() -> list[str]:
 
 @bp.context_processor
 def _challenge_helpers() -> dict[str, Any]:
-    return {"day_url": day_url, "challenge_title": challenge_title, "score_tells": score_tells,
+    return {"day_url": day_url, "challenge_title": challenge_title, "scoring_of": scoring_of,
             "deal_challenges": deal_challenges, "record_challenge": record_challenge,
             "weekday_names": weekday_names, "record_time": record_time, "streaks_today": streaks_today,
             "challenges_url": challenges_url, "visitor": visitor, "today_strip": today_strip}
