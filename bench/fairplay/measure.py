@@ -85,7 +85,7 @@ def person(seed: int, index: int) -> Profile:
 
 
 def plan(games: int, seed: int) -> tuple[list[Planned], int]:
-    """Which person plays which deal: per rule set a third of the games, ``CHALLENGE_SHARE`` of them
+    """Which person plays which deal: per rule set an equal share of the games, ``CHALLENGE_SHARE`` of them
     on one or two challenge-like deals that many play, the rest in groups of 3-8 players a deal.
     The players of a deal are consecutive people, so every policy plays every deal of 3 players or more."""
     rng = random.Random(f"{seed}:plan")
