@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from engine.rules.registry import GAMES, RULE_SETS, VARIANT_ID_MAX, RuleSet, check
+from engine.rules.registry import GAMES, RULE_SETS, VARIANT_ID_MAX, RuleSet, check_rule_sets
 from tests.toy_game import DECLARATION, PREFIX, TITLE, VARIANT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -258,6 +258,6 @@ def test_the_registry_refuses_a_variant_id_the_databases_cannot_hold():
                        title=s.title, layout=s.layout, stock=s.stock, scoring=s.scoring, max_group=s.max_group,
                        rules_factory=s.rules_factory)
     with pytest.raises(ValueError, match=f"variant id 'x+': 1 to {VARIANT_ID_MAX} lower-case"):
-        check((*RULE_SETS, too_long))
+        check_rule_sets((*RULE_SETS, too_long))
     with pytest.raises(ValueError, match="declared twice"):
-        check((*RULE_SETS, RULE_SETS[0]))
+        check_rule_sets((*RULE_SETS, RULE_SETS[0]))

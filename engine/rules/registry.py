@@ -3,11 +3,11 @@
 A :class:`RuleSet` names a rule set (code letters, names, variant id, display
 name) and holds what is data rather than rule logic: the deal's layout, the
 stock policy and the scoring table. Game codes, position text forms, the API's
-enums, the pages' names and score wording, the benchmarks' lists of rule sets and
-the databases' width of a variant id (:data:`VARIANT_ID_MAX`, which :func:`check`
-holds every declaration to) derive from :data:`RULE_SETS`; the solver registers its part
-of each rule set by variant id (:mod:`engine.solver.registry`), so the rules never
-import it. ``docs/adding-a-game.md`` says what a new game adds.
+enums, the pages' names and score wording and the benchmarks' lists of rule sets
+derive from :data:`RULE_SETS`; the databases' ``variant`` columns are
+:data:`VARIANT_ID_MAX` wide, which :func:`check_rule_sets` holds every variant id to.
+The solver registers its part of each rule set by variant id
+(:mod:`engine.solver.registry`), so the rules never import it. ``docs/adding-a-game.md`` says what a new game adds.
 
 >>> by_variant("yukon-relaxed").code_prefix
 'YU1-R'
@@ -199,7 +199,7 @@ _BY_PREFIX = {s.code_prefix: s for s in RULE_SETS}
 
 
 
-def check(rule_sets: tuple[RuleSet, ...]) -> None:
+def check_rule_sets(rule_sets: tuple[RuleSet, ...]) -> None:
     """Refuse declarations the rest of the service cannot hold: a variant id longer than
     :data:`VARIANT_ID_MAX` or not in lower-case letters, digits and hyphens (it is a URL path
     segment and a board key), and a repeated variant id, code prefix, game's letters or game name."""
@@ -214,7 +214,7 @@ def check(rule_sets: tuple[RuleSet, ...]) -> None:
             raise ValueError(f"a {what} is declared twice: {values}")
 
 
-check(RULE_SETS)
+check_rule_sets(RULE_SETS)
 for _set in RULE_SETS:
     Position.register_rules(_set.rules)
 
