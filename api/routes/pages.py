@@ -34,7 +34,7 @@ from engine.cards import SUIT_CHARS, SUIT_SYMBOLS
 from engine.codes import RULES as RULE_LETTERS
 from engine.codes import VERSION as CODE_VERSION
 from engine.rules import RULE_SETS, UNDO_DEPTH
-from engine.rules.registry import GAMES
+from engine.rules.registry import GAMES, game_titles
 from verifier import replay
 
 from .. import assets, boards, db, metrics, sharecard
@@ -115,7 +115,7 @@ def _(message: str, **params: Any) -> str:
 
 def games_in_words() -> str:
     """The registry's games in the page's language, in a sentence: ``Yukon and Forty Thieves``."""
-    names = [_(game.title) for game in GAMES.values()]
+    names = [_(title) for title in game_titles()]
     return _("{games} and {last}", games=", ".join(names[:-1]), last=names[-1]) if len(names) > 1 else names[0]
 
 

@@ -7,7 +7,8 @@ enums, the pages' names and score wording and the benchmarks' lists of rule sets
 derive from :data:`RULE_SETS`; the databases' ``variant`` columns are
 :data:`VARIANT_ID_MAX` wide, which :func:`check_rule_sets` holds every variant id to.
 The solver registers its part of each rule set by variant id
-(:mod:`engine.solver.registry`), so the rules never import it. ``docs/adding-a-game.md`` says what a new game adds.
+(:mod:`engine.solver.registry`), so the rules never import it.
+``docs/adding-a-game.md`` says what a new game adds.
 
 >>> by_variant("yukon-relaxed").code_prefix
 'YU1-R'
@@ -196,7 +197,6 @@ GAMES: dict[str, GameFamily] = {s.game.letters: s.game for s in RULE_SETS}
 _BY_LETTERS = {(s.game.letters, s.letter): s for s in RULE_SETS}
 _BY_VARIANT = {s.variant: s for s in RULE_SETS}
 _BY_PREFIX = {s.code_prefix: s for s in RULE_SETS}
-
 
 
 def check_rule_sets(rule_sets: tuple[RuleSet, ...]) -> None:
