@@ -119,7 +119,7 @@ def _service(database: str) -> dict[str, Any]:
     seen = {"stored": stored.status_code, "record": stored.get_json(), "board": board.get_json(),
             "home": client.get("/").get_data(as_text=True),
             "deal_page": client.get(f"/deals/{code}").get_data(as_text=True)}
-    app.extensions["api.db"].dispose()
+    app.extensions["api.platform.db"].dispose()
     return seen
 
 
