@@ -69,10 +69,8 @@ def engine_with_toy(folder: Path) -> Path:
     text = REGISTRY.read_text(encoding="utf-8")
     marker = re.search(r"^#: every game, by its code letters\n", text, re.MULTILINE)
     assert marker, "the registry no longer builds GAMES after RULE_SETS: move the toy's insertion point"
-    tracked = subprocess.run(["git", "ls-files", "engine"], cwd=ROOT, capture_output=True, text=True, check=True)
-    for name in tracked.stdout.split():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(ROOT / name, folder / name)
+    # the sources only: without its compiled modules the copy runs as pure Python
+    shutil.copytree(ROOT / "engine", folder / "engine", ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"))
     copy = folder / "engine" / "rules" / "registry.py"
     copy.write_text(text[: marker.start()] + DECLARATION + text[marker.start():], encoding="utf-8")
     return folder
