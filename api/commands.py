@@ -86,7 +86,7 @@ def fairplay_reevaluate() -> None:
 @boards_cli.command("rebuild")
 def rebuild_boards() -> None:
     """Build every board, standing and player total again from the records (one transaction)."""
-    from api.boards.reads import rebuild_all
+    from api.boards.upkeep import rebuild_all
     from api.platform.db import unbounded
 
     with get_db().engine.begin() as connection, unbounded(connection):  # long by nature: no statement timeout
