@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from api.boards import kinds
 from api.boards import reads as boards
 from api.challenges.windows import KINDS, window
 from api.platform.models import BoardEntry, Challenge
@@ -80,7 +81,7 @@ def find(session: Session, variant: str, kind: str, day: date) -> Challenge | No
 def winners(session: Session, challenge: Challenge) -> list[Any]:
     """The entries ranked first on a challenge's board that won the game: all players tied
     first, and nobody on a day nobody won (a top row that did not win is no winner)."""
-    top = boards.leaders(session.connection(), boards.board(boards.CHALLENGE, challenge.id))
+    top = boards.leaders(session.connection(), boards.board(kinds.CHALLENGE, challenge.id))
     return [row for row in top if row.won]
 
 
@@ -102,7 +103,7 @@ def of_record(session: Session, code: str, received_at: datetime) -> Challenge |
 def results(session: Session, player: str, challenge_ids: list[int]) -> dict[int, str]:
     """Of the challenges ``challenge_ids``, those ``player`` played: ``won`` or ``played`` (not won), by
     challenge id (a primary-key probe of each challenge's board)."""
-    names = [boards.CHALLENGE.name(challenge_id) for challenge_id in challenge_ids]
+    names = [kinds.CHALLENGE.name(challenge_id) for challenge_id in challenge_ids]
     played = session.execute(select(BoardEntry.challenge_id, BoardEntry.won).where(
         BoardEntry.board.in_(names), BoardEntry.player == player)).all() if names else []
     return {row.challenge_id: "won" if row.won else "played" for row in played}

@@ -29,11 +29,12 @@ from flask.wrappers import Response
 from markupsafe import Markup
 
 from api.boards import reads as boards
-from api.fairplay.judging import FLAGS, page_values
+from api.fairplay.flags import FLAGS, page_values
 from api.pages import assets, sharecard
 from api.pages.framecache import FrameCache, Picture, accepts_gzip, pack
-from api.pages.i18n import LANGUAGE_NAMES, N_, card_name, card_names, gettext, page_language, rule_sentence
+from api.pages.i18n import LANGUAGE_NAMES, card_name, card_names, gettext, page_language, rule_sentence
 from api.platform import db, metrics
+from api.platform.marks import N_
 from api.platform.models import Record
 from api.platform.problems import Problem
 from api.records.times import unpack_times
@@ -45,7 +46,7 @@ from engine.cards import SUIT_CHARS, SUIT_SYMBOLS
 from engine.codes import RULES as RULE_LETTERS
 from engine.codes import VERSION as CODE_VERSION
 from engine.rules import RULE_SETS, UNDO_DEPTH
-from engine.rules.registry import GAMES
+from engine.rules.registry import GAMES, game_titles
 from verifier import replay
 
 bp = Blueprint("pages", __name__)
@@ -138,6 +139,12 @@ def moment_text(moment: datetime) -> str:
         format_time(moment, "short", tzinfo=UTC, locale=g.lang), format_date(moment, "medium", locale=g.lang))
 
 
+def games_in_words() -> str:
+    """The registry's games in the page's language, in a sentence: ``Yukon and Forty Thieves``."""
+    names = [_(title) for title in game_titles()]
+    return _("{games} and {last}", games=", ".join(names[:-1]), last=names[-1]) if len(names) > 1 else names[0]
+
+
 def page_url(endpoint: str, **values: Any) -> str:
     """``url_for``, keeping an explicitly chosen ``lang``."""
     if g.explicit_lang:
@@ -167,8 +174,8 @@ def _template_helpers() -> dict[str, Any]:
             "language_url": language_url, "module_scripts": module_scripts,
             "variant_title": lambda variant: _(VARIANT_TITLES.get(variant) or variant), "card_face": card_face,
             "card_short": card_short, "card_url": card_url, "card_size": sharecard.SIZE,
-            "longest_bucket": longest_bucket, "day_text": day_text, "month_text": month_text,
-            "week_text": week_text}
+            "longest_bucket": longest_bucket, "games_in_words": games_in_words, "first_variant": VARIANTS[0][0],
+            "day_text": day_text, "month_text": month_text, "week_text": week_text}
 
 
 def card_face(text: str) -> dict[str, str]:
@@ -477,7 +484,7 @@ def home_page(status: int, code: str, error: str | None) -> tuple[str, int]:
     boards = [(variant, name, standings_entries(variant)) for variant, name in VARIANTS]
     return render("home.html", status, title=_("Solitaire records"), variants=VARIANTS, boards=boards, code=code,
                   code_error=error, example=EXAMPLE_CODE, page_scripts=["js/player.js"],
-                  description=_("Verified games of Yukon and Forty Thieves, replayed action by action."))
+                  description=_("Verified games of {games}, replayed action by action.", games=games_in_words()))
 
 
 @bp.get("/deals")
@@ -622,7 +629,7 @@ def record(record_id: int) -> Any:
         share_url=url_for("pages.record", record_id=stored.id, _external=True, **lang)))
 
 
-#: what each fair-play flag means, for the record and player pages (declared in ``api.fairplay.judging.FLAGS``)
+#: what each fair-play flag means, for the record and player pages (declared in ``api.fairplay.flags.FLAGS``)
 FLAG_TEXTS = {kind.name: kind.page for kind in FLAGS}
 
 
