@@ -70,8 +70,8 @@ from api.platform.models import (
     UTCDateTime,
 )
 from api.players.accounts import Claim, Submitter, name_params, named, named_player
+from api.records.shape import record_json
 from api.records.times import pack_times
-from api.schemas import record_json
 from api.webhooks import delivery as webhooks
 from engine import EngineError, Game
 

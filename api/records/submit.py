@@ -25,7 +25,7 @@ from api.fairplay import judging as fairplay
 from api.platform import metrics
 from api.platform.models import LineBand, Player, Record, claims
 from api.players.accounts import Claim, Submitter, name_params, named_player, settle, skeleton_hash
-from api.schemas import record_json
+from api.records.shape import record_json
 from api.webhooks import delivery as webhooks
 from engine import GameCode
 from verifier import Verdict, replay

@@ -22,7 +22,7 @@ from api.platform.models import Challenge
 from api.platform.problems import Problem, invalid_field
 from api.routes import query, request_player
 from api.routes.leaderboard import board_body, conditional, read_board, with_records
-from api.schemas import (
+from api.routes.schemas import (
     AttemptSchema,
     BoardPagingSchema,
     ChallengeBoardSchema,

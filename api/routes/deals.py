@@ -13,7 +13,7 @@ from api.platform import db
 from api.platform.problems import Problem
 from api.routes import parse_code, query
 from api.routes.leaderboard import withheld_codes
-from api.schemas import DealQuerySchema, RandomDealQuerySchema
+from api.routes.schemas import DealQuerySchema, RandomDealQuerySchema
 from engine import BY_VARIANT, GameCode
 from verifier import deal_json
 

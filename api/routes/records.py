@@ -17,17 +17,11 @@ from api.platform.auth import authenticate
 from api.platform.models import ApiKey, Record
 from api.platform.problems import Problem, invalid_field, rejected_log
 from api.players.accounts import claimant
+from api.records.shape import RecordSchema, record_json
 from api.records.submit import BadTimes, Busy, EmptyLog, RejectedLog, begin, submit
 from api.routes import credentials, json_body, load, parse_code, query
 from api.routes.leaderboard import withheld_codes
-from api.schemas import (
-    RecordPageSchema,
-    RecordQuerySchema,
-    RecordRequestSchema,
-    RecordSchema,
-    StatusRequestSchema,
-    record_json,
-)
+from api.routes.schemas import RecordPageSchema, RecordQuerySchema, RecordRequestSchema, StatusRequestSchema
 from api.tasks import evidence_learned
 
 bp = Blueprint("records", __name__)

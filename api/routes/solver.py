@@ -29,7 +29,7 @@ from api.platform.models import HintAnswer, HintRequest, Player
 from api.platform.problems import Problem, rejected_log
 from api.players.accounts import is_player_token
 from api.routes import json_body, load, parse_code, query, request_player
-from api.schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
+from api.routes.schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
 from api.solver.queue import PENDING, NoSuchHint, Query, get_solver
 from api.tasks import evidence_learned
 from engine import Position

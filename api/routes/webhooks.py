@@ -9,7 +9,7 @@ from api.platform import db
 from api.platform.auth import authenticate
 from api.platform.problems import Problem, invalid_field
 from api.routes import json_body, load, query
-from api.schemas import (
+from api.routes.schemas import (
     DeliveryPageSchema,
     DeliveryQuerySchema,
     WebhookListSchema,
