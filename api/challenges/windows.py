@@ -39,7 +39,7 @@ challenge prepared ahead (its window not open yet) is not public at all
 
 The searches are the work of the worker tier, never of a request (except in the
 embedded mode): :func:`prepare_challenges` (``flask --app api challenges prepare``,
-and the task ``api.prepare_challenges`` of ``api/tasks.py``, sent by the beat)
+and the task ``api.prepare_challenges`` of ``api/tasks/challenges.py``, sent by the beat)
 proves the current windows' challenges and the next day's and next week's ahead of
 their openings (:func:`plan`: today's dailies first, the most awaited), and
 :func:`refill_winnable_pool` (the task ``api.refill_winnable_pool``) keeps the pool
@@ -66,7 +66,7 @@ import engine
 from api.boards import reads as boards
 from api.platform.models import Challenge, ChallengeAttempt, Player, Record, ServiceKey, Solvability
 from api.players.accounts import Submitter
-from api.solver.queue import WINNABLE, Budget, DealSearch, Query, now
+from api.solver.searches import WINNABLE, Budget, DealSearch, Query, now
 from engine import BY_VARIANT, GameCode
 from engine.solver import shorten as solver_shorten
 from verifier import replay
@@ -146,7 +146,7 @@ def proved_winnable(session: Session, code: GameCode) -> Solvability | None:
 
 def search(session: Session, code: GameCode, budget: Budget) -> Solvability:
     """``code``'s answer within ``budget``: the stored one, or a search run here (in the
-    worker tier) and stored like the solver's own answers (:meth:`api.solver.queue.SearchKind.run_here`). Commits."""
+    worker tier) and stored like the solver's own answers (:meth:`api.solver.searches.SearchKind.run_here`). Commits."""
     found = proved_winnable(session, code)
     if found is not None:
         return found
