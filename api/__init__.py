@@ -26,7 +26,9 @@ from api.platform import db, events, limits, logs, problems
 from api.platform.config import load_settings
 from api.routes import metrics
 from api.solver.queue import Solver
+from api.tasks import challenges as challenge_tasks
 from api.tasks import fairplay as fairplay_tasks
+from api.tasks import webhooks as webhook_tasks
 
 #: the contract, at the top of the repository
 OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
@@ -93,6 +95,9 @@ def listen() -> None:
     """Who listens to the services' events (:mod:`api.platform.events`); connecting again changes nothing."""
     events.line_learned.connect(fairplay_tasks.line_learned)  # fair play judges the deal's records again
     events.record_submitted.connect(fairplay_tasks.record_submitted)  # … or a new one, on the worker tier
+    events.deliveries_written.connect(webhook_tasks.dispatch_written)  # webhook deliveries go out
+    events.challenge_unprepared.connect(challenge_tasks.challenge_unprepared)  # a challenge prepared first
+    events.pool_empty.connect(challenge_tasks.pool_empty)  # a few deals searched for the winnable pool
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:

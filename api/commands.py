@@ -27,9 +27,11 @@ from sqlalchemy import func, select
 
 import engine
 from api import tasks
-from api.fairplay.judging import decide, review_queue
+from api.boards.reads import rebuild_all
+from api.challenges.windows import derivation_key, pool_size, prepare_challenges, refill_winnable_pool, screening_budget
+from api.fairplay.judging import backfill_lines, decide, judge_pending, reevaluate_all, review_queue, waiting_deals
 from api.platform.auth import ApiKeyError, create_key, revoke_key
-from api.platform.db import alembic_config, get_db
+from api.platform.db import alembic_config, get_db, unbounded
 from api.platform.models import STATUSES, ApiKey, Record
 from api.players.accounts import clear_name_review, issue_token, names_for_review
 from api.records.backup import (
@@ -43,6 +45,7 @@ from api.records.backup import (
 )
 from api.records.reverify import Change, reverify_records
 from api.webhooks import delivery as webhooks
+from api.webhooks import endpoints as webhook_endpoints
 
 #: runs over at least this many records show a progress bar (on stderr, when it is a terminal)
 PROGRESS_FROM = 200
@@ -67,8 +70,6 @@ def fairplay_reevaluate() -> None:
     effective lines of records that have none, then judge every deal's ranked records again
     with what the service knows of each deal (as the worker tier does when it learns a new
     line); records that lose their rank get a history entry saying why."""
-    from api.fairplay.judging import backfill_lines, judge_pending, reevaluate_all, waiting_deals
-
     with get_db().sessions() as session:
         judged = 0
         while codes := waiting_deals(session, datetime.now(UTC)):  # (before their lines are filled in below)
@@ -86,9 +87,6 @@ def fairplay_reevaluate() -> None:
 @boards_cli.command("rebuild")
 def rebuild_boards() -> None:
     """Build every board, standing and player total again from the records (one transaction)."""
-    from api.boards.reads import rebuild_all
-    from api.platform.db import unbounded
-
     with get_db().engine.begin() as connection, unbounded(connection):  # long by nature: no statement timeout
         rebuild_all(connection)
     click.echo("boards, standings and player totals rebuilt from the records")
@@ -421,8 +419,6 @@ def _reverify_on_workers(celery_app: Any, first: int, last: int, chunk: int, upd
 def prepare_command(day: datetime | None, ahead: int) -> None:
     """Prove and store every variant's daily and weekly challenge for DAY and the days ahead
     (with them, the next week's). Exit status 1 if a window has no candidate proved winnable."""
-    from api.challenges.windows import derivation_key, prepare_challenges, screening_budget
-
     first = (day.date() if day else datetime.now(UTC).date())
     with get_db().sessions() as session:
         key = derivation_key(session, current_app.config["CHALLENGE_KEY"])
@@ -445,8 +441,6 @@ def prepare_command(day: datetime | None, ahead: int) -> None:
               help="most searches per variant in this run")
 def refill_pool_command(variant: tuple[str, ...], searches: int) -> None:
     """Search random deals until each variant's pool holds WINNABLE_POOL_SIZE deals proved winnable."""
-    from api.challenges.windows import pool_size, refill_winnable_pool, screening_budget
-
     target = current_app.config["WINNABLE_POOL_SIZE"]
     budget = screening_budget(current_app.config, "WINNABLE_POOL_NODES")
     with get_db().sessions() as session:
@@ -463,9 +457,9 @@ def webhooks_add(url: str, events: tuple[str, ...]) -> None:
     """Add an endpoint at URL for the given event types; prints its id and secret (shown once)."""
     with get_db().sessions() as session:
         try:
-            endpoint, secret = webhooks.create_endpoint(session, url, events, "cli",
+            endpoint, secret = webhook_endpoints.create_endpoint(session, url, events, "cli",
                                                         current_app.config["WEBHOOK_ALLOW_PRIVATE"])
-        except webhooks.WebhookError as error:
+        except webhook_endpoints.WebhookError as error:
             raise click.ClickException(str(error)) from None
         session.commit()
         click.echo(f"endpoint {endpoint.id}: {url} ({', '.join(endpoint.events)})")
@@ -476,7 +470,7 @@ def webhooks_add(url: str, events: tuple[str, ...]) -> None:
 def webhooks_list() -> None:
     """Every endpoint: id, state, events and URL."""
     with get_db().sessions() as session:
-        for endpoint in webhooks.list_endpoints(session):
+        for endpoint in webhook_endpoints.list_endpoints(session):
             state = "enabled" if endpoint.disabled_at is None else f"disabled ({endpoint.disabled_reason})"
             click.echo(f"{endpoint.id}\t{state}\t{','.join(endpoint.events)}\t{endpoint.url}")
 
@@ -485,7 +479,7 @@ def _webhook_command(action: Callable[[Any, int], Any], endpoint_id: int) -> Any
     with get_db().sessions() as session:
         try:
             done = action(session, endpoint_id)
-        except webhooks.UnknownEndpoint as error:
+        except webhook_endpoints.UnknownEndpoint as error:
             raise click.ClickException(str(error)) from None
         session.commit()
         return done
@@ -495,7 +489,7 @@ def _webhook_command(action: Callable[[Any, int], Any], endpoint_id: int) -> Any
 @click.argument("endpoint_id", type=int)
 def webhooks_remove(endpoint_id: int) -> None:
     """Delete an endpoint and its deliveries."""
-    _webhook_command(webhooks.delete_endpoint, endpoint_id)
+    _webhook_command(webhook_endpoints.delete_endpoint, endpoint_id)
     click.echo(f"endpoint {endpoint_id} removed")
 
 
@@ -503,7 +497,7 @@ def webhooks_remove(endpoint_id: int) -> None:
 @click.argument("endpoint_id", type=int)
 def webhooks_rotate(endpoint_id: int) -> None:
     """A new secret (shown once); the old one still signs beside it for a day."""
-    _, secret = _webhook_command(webhooks.rotate_secret, endpoint_id)
+    _, secret = _webhook_command(webhook_endpoints.rotate_secret, endpoint_id)
     click.echo(f"new secret (shown this once): {secret}")
 
 
@@ -513,7 +507,7 @@ def webhooks_rotate(endpoint_id: int) -> None:
 def webhooks_deliveries(endpoint_id: int, limit: int) -> None:
     """An endpoint's latest deliveries: id, event, state, attempts and the last answer."""
     def latest(session: Any, which: int) -> list[str]:
-        rows, _ = webhooks.deliveries(session, which, None, limit)
+        rows, _ = webhook_endpoints.deliveries(session, which, None, limit)
         return [f"{row.id}\t{row.message.type}\t{row.status}\t{len(row.attempts)} attempt(s)\t"
                 f"{(row.attempts[-1] if row.attempts else {}).get('status_code', '-')}" for row in rows]
 

@@ -64,6 +64,7 @@ from sqlalchemy.orm import Session
 
 import engine
 from api.boards import reads as boards
+from api.platform import events
 from api.platform.models import Challenge, ChallengeAttempt, Player, Record, ServiceKey, Solvability
 from api.players.accounts import Submitter
 from api.solver.searches import WINNABLE, Budget, DealSearch, Query, now
@@ -237,6 +238,17 @@ def current(session: Session, variant: str, kind: str, moment: datetime) -> Chal
                                                    Challenge.starts_at == start)).first()
 
 
+def current_or_ask(session: Session, variant: str, kind: str, moment: datetime) -> Challenge | None:
+    """The window's challenge; if it is not proved yet, says so (:data:`events.challenge_unprepared`:
+    the worker tier prepares it, never waited for; the embedded mode prepares it then and there)
+    and reads again: ``None`` while it is being prepared."""
+    challenge = current(session, variant, kind, moment)
+    if challenge is None:
+        events.challenge_unprepared.send(None, variant=variant, kind=kind, day=moment.date())
+        challenge = current(session, variant, kind, moment)
+    return challenge
+
+
 # -- the winnable pool -----------------------------------------------------------
 
 def pool_size(session: Session, variant: str, most: int) -> int:
@@ -279,6 +291,16 @@ def random_winnable(session: Session, variant: str, withheld: frozenset[str] = f
         if found is not None:
             return found
     return None
+
+
+def random_winnable_or_ask(session: Session, variant: str, withheld: frozenset[str] = frozenset()) -> str | None:
+    """:func:`random_winnable`; while the pool is empty, says so (:data:`events.pool_empty`: the
+    worker tier searches a few deals; embedded, here and now) and picks again."""
+    picked = random_winnable(session, variant, withheld)
+    if picked is None:
+        events.pool_empty.send(None, variant=variant)
+        picked = random_winnable(session, variant, withheld)
+    return picked
 
 
 def past(session: Session, variant: str, kind: str | None, moment: datetime, limit: int,

@@ -20,3 +20,15 @@ line_learned = _events.signal("line-learned")
 #: ranked on a deal not searched yet (``ranked_unsearched=``): fair play judges it (and has the
 #: deal searched if it ranks high)
 record_submitted = _events.signal("record-submitted")
+
+#: webhook deliveries were written with a change that just committed (``ids=``; the sender: the
+#: session): they are sent, by a task on the worker tier or (embedded) by a thread
+deliveries_written = _events.signal("deliveries-written")
+
+#: a request found the ``kind`` window of ``variant`` on ``day`` without its challenge (``variant=``,
+#: ``kind=``, ``day=``): the worker tier prepares it first (embedded: here and now)
+challenge_unprepared = _events.signal("challenge-unprepared")
+
+#: a request found the winnable pool of ``variant=`` empty: the worker tier searches a few deals
+#: (embedded: here and now)
+pool_empty = _events.signal("pool-empty")

@@ -25,6 +25,7 @@ from marshmallow import Schema, ValidationError, fields, validate
 from api.platform.fields import MAX_SAFE_INT, QueryBoolean, StrictBoolean, StrictInteger, WholeNumbers
 from api.platform.models import STATUSES
 from api.records.shape import RecordSchema
+from api.webhooks.events import EVENTS
 from engine import BY_VARIANT
 from engine.actions import split_text_log
 
@@ -432,16 +433,10 @@ class PlayerStatsSchema(Schema):
 
 # -- webhooks ------------------------------------------------------------------
 
-def _webhook_events() -> tuple[str, ...]:
-    from api.webhooks.events import EVENTS
-
-    return EVENTS
-
-
 class WebhookRequestSchema(Schema):
     url = fields.String(required=True, validate=validate.Length(min=1, max=2000))
-    events = fields.List(fields.String(validate=validate.OneOf(_webhook_events())), required=True,
-                         validate=validate.Length(min=1, max=len(_webhook_events())))
+    events = fields.List(fields.String(validate=validate.OneOf(EVENTS)), required=True,
+                         validate=validate.Length(min=1, max=len(EVENTS)))
 
 
 class WebhookSchema(Schema):

@@ -1,5 +1,5 @@
 """``/webhooks`` (admin keys): the endpoints game backends receive events at
-(Standard Webhooks), their secrets and their deliveries (``api.webhooks.delivery``)."""
+(Standard Webhooks), their secrets and their deliveries (``api.webhooks.endpoints``)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from api.routes.schemas import (
     WebhookSchema,
     WebhookSecretSchema,
 )
-from api.webhooks import delivery as webhooks
+from api.webhooks import endpoints as webhooks
 
 bp = Blueprint("webhooks", __name__)
 REQUEST, ENDPOINT, WITH_SECRET, LIST = (WebhookRequestSchema(), WebhookSchema(), WebhookSecretSchema(),

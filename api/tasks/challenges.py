@@ -17,7 +17,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import (
     beat_init,
 )
-from flask import Flask
+from flask import Flask, current_app
 from sqlalchemy import delete, update
 from sqlalchemy.exc import IntegrityError
 
@@ -233,3 +233,15 @@ def ask_to_refill(app: Flask, variant: str) -> None:
     (on a worker; embedded, here and now). Nothing when the solver is switched off."""
     if app.config["SOLVER_ENABLED"]:
         send_once(app, REFILL, variant=variant, searches=REQUEST_REFILL_SEARCHES)
+
+
+# -- the events the worker tier's preparation listens to (connected by the app factory) ------
+
+def challenge_unprepared(sender: Any, variant: str, kind: str, day: date) -> None:
+    """A request found a window without its challenge: :func:`ask_to_prepare`."""
+    ask_to_prepare(current_app._get_current_object(), variant, kind, day)  # type: ignore[attr-defined]
+
+
+def pool_empty(sender: Any, variant: str) -> None:
+    """A request found the winnable pool empty: :func:`ask_to_refill`."""
+    ask_to_refill(current_app._get_current_object(), variant)  # type: ignore[attr-defined]

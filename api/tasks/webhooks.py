@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
+from flask import current_app, has_app_context
 
 from api.tasks.schedule import PRUNE_SOFT_LIMIT, SWEEP_SOFT_LIMIT, WEBHOOK_PRUNE
 from api.tasks.worker import flask_app
@@ -37,3 +39,10 @@ def webhook_prune() -> dict[str, int]:
         except SoftTimeLimitExceeded:  # (the next run goes on)
             log.warning("%s stopped at its time limit (%d s)", WEBHOOK_PRUNE, PRUNE_SOFT_LIMIT)
             return {}
+
+
+def dispatch_written(sender: Any, ids: list[int]) -> None:
+    """The event of deliveries written with a change that committed: have them sent (within an
+    app's context: the request's or the task's that committed it)."""
+    if has_app_context():
+        webhooks.dispatch(current_app._get_current_object(), ids)  # type: ignore[attr-defined]
