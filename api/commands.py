@@ -27,7 +27,7 @@ from sqlalchemy import func, select
 
 import engine
 from api import tasks
-from api.boards.reads import rebuild_all
+from api.boards.upkeep import rebuild_all
 from api.challenges.windows import derivation_key, pool_size, prepare_challenges, refill_winnable_pool, screening_budget
 from api.fairplay.judging import backfill_lines, decide, judge_pending, reevaluate_all, review_queue, waiting_deals
 from api.platform.auth import ApiKeyError, create_key, revoke_key

@@ -24,6 +24,7 @@ from flask.typing import ResponseReturnValue
 from flask.wrappers import Response
 from sqlalchemy import select
 
+from api.boards import kinds
 from api.boards import reads as boards
 from api.challenges import days as challenge_days
 from api.challenges import windows as challenges
@@ -50,6 +51,7 @@ from api.players.stats import player_stats
 from api.routes.challenges import current_or_prepare
 from api.routes.leaderboard import with_records, withheld_codes
 from engine.rules import by_variant
+from engine.rules.registry import Scoring
 
 #: rows of a challenge's board on its page, and on the variant's page
 DAY_BOARD_ROWS, CURRENT_BOARD_ROWS = 25, 10
@@ -59,10 +61,10 @@ RECENT_DAYS = 7
 FIRST_MONTH = date(2000, 1, 1)
 
 
-def score_tells(variant: str) -> bool:
-    """Whether the scores of won games of ``variant`` differ: not in Yukon (every win without
-    take-backs scores 625), so its boards show moves and the difference from par instead."""
-    return by_variant(variant).scoring.waste_to_column != 0
+def scoring_of(variant: str) -> Scoring:
+    """The registry's scoring table of ``variant``, which the boards' columns and caption follow
+    (:attr:`~engine.rules.registry.Scoring.wins_differ`, :attr:`~engine.rules.registry.Scoring.takeback_loop`)."""
+    return by_variant(variant).scoring
 
 
 def left_text(seconds: int) -> str:
@@ -127,7 +129,7 @@ def weekday_names() -> list[str]:
 
 @bp.context_processor
 def _challenge_helpers() -> dict[str, Any]:
-    return {"day_url": day_url, "challenge_title": challenge_title, "score_tells": score_tells,
+    return {"day_url": day_url, "challenge_title": challenge_title, "scoring_of": scoring_of,
             "deal_challenges": deal_challenges, "record_challenge": record_challenge,
             "weekday_names": weekday_names, "record_time": record_time, "streaks_today": streaks_today,
             "challenges_url": challenges_url, "visitor": visitor, "today_strip": today_strip}
@@ -160,7 +162,7 @@ def challenge_page(variant: str) -> Any:
         item: dict[str, Any] = {"kind": kind, "challenge": challenge,
                                 "code": challenge and challenges.public_code(challenge, moment)}
         if challenge is not None:
-            top = boards.page(session.connection(), boards.board(boards.CHALLENGE, challenge.id),
+            top = boards.page(session.connection(), boards.board(kinds.CHALLENGE, challenge.id),
                               CURRENT_BOARD_ROWS, None)
             item.update(countdown=countdown(challenge, moment),
                         entries=rows_with_par(with_records(top["ranked"]), challenge.par))
@@ -196,7 +198,7 @@ def challenge_day(variant: str, kind: str, day: str) -> ResponseReturnValue:
         return error_page(404, _("No such challenge"), _("There is no such challenge."))
     if challenge.starts_at.date() != first:  # a weekly challenge by any day of its week: its Monday
         return redirect(day_url(challenge, **request.args.to_dict()), 308)
-    board = boards.board(boards.CHALLENGE, challenge.id)
+    board = boards.board(kinds.CHALLENGE, challenge.id)
     try:
         found = boards.page(session.connection(), board, DAY_BOARD_ROWS, request.args.get("cursor") or None)
     except boards.BadCursor:
@@ -295,7 +297,7 @@ def record_challenge(record: Record) -> dict[str, Any] | None:
 
 def place_on_board(challenge: Challenge, record: Record) -> tuple[Any, bool]:
     """The record's player's place on the challenge's board, and whether their entry there is this record."""
-    board = boards.board(boards.CHALLENGE, challenge.id)
+    board = boards.board(kinds.CHALLENGE, challenge.id)
     connection = db.session().connection()
     entry = boards.find(connection, board, record.player)
     return boards.standing(connection, board, record.player), entry is not None and entry.record_id == record.id
@@ -382,7 +384,7 @@ def today_item(variant: str, kind: str, moment: datetime, name: str | None) -> d
         return item
     item["left"] = left_text(int((challenge.ends_at - moment).total_seconds()))
     if name is not None:
-        board, connection = boards.board(boards.CHALLENGE, challenge.id), db.session().connection()
+        board, connection = boards.board(kinds.CHALLENGE, challenge.id), db.session().connection()
         entry = boards.find(connection, board, name)
         item.update(place=boards.standing(connection, board, name) if entry else None,
                     won=bool(entry and entry.won))

@@ -29,11 +29,12 @@ from flask.wrappers import Response
 from markupsafe import Markup
 
 from api.boards import reads as boards
-from api.fairplay.judging import FLAGS, page_values
+from api.fairplay.flags import FLAGS, page_values
 from api.pages import assets, sharecard
 from api.pages.framecache import FrameCache, Picture, accepts_gzip, pack
-from api.pages.i18n import LANGUAGE_NAMES, N_, card_name, card_names, gettext, page_language, rule_sentence
+from api.pages.i18n import LANGUAGE_NAMES, card_name, card_names, gettext, page_language, rule_sentence
 from api.platform import db, metrics
+from api.platform.marks import N_
 from api.platform.models import Record
 from api.platform.problems import Problem
 from api.records.times import unpack_times
@@ -45,7 +46,7 @@ from engine.cards import SUIT_CHARS, SUIT_SYMBOLS
 from engine.codes import RULES as RULE_LETTERS
 from engine.codes import VERSION as CODE_VERSION
 from engine.rules import RULE_SETS, UNDO_DEPTH
-from engine.rules.registry import GAMES
+from engine.rules.registry import GAMES, game_titles
 from verifier import replay
 
 bp = Blueprint("pages", __name__)
@@ -114,6 +115,12 @@ def _(message: str, **params: Any) -> str:
     return gettext(g.lang, message, **params)
 
 
+def games_in_words() -> str:
+    """The registry's games in the page's language, in a sentence: ``Yukon and Forty Thieves``."""
+    names = [_(title) for title in game_titles()]
+    return _("{games} and {last}", games=", ".join(names[:-1]), last=names[-1]) if len(names) > 1 else names[0]
+
+
 def page_url(endpoint: str, **values: Any) -> str:
     """``url_for``, keeping an explicitly chosen ``lang``."""
     if g.explicit_lang:
@@ -143,7 +150,7 @@ def _template_helpers() -> dict[str, Any]:
             "language_url": language_url, "module_scripts": module_scripts,
             "variant_title": lambda variant: _(VARIANT_TITLES.get(variant) or variant), "card_face": card_face,
             "card_short": card_short, "card_url": card_url, "card_size": sharecard.SIZE,
-            "longest_bucket": longest_bucket}
+            "longest_bucket": longest_bucket, "games_in_words": games_in_words, "first_variant": VARIANTS[0][0]}
 
 
 def card_face(text: str) -> dict[str, str]:
@@ -452,7 +459,7 @@ def home_page(status: int, code: str, error: str | None) -> tuple[str, int]:
     boards = [(variant, name, standings_entries(variant)) for variant, name in VARIANTS]
     return render("home.html", status, title=_("Solitaire records"), variants=VARIANTS, boards=boards, code=code,
                   code_error=error, example=EXAMPLE_CODE, page_scripts=["js/player.js"],
-                  description=_("Verified games of Yukon and Forty Thieves, replayed action by action."))
+                  description=_("Verified games of {games}, replayed action by action.", games=games_in_words()))
 
 
 @bp.get("/deals")
@@ -590,7 +597,7 @@ def record(record_id: int) -> Any:
         share_url=url_for("pages.record", record_id=stored.id, _external=True, **lang)))
 
 
-#: what each fair-play flag means, for the record and player pages (declared in ``api.fairplay.judging.FLAGS``)
+#: what each fair-play flag means, for the record and player pages (declared in ``api.fairplay.flags.FLAGS``)
 FLAG_TEXTS = {kind.name: kind.page for kind in FLAGS}
 
 

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 import engine
 from api.platform.models import HintAnswer, Solvability
+from api.records.store import log_hash
 from api.solver.searches import (
     PENDING,
     UNKNOWN,
@@ -21,7 +22,6 @@ from api.solver.searches import (
     Budget,
     Query,
     SearchKind,
-    log_hash,
     now,
     queued_reason,
     timed_out_reason,

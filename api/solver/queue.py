@@ -58,8 +58,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from api.platform import events, metrics
+from api.platform.columns import dialect_insert
 from api.platform.db import Database
-from api.platform.models import HintAnswer, HintRequest, Solvability, SolverJob, dialect_insert
+from api.platform.models import HintAnswer, HintRequest, Solvability, SolverJob
 from api.solver.hints import HintSearch
 from api.solver.searches import (
     MAX_ATTEMPTS,

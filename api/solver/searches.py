@@ -5,7 +5,6 @@ both is :mod:`api.solver.queue`."""
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -58,10 +57,6 @@ def now() -> datetime:
 def changed_rows(result: Any) -> int:
     """The rows an UPDATE changed (its result is a ``CursorResult``)."""
     return int(result.rowcount)
-
-
-def log_hash(log_text: str) -> str:
-    return hashlib.sha256(log_text.encode("utf-8")).hexdigest()
 
 
 SearchRow = Solvability | HintAnswer

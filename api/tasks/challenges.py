@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError
 
 from api.challenges import windows as challenges
 from api.platform.models import SolverJob
-from api.solver.queue import now
+from api.solver.searches import now
 from api.tasks.schedule import (
     HIGH_PRIORITY,
     LOW_PRIORITY,

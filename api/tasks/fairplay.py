@@ -14,7 +14,7 @@ from typing import Any
 from flask import Flask, current_app, has_app_context
 
 from api.fairplay import judging as fairplay
-from api.solver.queue import Query
+from api.solver.searches import Query
 from api.tasks.schedule import FAIRPLAY_CLIENT, JUDGE_SWEEP_AFTER, REEVALUATE
 from api.tasks.worker import flask_app
 from engine import GameCode

@@ -15,7 +15,7 @@ WEBHOOK_PRUNE = "api.webhook_prune"
 QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk", PREPARE: "challenges", REFILL: "bulk",
           REEVALUATE: "bulk", DELIVER: "webhooks", WEBHOOK_SWEEP: "bulk", JUDGE_SWEEP: "bulk",
           WEBHOOK_PRUNE: "bulk"}
-#: the ticket task of each search kind (``api.solver.queue.SearchKind.name``)
+#: the ticket task of each search kind (``api.solver.searches.SearchKind.name``)
 TICKETS = {"deal": SEARCH, "hint": HINT}
 #: the queues, in the order a worker takes from them on Redis: the challenges' preparation first (players
 #: wait for it; one run at a time, and a run with nothing to prepare ends in a few queries), then the tickets
