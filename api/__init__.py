@@ -22,9 +22,13 @@ from api.pages import cards as page_cards  # noqa: F401 (adds views to page_view
 from api.pages import challenges as page_challenges  # noqa: F401 (adds views to page_views.bp)
 from api.pages import players as page_players  # noqa: F401 (adds views to page_views.bp)
 from api.pages import views as page_views
-from api.platform import db, limits, logs, metrics, problems
+from api.platform import db, events, limits, logs, problems
 from api.platform.config import load_settings
-from api.solver import queue as solving
+from api.routes import metrics
+from api.solver.queue import Solver
+from api.tasks import challenges as challenge_tasks
+from api.tasks import fairplay as fairplay_tasks
+from api.tasks import webhooks as webhook_tasks
 
 #: the contract, at the top of the repository
 OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
@@ -87,10 +91,20 @@ class Service(Flask):
         return db.retrying_lost_connection(super().dispatch_request)
 
 
+def listen() -> None:
+    """Who listens to the services' events (:mod:`api.platform.events`); connecting again changes nothing."""
+    events.line_learned.connect(fairplay_tasks.line_learned)  # fair play judges the deal's records again
+    events.record_submitted.connect(fairplay_tasks.record_submitted)  # … or a new one, on the worker tier
+    events.deliveries_written.connect(webhook_tasks.dispatch_written)  # webhook deliveries go out
+    events.challenge_unprepared.connect(challenge_tasks.challenge_unprepared)  # a challenge prepared first
+    events.pool_empty.connect(challenge_tasks.pool_empty)  # a few deals searched for the winnable pool
+
+
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """Build the app: settings (environment, then ``config``), JSON logging, the
     database (migrated to head unless ``AUTO_MIGRATE`` is off), error handlers,
-    rate limits, blueprints and CLI commands."""
+    rate limits, the worker tier and the solver, who listens to the services' events,
+    blueprints and CLI commands."""
     app = Service(__name__, static_folder=None, template_folder="pages/templates")
     app.config.update(OPENAPI_PATH=str(OPENAPI_PATH))
     app.config.update(load_settings(app.instance_path, config))
@@ -104,8 +118,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     problems.init_app(app)
     limits.init_app(app)  # rate limits: before any view runs, after the request id is set
     tasks.init_app(app)  # the worker tier's Celery app, to send tasks with (never waiting for one)
-    solver = solving.init_app(app, tasks.sender(app))
-    solver.line_learned = lambda code: tasks.evidence_learned(app, code)  # (fair play: a new known line)
+    app.extensions["api.solver"] = Solver(app.extensions["api.platform.db"], app.config, tasks.sender(app))
+    listen()
     routes.init_app(app)
     page_views.init_app(app)  # the players' HTML pages, outside /api/v1
     commands.init_app(app)

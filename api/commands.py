@@ -45,6 +45,7 @@ from api.records.backup import (
 )
 from api.records.reverify import Change, reverify_records
 from api.webhooks import delivery as webhooks
+from api.webhooks import endpoints as webhook_endpoints
 
 #: runs over at least this many records show a progress bar (on stderr, when it is a terminal)
 PROGRESS_FROM = 200
@@ -456,9 +457,9 @@ def webhooks_add(url: str, events: tuple[str, ...]) -> None:
     """Add an endpoint at URL for the given event types; prints its id and secret (shown once)."""
     with get_db().sessions() as session:
         try:
-            endpoint, secret = webhooks.create_endpoint(session, url, events, "cli",
+            endpoint, secret = webhook_endpoints.create_endpoint(session, url, events, "cli",
                                                         current_app.config["WEBHOOK_ALLOW_PRIVATE"])
-        except webhooks.WebhookError as error:
+        except webhook_endpoints.WebhookError as error:
             raise click.ClickException(str(error)) from None
         session.commit()
         click.echo(f"endpoint {endpoint.id}: {url} ({', '.join(endpoint.events)})")
@@ -469,7 +470,7 @@ def webhooks_add(url: str, events: tuple[str, ...]) -> None:
 def webhooks_list() -> None:
     """Every endpoint: id, state, events and URL."""
     with get_db().sessions() as session:
-        for endpoint in webhooks.list_endpoints(session):
+        for endpoint in webhook_endpoints.list_endpoints(session):
             state = "enabled" if endpoint.disabled_at is None else f"disabled ({endpoint.disabled_reason})"
             click.echo(f"{endpoint.id}\t{state}\t{','.join(endpoint.events)}\t{endpoint.url}")
 
@@ -478,7 +479,7 @@ def _webhook_command(action: Callable[[Any, int], Any], endpoint_id: int) -> Any
     with get_db().sessions() as session:
         try:
             done = action(session, endpoint_id)
-        except webhooks.UnknownEndpoint as error:
+        except webhook_endpoints.UnknownEndpoint as error:
             raise click.ClickException(str(error)) from None
         session.commit()
         return done
@@ -488,7 +489,7 @@ def _webhook_command(action: Callable[[Any, int], Any], endpoint_id: int) -> Any
 @click.argument("endpoint_id", type=int)
 def webhooks_remove(endpoint_id: int) -> None:
     """Delete an endpoint and its deliveries."""
-    _webhook_command(webhooks.delete_endpoint, endpoint_id)
+    _webhook_command(webhook_endpoints.delete_endpoint, endpoint_id)
     click.echo(f"endpoint {endpoint_id} removed")
 
 
@@ -496,7 +497,7 @@ def webhooks_remove(endpoint_id: int) -> None:
 @click.argument("endpoint_id", type=int)
 def webhooks_rotate(endpoint_id: int) -> None:
     """A new secret (shown once); the old one still signs beside it for a day."""
-    _, secret = _webhook_command(webhooks.rotate_secret, endpoint_id)
+    _, secret = _webhook_command(webhook_endpoints.rotate_secret, endpoint_id)
     click.echo(f"new secret (shown this once): {secret}")
 
 
@@ -506,7 +507,7 @@ def webhooks_rotate(endpoint_id: int) -> None:
 def webhooks_deliveries(endpoint_id: int, limit: int) -> None:
     """An endpoint's latest deliveries: id, event, state, attempts and the last answer."""
     def latest(session: Any, which: int) -> list[str]:
-        rows, _ = webhooks.deliveries(session, which, None, limit)
+        rows, _ = webhook_endpoints.deliveries(session, which, None, limit)
         return [f"{row.id}\t{row.message.type}\t{row.status}\t{len(row.attempts)} attempt(s)\t"
                 f"{(row.attempts[-1] if row.attempts else {}).get('status_code', '-')}" for row in rows]
 

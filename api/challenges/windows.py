@@ -39,7 +39,7 @@ challenge prepared ahead (its window not open yet) is not public at all
 
 The searches are the work of the worker tier, never of a request (except in the
 embedded mode): :func:`prepare_challenges` (``flask --app api challenges prepare``,
-and the task ``api.prepare_challenges`` of ``api/tasks.py``, sent by the beat)
+and the task ``api.prepare_challenges`` of ``api/tasks/challenges.py``, sent by the beat)
 proves the current windows' challenges and the next day's and next week's ahead of
 their openings (:func:`plan`: today's dailies first, the most awaited), and
 :func:`refill_winnable_pool` (the task ``api.refill_winnable_pool``) keeps the pool
@@ -64,9 +64,10 @@ from sqlalchemy.orm import Session
 
 import engine
 from api.boards import upkeep
+from api.platform import events
 from api.platform.models import Challenge, ChallengeAttempt, Player, Record, ServiceKey, Solvability
 from api.players.accounts import Submitter
-from api.solver.queue import WINNABLE, Budget, DealSearch, Query, now
+from api.solver.searches import WINNABLE, Budget, DealSearch, Query, now
 from engine import BY_VARIANT, GameCode
 from engine.solver import shorten as solver_shorten
 from verifier import replay
@@ -146,7 +147,7 @@ def proved_winnable(session: Session, code: GameCode) -> Solvability | None:
 
 def search(session: Session, code: GameCode, budget: Budget) -> Solvability:
     """``code``'s answer within ``budget``: the stored one, or a search run here (in the
-    worker tier) and stored like the solver's own answers (:meth:`api.solver.queue.SearchKind.run_here`). Commits."""
+    worker tier) and stored like the solver's own answers (:meth:`api.solver.searches.SearchKind.run_here`). Commits."""
     found = proved_winnable(session, code)
     if found is not None:
         return found
@@ -237,6 +238,17 @@ def current(session: Session, variant: str, kind: str, moment: datetime) -> Chal
                                                    Challenge.starts_at == start)).first()
 
 
+def current_or_ask(session: Session, variant: str, kind: str, moment: datetime) -> Challenge | None:
+    """The window's challenge; if it is not proved yet, says so (:data:`events.challenge_unprepared`:
+    the worker tier prepares it, never waited for; the embedded mode prepares it then and there)
+    and reads again: ``None`` while it is being prepared."""
+    challenge = current(session, variant, kind, moment)
+    if challenge is None:
+        events.challenge_unprepared.send(None, variant=variant, kind=kind, day=moment.date())
+        challenge = current(session, variant, kind, moment)
+    return challenge
+
+
 # -- the winnable pool -----------------------------------------------------------
 
 def pool_size(session: Session, variant: str, most: int) -> int:
@@ -279,6 +291,16 @@ def random_winnable(session: Session, variant: str, withheld: frozenset[str] = f
         if found is not None:
             return found
     return None
+
+
+def random_winnable_or_ask(session: Session, variant: str, withheld: frozenset[str] = frozenset()) -> str | None:
+    """:func:`random_winnable`; while the pool is empty, says so (:data:`events.pool_empty`: the
+    worker tier searches a few deals; embedded, here and now) and picks again."""
+    picked = random_winnable(session, variant, withheld)
+    if picked is None:
+        events.pool_empty.send(None, variant=variant)
+        picked = random_winnable(session, variant, withheld)
+    return picked
 
 
 def past(session: Session, variant: str, kind: str | None, moment: datetime, limit: int,

@@ -76,9 +76,9 @@ from api.platform.models import (
 )
 from api.players.accounts import Claim, Submitter, name_params, named, named_player
 from api.records.deal_lock import deal_lock_key, hold_deal, lock_deal
+from api.records.shape import record_json
 from api.records.store import version_upsert
 from api.records.times import pack_times
-from api.schemas import record_json
 from api.webhooks import delivery as webhooks
 from engine import EngineError, Game
 

@@ -78,7 +78,7 @@ class StderrHandler(logging.StreamHandler):
 
 def configure(level: str, celery_level: str | None = None) -> None:
     """Send the app's loggers to one JSON handler on stderr (idempotent); with ``celery_level``
-    (a worker, :func:`api.tasks._json_logs`), Celery's own loggers too, at that level."""
+    (a worker, :func:`api.tasks.worker._json_logs`), Celery's own loggers too, at that level."""
     levels = {name: max(logging.getLevelName(level), logging.getLevelName(floor or level))
               for name, floor in LOGGERS.items()}
     if celery_level:

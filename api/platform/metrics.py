@@ -1,16 +1,18 @@
 """Prometheus metrics, every family of every tier declared here (``prometheus_client``,
 with the conventions of ``prometheus-flask-exporter`` for the HTTP ones).
 
-- The web app serves ``GET /metrics`` to loopback and to the networks of ``METRICS_ALLOW``
-  (anyone else: 403). Under gunicorn, set ``PROMETHEUS_MULTIPROC_DIR`` (``gunicorn.conf.py``
-  does when it is unset): each process writes its values there and a scrape adds them up,
-  whichever process answers it.
+- The web app serves ``GET /metrics`` (``api/routes/metrics.py``, with the HTTP requests'
+  instrumentation) to loopback and to the networks of ``METRICS_ALLOW`` (anyone else: 403).
+  Under gunicorn, set ``PROMETHEUS_MULTIPROC_DIR`` (``gunicorn.conf.py`` does when it is
+  unset): each process writes its values there and a scrape adds them up, whichever process
+  answers it.
 - A worker (``celery --app api.tasks worker``) with ``WORKER_METRICS_PORT`` serves the same
   text on that port, from its main process, adding up its pool's processes (through
   ``PROMETHEUS_MULTIPROC_DIR``, made by the worker when it is unset); see :func:`start_worker_server`.
 
 The places that count call one function each (:func:`verified`, :func:`record_stored`,
-:func:`search_finished`, :func:`task_finished`), so that they move with the code they count.
+:func:`search_finished`, :func:`task_finished`), so that they move with the code they count;
+this module speaks no HTTP, so services import it.
 """
 
 from __future__ import annotations
@@ -21,19 +23,15 @@ import logging
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from flask import Blueprint, Flask, Response, current_app, g, request
 from prometheus_client import (
-    CONTENT_TYPE_LATEST,
     REGISTRY,
     CollectorRegistry,
     Counter,
     Gauge,
     Histogram,
-    generate_latest,
     multiprocess,
     start_http_server,
     values,
@@ -43,7 +41,6 @@ from prometheus_client.metrics import MetricWrapperBase
 from sqlalchemy import event
 
 import engine
-from api.platform.problems import Problem
 
 log = logging.getLogger(__name__)
 MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
@@ -110,13 +107,13 @@ class QueueDepth:
     """``solitaire_solver_queue_depth{queue}``: the tasks waiting in each of the app's Celery
     queues, asked of the broker at each scrape (a queue that does not exist is empty)."""
 
-    def __init__(self, app: Flask) -> None:
-        self.app = app
+    def __init__(self, celery_app: Any) -> None:
+        self.celery_app = celery_app
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         family = GaugeMetricFamily("solitaire_solver_queue_depth", "Tasks waiting in each Celery queue",
                                    labels=["queue"])
-        celery_app = self.app.extensions["api.celery"]
+        celery_app = self.celery_app
         try:
             with celery_app.connection_for_read() as connection:
                 for queue in celery_app.conf.task_queues:  # (the app's own queues, as api.tasks declares them)
@@ -185,27 +182,7 @@ def allowed(address: str | None, networks: Iterable[Any]) -> bool:
     return ip.is_loopback or any(ip in ipaddress.ip_network(network, strict=False) for network in networks)
 
 
-bp = Blueprint("metrics", __name__)
-
-
-@bp.get("/metrics")
-def metrics() -> Response:
-    if not allowed(request.remote_addr, current_app.config["METRICS_ALLOW"]):
-        raise Problem(403, "the metrics are served to loopback and to the networks of METRICS_ALLOW only")
-    extra = [QueueDepth(current_app)] if current_app.config["CELERY_BROKER_URL"] else []
-    return Response(generate_latest(registry(extra)), mimetype=CONTENT_TYPE_LATEST)
-
-
-def _observe(response: Response) -> Response:
-    started = g.get("request_started")
-    if started is not None:
-        rule = request.url_rule.rule if request.url_rule is not None else UNMATCHED
-        method = request.method if request.method in METHODS else OTHER_METHOD
-        status = str(response.status_code)
-        REQUEST_DURATION.labels(method, rule, status).observe(time.perf_counter() - started)
-        REQUESTS.labels(method, status).inc()
-    return response
-
+# -- the worker's server -------------------------------------------------------------------
 
 def watch_pool(engine: Any) -> None:
     """Count the engine's pooled connections in use, and add its pool's size to the total."""
@@ -215,14 +192,6 @@ def watch_pool(engine: Any) -> None:
     event.listen(engine, "checkout", lambda *_: POOL_CHECKED_OUT.inc())
     event.listen(engine, "checkin", lambda *_: POOL_CHECKED_OUT.dec())
 
-
-def init_app(app: Flask) -> None:
-    app.register_blueprint(bp)
-    app.after_request(_observe)
-    watch_pool(app.extensions["api.platform.db"].engine)
-
-
-# -- the worker's server -------------------------------------------------------------------
 
 def clear_multiproc_dir() -> None:
     """Delete the values of earlier runs (a server's start: gunicorn's master, a worker's main process)."""

@@ -14,14 +14,13 @@ from typing import Any, cast
 
 from flask import Flask, current_app, g, has_request_context, request
 from flask.wrappers import Response
-from marshmallow import ValidationError
+from marshmallow import Schema, ValidationError, fields
 from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from werkzeug.exceptions import HTTPException, InternalServerError, RequestEntityTooLarge
 from werkzeug.http import HTTP_STATUS_CODES
 
 from api.pages.i18n import localized_verdict
-from api.schemas import ProblemSchema
 from engine import InvalidCodeError
 from verifier import Verdict
 
@@ -48,6 +47,32 @@ TYPES = {
     "challenge-not-running": "Challenge not running",
 }
 MEDIA_TYPE = "application/problem+json"
+
+
+class FieldErrorSchema(Schema):
+    field = fields.String()
+    message = fields.String()
+    part = fields.String()       # invalid game codes: which part is wrong
+    position = fields.Integer()  # … and the 1-based character position, when one character is to blame
+
+
+class ProblemSchema(Schema):
+    """RFC 9457 problem details, with this API's extension members."""
+
+    type = fields.String()
+    title = fields.String()
+    status = fields.Integer()
+    detail = fields.String()
+    instance = fields.String()
+    request_id = fields.String()
+    errors = fields.List(fields.Nested(FieldErrorSchema))
+    verdict = fields.Raw()  # Verdict.to_json(), as the verifier built it
+    player = fields.String()  # name-taken: the existing player's name
+    attempt = fields.Integer()  # attempt-exists: the player's attempt, its deal and when it started
+    code = fields.String()
+    started_at = fields.AwareDateTime()
+
+
 _schema = ProblemSchema()
 
 

@@ -40,12 +40,12 @@ import engine
 from api.boards.upkeep import rebuild_all
 from api.fairplay.judging import backfill_lines
 from api.platform.db import get_db, unbounded
+from api.platform.fields import StrictBoolean, StrictInteger
 from api.platform.models import STATUSES, Base, ChallengeAttempt, Record, RecordStatus
 from api.platform.problems import field_errors
 from api.players.accounts import adopt
 from api.records.store import log_hash
 from api.records.times import pack_times
-from api.schemas import StrictBoolean, StrictInteger
 from engine import GameCode, InvalidCodeError
 
 #: rows written or read per database round trip

@@ -20,8 +20,8 @@ from api.platform import metrics
 from api.platform.models import Record
 from api.players.accounts import Claim
 from api.records import deal_lock
+from api.records.shape import record_json
 from api.records.store import Stale, new_record, settle_player, store_record
-from api.schemas import record_json
 from api.webhooks import delivery as webhooks
 from engine import GameCode
 from verifier import Verdict, replay

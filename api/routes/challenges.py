@@ -11,10 +11,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import Blueprint, Response, current_app
+from flask import Blueprint, Response
 from sqlalchemy import select
 
-from api import tasks
 from api.boards import kinds
 from api.boards import reads as boards
 from api.challenges import windows as challenges
@@ -23,7 +22,7 @@ from api.platform.models import Challenge
 from api.platform.problems import Problem, invalid_field
 from api.routes import query, request_player
 from api.routes.leaderboard import board_body, conditional, read_board, with_records
-from api.schemas import (
+from api.routes.schemas import (
     AttemptSchema,
     BoardPagingSchema,
     ChallengeBoardSchema,
@@ -58,11 +57,7 @@ def _json(challenge: Challenge, moment: datetime, podium: bool = False) -> dict[
 def current_or_prepare(variant: str, kind: str, moment: datetime) -> Challenge | None:
     """The window's challenge; if it is not proved yet, the worker tier is asked to prepare it
     (never waited for: ``None`` then), which the embedded mode does here and now."""
-    challenge = challenges.current(db.session(), variant, kind, moment)
-    if challenge is None:
-        tasks.ask_to_prepare(current_app, variant, kind, moment.date())
-        challenge = challenges.current(db.session(), variant, kind, moment)
-    return challenge
+    return challenges.current_or_ask(db.session(), variant, kind, moment)
 
 
 @bp.get("/challenges/daily", defaults={"kind": "daily"})

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import random
 
-from flask import Blueprint, current_app
+from flask import Blueprint
 
-from api import tasks
 from api.challenges import windows as challenges
 from api.platform import db
 from api.platform.problems import Problem
 from api.routes import parse_code, query
 from api.routes.leaderboard import withheld_codes
-from api.schemas import DealQuerySchema, RandomDealQuerySchema
+from api.routes.schemas import DealQuerySchema, RandomDealQuerySchema
 from engine import BY_VARIANT, GameCode
 from verifier import deal_json
 
@@ -41,10 +40,7 @@ def random_deal() -> dict:
         code = GameCode(rules.game, rules.letter, random.SystemRandom().randrange(challenges.DEAL_NUMBERS))
         return {"code": str(code), "variant": variant, "winnable": None}
     withheld = withheld_codes()  # the running and upcoming challenges' deals: never handed out
-    picked = challenges.random_winnable(db.session(), variant, withheld)
-    if picked is None:
-        tasks.ask_to_refill(current_app, variant)
-        picked = challenges.random_winnable(db.session(), variant, withheld)
+    picked = challenges.random_winnable_or_ask(db.session(), variant, withheld)
     if picked is None:
         raise Problem(503, f"no {variant} deal is proved winnable yet: the pool is being filled; ask again in "
                            f"{POOL_RETRY_AFTER} s", headers={"Retry-After": str(POOL_RETRY_AFTER)})

@@ -11,7 +11,7 @@ from sqlalchemy.exc import SQLAlchemyError
 import engine
 from api.platform.db import PingTimeout, get_db
 from api.platform.problems import Problem
-from api.schemas import HealthSchema
+from api.routes.schemas import HealthSchema
 
 bp = Blueprint("health", __name__)
 log = logging.getLogger(__name__)

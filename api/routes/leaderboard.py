@@ -30,7 +30,7 @@ from api.platform import db
 from api.platform.models import Record
 from api.platform.problems import Problem, invalid_field
 from api.routes import parse_code, query
-from api.schemas import BoardQuerySchema, LeaderboardQuerySchema, LeaderboardSchema, StandingsSchema
+from api.routes.schemas import BoardQuerySchema, LeaderboardQuerySchema, LeaderboardSchema, StandingsSchema
 
 bp = Blueprint("leaderboard", __name__)
 LEADERBOARD, STANDINGS = LeaderboardSchema(), StandingsSchema()

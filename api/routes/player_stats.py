@@ -10,7 +10,7 @@ from api.platform.problems import Problem
 from api.players.stats import player_stats
 from api.routes import load, query
 from api.routes.leaderboard import conditional
-from api.schemas import PlayerPathSchema, PlayerStatsSchema, StatsQuerySchema
+from api.routes.schemas import PlayerPathSchema, PlayerStatsSchema, StatsQuerySchema
 
 bp = Blueprint("player_stats", __name__)
 STATS, PLAYER_PATH = PlayerStatsSchema(), PlayerPathSchema()

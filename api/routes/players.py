@@ -9,7 +9,7 @@ from api.platform import db
 from api.platform.problems import Problem
 from api.players.accounts import NameTaken, find_player, register
 from api.routes import json_body, load
-from api.schemas import NewPlayerSchema, PlayerRequestSchema, PlayerSchema
+from api.routes.schemas import NewPlayerSchema, PlayerRequestSchema, PlayerSchema
 
 bp = Blueprint("players", __name__)
 REQUEST, NEW_PLAYER, PLAYER = PlayerRequestSchema(), NewPlayerSchema(), PlayerSchema()  # no per-request state

@@ -12,23 +12,16 @@ from sqlalchemy import literal, select, tuple_
 from api.boards import reads as boards
 from api.challenges.windows import AttemptError, AttemptUsed
 from api.fairplay.judging import decide, judged_later
-from api.platform import db
+from api.platform import db, events
 from api.platform.auth import authenticate
 from api.platform.models import ApiKey, Record
 from api.platform.problems import Problem, invalid_field, rejected_log
 from api.players.accounts import claimant
+from api.records.shape import RecordSchema, record_json
 from api.records.submit import BadTimes, Busy, EmptyLog, RejectedLog, begin, submit
 from api.routes import credentials, json_body, load, parse_code, query
 from api.routes.leaderboard import withheld_codes
-from api.schemas import (
-    RecordPageSchema,
-    RecordQuerySchema,
-    RecordRequestSchema,
-    RecordSchema,
-    StatusRequestSchema,
-    record_json,
-)
-from api.tasks import evidence_learned
+from api.routes.schemas import RecordPageSchema, RecordQuerySchema, RecordRequestSchema, StatusRequestSchema
 
 bp = Blueprint("records", __name__)
 # schemas hold no per-request state: build them once
@@ -64,11 +57,9 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
         raise Problem(409, str(error), "attempt-used") from None
     except AttemptError as error:
         raise invalid_field("attempt", str(error)) from None
-    solve = bool(current_app.config["FAIRPLAY_SOLVE_TOP"])
-    if done.pending:  # judged on the worker tier within seconds (and solved if it ranks high)
-        evidence_learned(current_app, str(code), solve=solve, pending_only=True)
-    elif done.ranked_unsearched and solve:
-        evidence_learned(current_app, str(code), solve=True)  # on the worker tier: solved if it ranks high
+    if done.new:  # (the submission's own event, until records.submit sends it)
+        events.record_submitted.send(None, code=str(code), pending=done.pending,
+                                     ranked_unsearched=done.ranked_unsearched)
     answer = record_json(done.record)
     return answer, 201 if done.new else 200, {"Location": url_for("records.get_record", record_id=answer["id"])}
 

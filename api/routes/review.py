@@ -16,7 +16,7 @@ from api.platform import db
 from api.platform.auth import authenticate
 from api.players.accounts import names_for_review
 from api.routes import query
-from api.schemas import PlayerReviewPageSchema, ReviewPageSchema, ReviewQuerySchema
+from api.routes.schemas import PlayerReviewPageSchema, ReviewPageSchema, ReviewQuerySchema
 
 bp = Blueprint("review", __name__)
 QUERY, PAGE, PLAYERS_PAGE = ReviewQuerySchema(), ReviewPageSchema(), PlayerReviewPageSchema()

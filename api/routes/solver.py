@@ -22,16 +22,16 @@ from limits import parse_many
 from sqlalchemy.orm import Session
 
 from api.fairplay.judging import disclose, log_hint
-from api.platform import db
+from api.platform import db, events
 from api.platform.auth import authenticate, bearer_token
 from api.platform.limits import client_key, get_limiter, search_client
 from api.platform.models import HintAnswer, HintRequest, Player
 from api.platform.problems import Problem, rejected_log
 from api.players.accounts import is_player_token
 from api.routes import json_body, load, parse_code, query, request_player
-from api.schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
-from api.solver.queue import PENDING, NoSuchHint, Query, get_solver
-from api.tasks import evidence_learned
+from api.routes.schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
+from api.solver.queue import NoSuchHint, Solver
+from api.solver.searches import PENDING, Query
 from engine import Position
 from verifier import replay
 
@@ -62,6 +62,11 @@ def charge_search() -> None:
             retry_after = max(1, math.ceil(reset - time.time()))
             raise Problem(429, f"too many searches: the solver's limit is {item} per client; try again in "
                                f"{retry_after} s", "rate-limited", headers={"Retry-After": str(retry_after)})
+
+
+def get_solver() -> Solver:
+    """The app's solver (built by the app factory)."""
+    return current_app.extensions["api.solver"]  # type: ignore[no-any-return]
 
 
 def hint_player(session: Session) -> Player:
@@ -109,7 +114,7 @@ def hint_answer(row: HintAnswer, player: Player, position: str | None,
     if position is None:
         position = replay(parse_code(code), log_text).position
     if log_hint(db.session(), player, code, after_actions, position, answer.get("hint")):
-        evidence_learned(current_app, code)  # a hint's position is a new known line of the deal
+        events.line_learned.send(None, code=code)  # a hint's position is a new known line of the deal
     return {"continued": False, **answer, "id": token, "poll": poll}, 200, {}  # (answers kept from before: a search)
 
 

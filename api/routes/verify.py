@@ -8,7 +8,7 @@ from flask import Blueprint
 from api.pages.i18n import accepted_language, language_headers, localized_verdict
 from api.platform import metrics
 from api.routes import json_body, load, parse_code
-from api.schemas import VerifyRequestSchema
+from api.routes.schemas import VerifyRequestSchema
 from verifier import replay
 
 bp = Blueprint("verify", __name__)

@@ -1,5 +1,5 @@
 """``/webhooks`` (admin keys): the endpoints game backends receive events at
-(Standard Webhooks), their secrets and their deliveries (``api.webhooks.delivery``)."""
+(Standard Webhooks), their secrets and their deliveries (``api.webhooks.endpoints``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from api.platform import db
 from api.platform.auth import authenticate
 from api.platform.problems import Problem, invalid_field
 from api.routes import json_body, load, query
-from api.schemas import (
+from api.routes.schemas import (
     DeliveryPageSchema,
     DeliveryQuerySchema,
     WebhookListSchema,
@@ -17,7 +17,7 @@ from api.schemas import (
     WebhookSchema,
     WebhookSecretSchema,
 )
-from api.webhooks import delivery as webhooks
+from api.webhooks import endpoints as webhooks
 
 bp = Blueprint("webhooks", __name__)
 REQUEST, ENDPOINT, WITH_SECRET, LIST = (WebhookRequestSchema(), WebhookSchema(), WebhookSecretSchema(),

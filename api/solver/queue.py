@@ -46,42 +46,46 @@ user only) the tickets run eagerly, inside the request that sends them.
 from __future__ import annotations
 
 import logging
-import math
 import random
 import secrets
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
-from flask import Flask, current_app
-from sqlalchemy import ColumnElement, delete, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-import engine
-from api.platform import metrics
+from api.platform import events, metrics
 from api.platform.columns import dialect_insert
 from api.platform.db import Database
 from api.platform.models import HintAnswer, HintRequest, Solvability, SolverJob
-from api.records.store import log_hash
-from engine import Game, GameCode, Position
-from verifier.solving import Hint, continue_line, hint_code, position_key, solve_code
+from api.solver.hints import HintSearch
+from api.solver.searches import (
+    MAX_ATTEMPTS,
+    PENDING,
+    UNKNOWN,
+    WINNABLE,
+    Budget,
+    DealSearch,
+    Query,
+    SearchKind,
+    SearchRow,
+    changed_rows,
+    now,
+    queued_reason,
+)
+from engine import GameCode, Position
 
 log = logging.getLogger(__name__)
 
-PENDING, WINNABLE, UNWINNABLE, UNKNOWN = "pending", "winnable", "unwinnable", "unknown"
-#: a search handed out this many times without an answer is stored ``unknown``
-MAX_ATTEMPTS = 3
 #: rows the worker's clean-up deletes at most per table after each task
 CLEANUP_BATCH = 500
 #: a web process cleans up too after storing this many continued hints (they run no task)
 CLEANUP_EVERY = 100
 #: tries at taking a place (or a job) when racing requests (or workers) take the same one
 PLACE_TRIES = 5
-#: kept lines tried at most for continuing one to a position (each is replayed before it is used)
-LINES_TRIED = 3
 #: the queue classes of a job, served in this order: the service's own tasks and clients with an
 #: API key, then the others
 KEYED, ANONYMOUS = 0, 1
@@ -131,274 +135,6 @@ class NoSuchHint(SolverError):
         super().__init__("no such hint")
         self.kept_seconds = kept_seconds
 
-
-# -- budgets and search kinds ---------------------------------------------------------
-
-@dataclass(frozen=True)
-class Budget:
-    """What one search may spend: wall time, and optionally a cap on positions examined."""
-
-    seconds: float
-    nodes: int | None = None
-
-    @property
-    def key(self) -> str:
-        """The budget's identity in the ``solvability`` and ``hint_answers`` tables: ``10s``, ``2s+5000n``."""
-        return f"{self.seconds:g}s" + (f"+{self.nodes}n" if self.nodes else "")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"seconds": self.seconds, "nodes": self.nodes}
-
-
-@dataclass(frozen=True)
-class Query:
-    """What a search is asked about: a deal, and for a hint the canonical log played so far."""
-
-    code: GameCode
-    log: str = ""
-    actions: int = 0
-
-
-def now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _rows(result: Any) -> int:
-    """The rows an UPDATE changed (its result is a ``CursorResult``)."""
-    return int(result.rowcount)
-
-
-SearchRow = Solvability | HintAnswer
-
-
-class SearchKind:
-    """One kind of search: its table, its budget, how long an answer is served, how a row
-    is made, searched and answered. :class:`Solver` runs every kind the same way."""
-
-    name: ClassVar[str]                          # the jobs' ``kind`` and the task (queue) of its tickets
-    model: ClassVar[type[Solvability] | type[HintAnswer]]
-
-    def __init__(self, budget: Budget, kept: timedelta = timedelta(days=1)) -> None:
-        self.budget, self.kept = budget, kept
-
-    @property
-    def retry_after(self) -> int:
-        """Seconds a client should wait before asking again about a pending search."""
-        return max(1, min(5, math.ceil(self.budget.seconds / 2)))
-
-    def identity(self, query: Query) -> list[ColumnElement[bool]]:
-        model = self.model
-        return [model.code == str(query.code), model.budget == self.budget.key,
-                model.engine_version == engine.__version__, model.rules_version == engine.RULES_VERSION]
-
-    def find(self, session: Session, query: Query) -> Any:
-        return session.scalar(select(self.model).where(*self.identity(query)))
-
-    def expired(self, row: Any) -> bool:
-        raise NotImplementedError
-
-    def new_row(self, query: Query, moment: datetime) -> Any:
-        raise NotImplementedError
-
-    def restart(self) -> dict[str, Any]:
-        """The values that turn an expired answer into a pending row again."""
-        raise NotImplementedError
-
-    def search(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
-        """The answer of a search, as ``verifier.solving`` gives it (JSON)."""
-        raise NotImplementedError
-
-    def timed_out(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
-        """The answer of a search stopped by the worker's soft time limit."""
-        raise NotImplementedError
-
-    def stored(self, answer: dict[str, Any]) -> dict[str, Any]:
-        """The row's values for ``answer``; ``ValueError`` when it is not an answer to store."""
-        raise NotImplementedError
-
-    def run_here(self, session: Session, query: Query) -> Any:
-        """The answer for ``query``: the stored one, or a search run in this process (a
-        worker's task: challenges and the winnable pool) and stored like every other
-        answer; a request's pending row for the same budget is answered too. Commits."""
-        row = self.find(session, query)
-        if row is not None and row.status != PENDING:
-            return row
-        values = self.stored(self.search(str(query.code), query.log, self.budget))
-        if row is None:
-            row = self.new_row(query, now())
-            for name, value in {**values, "queued_at": None}.items():
-                setattr(row, name, value)
-            session.add(row)
-        else:
-            model = self.model
-            session.execute(update(model).where(model.id == row.id, model.status == PENDING).values(**values))
-        session.commit()
-        session.refresh(row)
-        return row
-
-
-class DealSearch(SearchKind):
-    """Can the deal be won (``GET /deals/{code}/solvability``; challenges and the winnable pool)."""
-
-    name, model = "deal", Solvability
-    #: steps of the pass that shortens a found line (``engine.solver.shorten``); 0: the verdict only
-    shorten_steps: int | None = None
-
-    def expired(self, row: Solvability) -> bool:
-        return row.status == UNKNOWN and row.solved_at is not None and now() - row.solved_at > self.kept
-
-    def new_row(self, query: Query, moment: datetime) -> Solvability:
-        code = query.code
-        return Solvability(code=str(code), variant=code.variant, budget=self.budget.key,
-                           budget_seconds=self.budget.seconds, budget_nodes=self.budget.nodes,
-                           engine_version=engine.__version__, rules_version=engine.RULES_VERSION, status=PENDING,
-                           reason=_queued(1), verified=False, attempts=1, requested_at=moment, queued_at=moment)
-
-    def restart(self) -> dict[str, Any]:
-        return {"solved_at": None, "statistics": None, "coverage": None}
-
-    def search(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
-        steps: dict[str, Any] = {} if self.shorten_steps is None else {"shorten_steps": self.shorten_steps}
-        answer = solve_code(code, budget_seconds=budget.seconds, max_nodes=budget.nodes, **steps).to_json()
-        if answer["status"] == WINNABLE and not answer["verified"]:  # never store a line that did not replay
-            answer = {**answer, "status": UNKNOWN, "reason": f"a line was found but did not replay as a win: "
-                                                             f"{answer['reason']}"}
-        return answer
-
-    def timed_out(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
-        return {"status": UNKNOWN, "verified": False, "solution": None, "solution_actions": None, "search": None,
-                "coverage": None, "reason": _timed_out(budget)}
-
-    def stored(self, answer: dict[str, Any]) -> dict[str, Any]:
-        status = answer["status"]
-        if status not in (WINNABLE, UNWINNABLE, UNKNOWN) or (status == WINNABLE and not answer["verified"]):
-            raise ValueError(f"not a storable answer: status {status!r}, verified {answer.get('verified')!r}")
-        won = status == WINNABLE
-        return {"status": status, "reason": answer["reason"], "verified": bool(answer["verified"]),
-                "solution": answer["solution"] if won else None,
-                "solution_actions": answer["solution_actions"] if won else None,
-                "statistics": answer["search"], "coverage": answer["coverage"], "solved_at": now()}
-
-
-class HintSearch(SearchKind):
-    """The next action of a winning line after a log (``POST /hint``)."""
-
-    name, model = "hint", HintAnswer
-    #: answers this process stored by continuing a line (no task ran, so no clean-up after one)
-    made = 0
-
-    def identity(self, query: Query) -> list[ColumnElement[bool]]:
-        return [*super().identity(query), HintAnswer.log_hash == log_hash(query.log)]
-
-    def expired(self, row: HintAnswer) -> bool:
-        return row.solved_at is not None and now() - row.solved_at > self.kept
-
-    def new_row(self, query: Query, moment: datetime) -> HintAnswer:
-        return HintAnswer(code=str(query.code), log_hash=log_hash(query.log), log=query.log,
-                          after_actions=query.actions, budget=self.budget.key, engine_version=engine.__version__,
-                          rules_version=engine.RULES_VERSION, status=PENDING, reason=_queued(1), attempts=1,
-                          requested_at=moment, queued_at=moment)
-
-    def restart(self) -> dict[str, Any]:
-        return {"solved_at": None, "answer": None}
-
-    def search(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
-        """The hint as ``verifier.solving`` gives it, with its line and where it leads (for :meth:`stored`)."""
-        return with_line(hint_code(code, log_text, budget_seconds=budget.seconds, max_nodes=budget.nodes))
-
-    def timed_out(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
-        return {"code": code, "status": UNKNOWN, "hint": None, "line_length": None,
-                "after_actions": len(log_text.split()), "continued": False, "search": None, "coverage": None,
-                "reason": _timed_out(budget)}
-
-    def stored(self, answer: dict[str, Any]) -> dict[str, Any]:
-        status = answer["status"]
-        if status not in (WINNABLE, UNWINNABLE, UNKNOWN):
-            raise ValueError(f"not a storable hint: status {status!r}")
-        shown = {name: value for name, value in answer.items() if name not in ("line", "next_key")}
-        return {"status": status, "reason": answer["reason"], "answer": shown, "line": answer.get("line"),
-                "next_key": answer.get("next_key"), "solved_at": now()}
-
-    def continued(self, session: Session, query: Query, position: Position) -> HintAnswer | None:
-        """The hint for ``query`` without a search, when a line goes on from its position: the
-        line of a kept answer whose hint reaches it (the player's own previous hint first: the
-        answer for the log without its last action), else, at the start, the deal's stored
-        line. Stored as the answer for ``query`` (a new row, or one pending, unknown or
-        expired) and returned; None when no line goes on from here."""
-        key, log_text = position_key(position), query.log
-        hint = None
-        for line in self._lines_to(session, query, key):
-            hint = continue_line(query.code, log_text, line.split())
-            if hint is not None:
-                break
-        if hint is None:
-            return None
-        values = self.stored(with_line(hint))
-        row = self.find(session, query)
-        if row is None:
-            row = self.new_row(query, now())
-            for name, value in {**values, "queued_at": None, "attempts": 0}.items():
-                setattr(row, name, value)
-            session.add(row)
-            try:
-                session.commit()
-            except IntegrityError:  # a racing request stored it a moment ago
-                session.rollback()
-                return self.find(session, query)
-            self.made += 1
-            return row
-        session.execute(update(HintAnswer).where(HintAnswer.id == row.id, HintAnswer.status == row.status)
-                        .values(**values, queued_at=None))
-        session.commit()
-        session.refresh(row)
-        return row
-
-    def _lines_to(self, session: Session, query: Query, key: str) -> Iterator[str]:
-        """Winning lines from the position of ``key``: the rest of each kept hint's line that
-        reaches it (the answer for the log without its last action first, then the newest), then
-        the deal's stored line (any budget), which every hint from the start may follow."""
-        previous = " ".join(query.log.split()[:-1])
-        fresh = now() - self.kept
-        leading = (select(HintAnswer.line).where(*self.identity_of_deal(query), HintAnswer.next_key == key,
-                                                 HintAnswer.status == WINNABLE, HintAnswer.line.is_not(None),
-                                                 HintAnswer.solved_at >= fresh)
-                   .order_by((HintAnswer.log_hash == log_hash(previous)).desc(), HintAnswer.solved_at.desc())
-                   .limit(LINES_TRIED))
-        for line in session.scalars(leading):
-            yield " ".join((line or "").split()[1:])
-        if key == position_key(Game.from_code(query.code).position):
-            deal = session.scalar(select(Solvability.solution).where(
-                Solvability.code == str(query.code), Solvability.status == WINNABLE, Solvability.verified.is_(True),
-                Solvability.engine_version == engine.__version__, Solvability.rules_version == engine.RULES_VERSION)
-                .order_by(Solvability.solved_at.desc()).limit(1))
-            if deal:
-                yield deal
-
-    def joined(self, session: Session, query: Query, answer: dict[str, Any]) -> dict[str, Any]:
-        """``answer`` (a new search's, with its line) joined to the line kept for the log with
-        its hint played, when there is one: the player who plays the hint then gets that
-        answer, one action shorter, as if it continued this one."""
-        line = str(answer["line"]).split()
-        after = " ".join([*query.log.split(), line[0]])
-        kept = session.scalar(select(HintAnswer.line).where(
-            *self.identity_of_deal(query), HintAnswer.log_hash == log_hash(after), HintAnswer.status == WINNABLE,
-            HintAnswer.line.is_not(None), HintAnswer.solved_at >= now() - self.kept))
-        joined = [line[0], *(kept or "").split()]
-        if not kept or joined == line or continue_line(query.code, query.log, joined) is None:
-            return answer
-        return {**answer, "line": " ".join(joined), "line_length": len(joined),
-                "reason": f"the first of {len(joined)} actions of a winning line (verified by replay)"}
-
-    def identity_of_deal(self, query: Query) -> list[ColumnElement[bool]]:
-        """The answers of the same deal, budget, engine and rules as ``query``'s (any log)."""
-        return super().identity(query)
-
-
-def with_line(hint: Hint) -> dict[str, Any]:
-    """A hint's JSON with, for :meth:`HintSearch.stored`, its whole line and the key of the position it reaches."""
-    return {**hint.to_json(), "line": " ".join(hint.line) if hint.action else None, "next_key": hint.next_key}
-
-
 #: ``send(kind, budget, keyed)``: hand a ticket for a job of ``kind`` to the worker tier, on the
 #: keys' queue when ``keyed`` (see :func:`api.tasks.sender`)
 Sender = Callable[[str, Budget, bool], None]
@@ -410,8 +146,6 @@ class Solver:
     """The app's solver: the settings, the search kinds, the places of the queue and the jobs."""
 
     def __init__(self, database: Database, config: dict[str, Any], send: Sender) -> None:
-        #: told the code of a deal whose winning line was just stored (fair play judges its records again)
-        self.line_learned: Callable[[str], None] = lambda code: None
         self.database = database
         self.send = send
         self.enabled: bool = config["SOLVER_ENABLED"]
@@ -588,13 +322,13 @@ class Solver:
                     raise
                 return found, False
         model, seen, status = kind.model, row.attempts, row.status
-        values: dict[str, Any] = {"attempts": seen + 1, "queued_at": moment, "reason": _queued(seen + 1)}
+        values: dict[str, Any] = {"attempts": seen + 1, "queued_at": moment, "reason": queued_reason(seen + 1)}
         if status != PENDING:  # an expired answer: searched again from the first attempt
             values = {**kind.restart(), "status": PENDING, "attempts": 1, "queued_at": moment,
-                      "requested_at": moment, "reason": _queued(1)}
+                      "requested_at": moment, "reason": queued_reason(1)}
         result = session.execute(update(model).where(model.id == row.id, model.status == status,
                                                      model.attempts == seen).values(**values))
-        if _rows(result) == 1:
+        if changed_rows(result) == 1:
             log.info("%s %s (%s): searched again (attempt %d)", kind.name, row.code, row.budget, values["attempts"])
             return row, True
         session.rollback()
@@ -674,7 +408,7 @@ class Solver:
                 taken = session.execute(update(SolverJob).where(SolverJob.id == job_id, SolverJob.started_at.is_(None))
                                         .values(started_at=now(), runner=runner[:64]))
                 session.commit()
-                if _rows(taken) == 1:
+                if changed_rows(taken) == 1:
                     return session.get(SolverJob, job_id)
             return None
 
@@ -699,7 +433,7 @@ class Solver:
         self.store(kind, job.target, answer)
         metrics.search_finished(kind.name, answer["status"], answer.get("search"))
         if kind is self.deals and answer["status"] == WINNABLE:  # a new known line: the deal's records judged again
-            self.line_learned(code)
+            events.line_learned.send(self, code=code)
         return str(answer["status"])
 
     def _finish(self, job_id: int) -> None:
@@ -732,7 +466,7 @@ class Solver:
         with self.database.sessions() as session:
             result = session.execute(update(model).where(model.id == row_id, model.status == PENDING).values(**values))
             session.commit()
-        stored = _rows(result) == 1
+        stored = changed_rows(result) == 1
         log.info("solver: %s %d %s%s", kind.name, row_id, values["status"],
                  "" if stored else " (already answered: not stored)")
         return stored
@@ -751,22 +485,3 @@ class Solver:
             session.execute(update(model).where(model.id == row_id, model.status == PENDING,
                                                 model.attempts == attempt).values(**values))
             session.commit()
-
-
-def _queued(attempt: int) -> str:
-    return f"the search is queued or running (attempt {attempt} of at most {MAX_ATTEMPTS})"
-
-
-def _timed_out(budget: Budget) -> str:
-    return f"the search went past its time limit on the worker (budget {budget.seconds:g} s)"
-
-
-def init_app(app: Flask, send: Sender) -> Solver:
-    """The app's solver, sending its tickets with ``send`` (:func:`api.tasks.sender`: through the app's Celery)."""
-    solver = Solver(app.extensions["api.platform.db"], app.config, send)
-    app.extensions["api.solver"] = solver
-    return solver
-
-
-def get_solver() -> Solver:
-    return current_app.extensions["api.solver"]

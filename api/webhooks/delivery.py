@@ -24,322 +24,61 @@ receiver that answers a byte at a time gains nothing), and is recorded however i
 ends: it is written, as cut off and with the next one scheduled, before it is made.
 Targets that resolve to loopback, private, link-local or other non-global addresses
 (and IPv6 addresses that carry one: 6to4, Teredo, NAT64, IPv4-mapped) are refused
-when registered and again when connected to, unless ``WEBHOOK_ALLOW_PRIVATE`` is set.
+when registered and again when connected to, unless ``WEBHOOK_ALLOW_PRIVATE`` is set
+(``api/webhooks/targets.py``). Endpoints and their secrets: ``api/webhooks/endpoints.py``.
 """
 
 from __future__ import annotations
 
-import base64
 import http.client
-import io
-import ipaddress
 import json
 import logging
 import secrets
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, Protocol
 
 from celery.exceptions import SoftTimeLimitExceeded
-from flask import Flask, current_app, has_app_context
 from sqlalchemy import delete, event, exists, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from standardwebhooks.webhooks import Webhook
 
+from api.boards import kinds
+from api.boards import reads as boards
+from api.platform import events
 from api.platform.models import Challenge, WebhookDelivery, WebhookEndpoint, WebhookMessage
-from api.webhooks.events import DELIVER_TASK, EVENT_TYPES, EVENTS  # noqa: F401 (the declaration, re-exported)
+from api.webhooks.events import DELIVER_TASK, EVENTS
+from api.webhooks.targets import Deadline, WebhookError, post
 
 log = logging.getLogger(__name__)
 
 
+class App(Protocol):
+    """What delivering reads of the app it runs for: its settings (``WEBHOOK_*``,
+    ``CELERY_BROKER_URL``), its database and Celery app (``extensions``), and, for the embedded
+    mode's thread, its context."""
+
+    @property
+    def config(self) -> Mapping[str, Any]: ...
+
+    @property
+    def extensions(self) -> Mapping[str, Any]: ...
+
+    def app_context(self) -> AbstractContextManager[Any]: ...
+
 #: seconds to wait before each attempt (Standard Webhooks' schedule); its length is the attempts made
 SCHEDULE = (0, 5, 300, 1800, 7200, 18000, 36000, 36000)
-#: how long the secret before a rotation still signs (receivers switch over within it)
-ROTATION_OVERLAP = timedelta(hours=24)
 #: a worker holds a delivery it is sending for the attempt's deadline and this much more (past the task's limits)
 HOLD_MARGIN = 60.0
 #: the error of an attempt recorded before it is made, left if its worker never came back
 CUT_OFF = "cut off: the worker stopped before the attempt ended"
-#: endpoints at most (each is sent every event it wants)
-MAX_ENDPOINTS = 100
 #: how long a web process trusts its list of the event types someone wants
 SUBSCRIBED_TTL = 5.0
-#: a receiver's answer is read up to this many bytes (it is only recorded, and briefly)
-ANSWER_BYTES = 200
 USER_AGENT = "solitaire-verifier-webhooks/1"
-
-
-class WebhookError(ValueError):
-    """A webhook request that cannot be done; ``field`` names the input at fault (if any)."""
-
-    def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.field = field
-
-
-class UnknownEndpoint(LookupError):
-    """No endpoint with that id."""
-
-
-# -- targets: no request forgery into the service's own network ---------------------
-
-#: NAT64's prefixes (RFC 6052, RFC 8215): the last 32 bits are an IPv4 address
-_NAT64 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
-#: IPv4-compatible addresses (RFC 4291, deprecated): ``::a.b.c.d``
-_COMPATIBLE = ipaddress.IPv6Network("::/96")
-
-
-def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[tuple[str, ipaddress.IPv4Address]]:
-    """The IPv4 addresses an IPv6 address carries, each with its form's name: IPv4-mapped,
-    6to4 (2002::/16), Teredo (2001::/32: its server and client), NAT64, IPv4-compatible."""
-    low32 = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    found = [("IPv4-mapped", ip.ipv4_mapped), ("6to4", ip.sixtofour),
-             *(("Teredo", part) for part in ip.teredo or ()),
-             *(("NAT64", low32) for network in _NAT64 if ip in network),
-             ("IPv4-compatible", low32 if ip in _COMPATIBLE and int(ip) > 1 else None)]
-    return [(form, address) for form, address in found if address is not None]
-
-
-def _refused_address(address: str) -> str | None:
-    """Why ``address`` may not be a webhook's target (``None``: it may). An IPv6 address that
-    carries an IPv4 one (6to4, Teredo, NAT64, IPv4-mapped or -compatible) is refused when that is."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address):
-        for form, inner in _embedded_ipv4(ip):
-            reason = _refused_address(str(inner))
-            if reason:
-                return f"{address} ({form}) carries {reason.removeprefix(str(inner) + ' is ')}: {inner}"
-    for test, what in ((ip.is_loopback, "loopback"), (ip.is_link_local, "link-local (cloud metadata)"),
-                       (ip.is_private, "private"), (ip.is_multicast, "multicast"), (ip.is_reserved, "reserved"),
-                       (ip.is_unspecified, "unspecified"), (not ip.is_global, "not globally routable")):
-        if test:
-            return f"{address} is a {what} address"
-    return None
-
-
-def check_url(url: str) -> tuple[str, str, int]:
-    """``(scheme, host, port)`` of a webhook URL, or :class:`WebhookError` saying what is wrong."""
-    if len(url) > 2000:
-        raise WebhookError("the URL is longer than 2,000 characters", "url")
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as error:
-        raise WebhookError(f"the URL does not parse: {error}", "url") from None
-    if parts.scheme not in ("http", "https"):
-        raise WebhookError("the URL must start with https:// (or http://)", "url")
-    if not parts.hostname:
-        raise WebhookError("the URL names no host", "url")
-    if parts.username is not None or parts.password is not None:
-        raise WebhookError("the URL may not carry a user name or password: receivers check the signature", "url")
-    if parts.fragment:
-        raise WebhookError("the URL may not have a #fragment", "url")
-    return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80)
-
-
-def _resolve(host: str, port: int) -> list[tuple[Any, ...]]:
-    try:
-        return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as error:
-        raise WebhookError(f"the host {host!r} does not resolve ({error})", "url") from None
-
-
-def _refusal(host: str, reason: str) -> str:
-    return (f"the host {host!r} resolves to {reason}; webhooks go to public addresses only "
-            f"(WEBHOOK_ALLOW_PRIVATE lifts this for private networks)")
-
-
-def check_target(url: str, allow_private: bool) -> None:
-    """Refuse a URL whose host resolves to an address the service must not send to."""
-    _, host, port = check_url(url)
-    if allow_private:
-        return
-    for *_, address in _resolve(host, port):
-        reason = _refused_address(str(address[0]))
-        if reason:
-            raise WebhookError(_refusal(host, reason), "url")
-
-
-class DeadlineExceeded(TimeoutError):
-    """An attempt that did not end within its deadline (``WEBHOOK_DEADLINE_SECONDS``)."""
-
-
-class Deadline:
-    """The end of one whole attempt: every step (connecting, the TLS handshake, each send and
-    each read of the answer) may take only what is left of it, so a receiver that answers
-    a byte at a time cannot make the attempt last longer."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.at = time.monotonic() + seconds
-
-    def left(self) -> float:
-        left = self.at - time.monotonic()
-        if left <= 0:
-            raise DeadlineExceeded(f"no whole answer within the attempt's {self.seconds:g} s")
-        return left
-
-    def arm(self, sock: socket.socket) -> None:
-        sock.settimeout(self.left())
-
-
-def connect(host: str, port: int, deadline: Deadline, allow_private: bool) -> socket.socket:
-    """A TCP connection to ``host``, to the first of its addresses that answers, each checked
-    before it is connected to (the name may resolve elsewhere than when it was registered)."""
-    failure: OSError | None = None
-    for family, kind, protocol, _, address in _resolve(host, port):
-        reason = None if allow_private else _refused_address(str(address[0]))
-        if reason:
-            failure = ConnectionRefusedError(f"refused: {_refusal(host, reason)}")
-            continue
-        sock = socket.socket(family, kind, protocol)
-        try:
-            deadline.arm(sock)
-            sock.connect(address)
-        except OSError as error:
-            sock.close()
-            if isinstance(error, TimeoutError):
-                deadline.left()  # (the deadline's own error once it has passed)
-            failure = error
-            continue
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return sock
-    raise failure or ConnectionError(f"the host {host!r} has no address")
-
-
-class _Timed(io.RawIOBase):
-    """A socket's reading side whose every read is given what is left of the deadline."""
-
-    def __init__(self, sock: socket.socket, deadline: Deadline) -> None:
-        self.sock, self.deadline = sock, deadline
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        self.deadline.arm(self.sock)
-        try:
-            return self.sock.recv_into(buffer)
-        except TimeoutError:
-            self.deadline.left()
-            raise
-
-
-class _TimedSocket:
-    """What ``http.client`` uses of a socket (send, read, close), each step within the deadline."""
-
-    def __init__(self, sock: socket.socket, deadline: Deadline) -> None:
-        self.sock, self.deadline = sock, deadline
-
-    def sendall(self, data: bytes) -> None:
-        self.deadline.arm(self.sock)
-        try:
-            self.sock.sendall(data)
-        except TimeoutError:
-            self.deadline.left()
-            raise
-
-    def makefile(self, mode: str) -> io.BufferedReader:
-        assert mode == "rb", mode
-        return io.BufferedReader(_Timed(self.sock, self.deadline))
-
-    def close(self) -> None:
-        self.sock.close()
-
-
-class _HTTP(http.client.HTTPConnection):
-    """A connection whose every step (connecting, sending, each read of the answer) is within one deadline."""
-
-    deadline: Deadline
-    allow_private = False
-
-    def _tcp(self) -> socket.socket:
-        return connect(self.host, self.port, self.deadline, self.allow_private)
-
-    def connect(self) -> None:
-        self.sock = _TimedSocket(self._tcp(), self.deadline)
-
-
-class _HTTPS(_HTTP, http.client.HTTPSConnection):
-    def connect(self) -> None:
-        sock = self._tcp()  # checked before any TLS
-        self.deadline.arm(sock)  # (the handshake as a whole: CPython gives it the socket's timeout)
-        try:
-            tls = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
-        except BaseException as error:
-            sock.close()
-            if isinstance(error, TimeoutError):
-                self.deadline.left()
-            raise
-        self.sock = _TimedSocket(tls, self.deadline)
-
-
-# -- endpoints ---------------------------------------------------------------------
-
-def new_secret() -> str:
-    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
-
-
-def create_endpoint(session: Session, url: str, events: Iterable[str], created_by: str,
-                    allow_private: bool) -> tuple[WebhookEndpoint, str]:
-    """A new endpoint and its secret (shown this once). The caller commits."""
-    wanted = list(dict.fromkeys(events))
-    unknown = [name for name in wanted if name not in EVENTS]
-    if unknown or not wanted:
-        raise WebhookError(f"unknown event type {unknown[0]!r}; known: {', '.join(EVENTS)}" if unknown
-                           else "name at least one event type", "events")
-    check_target(url, allow_private)
-    if len(session.scalars(select(WebhookEndpoint.id).limit(MAX_ENDPOINTS)).all()) >= MAX_ENDPOINTS:
-        raise WebhookError(f"there are {MAX_ENDPOINTS} endpoints already; delete one first")
-    secret = new_secret()
-    endpoint = WebhookEndpoint(url=url, events=wanted, secret=secret, created_by=created_by,
-                               created_at=datetime.now(UTC))
-    session.add(endpoint)
-    session.flush()
-    _forget_subscriptions()
-    return endpoint, secret
-
-
-def get_endpoint(session: Session, endpoint_id: int) -> WebhookEndpoint:
-    endpoint = session.get(WebhookEndpoint, endpoint_id) if 0 < endpoint_id < 2 ** 63 else None
-    if endpoint is None:
-        raise UnknownEndpoint(f"there is no webhook endpoint {endpoint_id}")
-    return endpoint
-
-
-def list_endpoints(session: Session) -> list[WebhookEndpoint]:
-    return list(session.scalars(select(WebhookEndpoint).order_by(WebhookEndpoint.id)))
-
-
-def delete_endpoint(session: Session, endpoint_id: int) -> None:
-    """Delete an endpoint and its deliveries (nothing more is sent to it). The caller commits."""
-    session.delete(get_endpoint(session, endpoint_id))
-    _forget_subscriptions()
-
-
-def rotate_secret(session: Session, endpoint_id: int) -> tuple[WebhookEndpoint, str]:
-    """A new secret; the one before still signs (beside it) for :data:`ROTATION_OVERLAP`. The caller commits."""
-    endpoint = get_endpoint(session, endpoint_id)
-    secret = new_secret()
-    endpoint.previous_secret, endpoint.secret = endpoint.secret, secret
-    endpoint.previous_expires_at = datetime.now(UTC) + ROTATION_OVERLAP
-    return endpoint, secret
-
-
-def deliveries(session: Session, endpoint_id: int, before: int | None, limit: int
-               ) -> tuple[list[WebhookDelivery], bool]:
-    """An endpoint's deliveries, newest first, below the id ``before``; and whether there are more."""
-    get_endpoint(session, endpoint_id)
-    statement = select(WebhookDelivery).where(WebhookDelivery.endpoint_id == endpoint_id)
-    if before is not None:
-        statement = statement.where(WebhookDelivery.id < before)
-    rows = list(session.scalars(statement.order_by(WebhookDelivery.id.desc()).limit(limit + 1)))
-    return rows[:limit], len(rows) > limit
 
 
 # -- events: written with the change, sent after its commit ------------------------
@@ -348,7 +87,7 @@ _subscribed: tuple[float, frozenset[str]] | None = None
 _subscribed_lock = threading.Lock()
 
 
-def _forget_subscriptions() -> None:
+def forget_subscriptions() -> None:
     global _subscribed
     _subscribed = None
 
@@ -418,8 +157,8 @@ def _json_default(value: Any) -> Any:
 @event.listens_for(Session, "after_commit")
 def _after_commit(session: Session) -> None:
     waiting = session.info.pop("api.webhook_deliveries", None)
-    if waiting and has_app_context():
-        dispatch(current_app._get_current_object(), waiting)  # type: ignore[attr-defined]
+    if waiting:  # (the app factory connects who sends them: api.tasks.webhooks.dispatch_written)
+        events.deliveries_written.send(session, ids=waiting)
 
 
 @event.listens_for(Session, "after_rollback")
@@ -427,7 +166,7 @@ def _after_rollback(session: Session) -> None:
     session.info.pop("api.webhook_deliveries", None)
 
 
-def dispatch(app: Flask, delivery_ids: Iterable[int], delay: float = 0.0) -> None:
+def dispatch(app: App, delivery_ids: Iterable[int], delay: float = 0.0) -> None:
     """Have the deliveries sent: by a task on the worker tier, or (embedded) by a thread here.
     A send that fails is left to the sweep."""
     for delivery_id in delivery_ids:
@@ -442,7 +181,7 @@ def dispatch(app: Flask, delivery_ids: Iterable[int], delay: float = 0.0) -> Non
             log.exception("webhook delivery %s could not be sent to the worker tier; the sweep will", delivery_id)
 
 
-def _deliver_in_thread(app: Flask, delivery_id: int) -> None:
+def _deliver_in_thread(app: App, delivery_id: int) -> None:
     with app.app_context():
         try:
             deliver(app, delivery_id)
@@ -460,7 +199,7 @@ def signature(endpoint: WebhookEndpoint, msg_id: str, at: datetime, body: str) -
     return " ".join(Webhook(secret).sign(msg_id, at, body) for secret in secrets_now)
 
 
-def hold(app: Flask) -> timedelta:
+def hold(app: App) -> timedelta:
     """How long a worker holds a delivery it is sending: longer than an attempt and the task's time limits."""
     return timedelta(seconds=app.config["WEBHOOK_DEADLINE_SECONDS"] + HOLD_MARGIN)
 
@@ -477,29 +216,11 @@ def _claim(session: Session, delivery_id: int, now: datetime, held: timedelta) -
     return claimed.rowcount == 1  # type: ignore[attr-defined]
 
 
-def post(url: str, headers: Mapping[str, str], body: bytes, allow_private: bool, deadline: Deadline) -> int:
-    """POST ``body`` to ``url``, the whole of it (connecting, sending, the answer's status line,
-    headers and first bytes) within ``deadline``; the answer's status code (no answer: an
-    ``OSError``, :class:`DeadlineExceeded` when the deadline passed)."""
-    scheme, host, port = check_url(url)
-    parts = urlsplit(url)
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    connection = (_HTTPS if scheme == "https" else _HTTP)(host, port)
-    connection.deadline, connection.allow_private = deadline, allow_private
-    try:
-        connection.request("POST", target, body=body, headers=dict(headers))
-        answer = connection.getresponse()
-        answer.read(ANSWER_BYTES)
-        return answer.status
-    finally:
-        connection.close()
-
-
 def _attempt(at: datetime, code: int | None, error: str | None, ms: int) -> dict[str, Any]:
     return {"at": at.isoformat().replace("+00:00", "Z"), "status_code": code, "error": error, "ms": ms}
 
 
-def _begin(session: Session, app: Flask, delivery_id: int, now: datetime
+def _begin(session: Session, app: App, delivery_id: int, now: datetime
            ) -> tuple[WebhookDelivery, WebhookEndpoint] | str:
     """Claim the delivery and record its attempt before it is made, as cut off, with the
     schedule applied: a worker killed in the middle (its hard time limit, a crash) leaves
@@ -521,7 +242,7 @@ def _begin(session: Session, app: Flask, delivery_id: int, now: datetime
     return delivery, endpoint
 
 
-def _send(app: Flask, endpoint: WebhookEndpoint, delivery: WebhookDelivery, now: datetime
+def _send(app: App, endpoint: WebhookEndpoint, delivery: WebhookDelivery, now: datetime
           ) -> tuple[int | None, str | None]:
     """Make the attempt: the answer's code, or why none came (a timeout among them)."""
     body = delivery.message.payload
@@ -537,7 +258,7 @@ def _send(app: Flask, endpoint: WebhookEndpoint, delivery: WebhookDelivery, now:
         return None, "SoftTimeLimitExceeded: the delivery task's time limit passed"
 
 
-def deliver(app: Flask, delivery_id: int) -> str:
+def deliver(app: App, delivery_id: int) -> str:
     """One attempt at a delivery, if it is due and no one else holds it: what became of it.
     The attempt is recorded however it ends (an answer, an error, its deadline, the task's
     time limit), and the retry schedule applied."""
@@ -570,7 +291,7 @@ def _settle(delivery: WebhookDelivery, endpoint: WebhookEndpoint, code: int | No
     if code == 410:  # the receiver unsubscribed
         endpoint.disabled_at, endpoint.disabled_reason = now, "the receiver answered 410 Gone"
         delivery.status, delivery.next_attempt_at = "cancelled", None
-        _forget_subscriptions()
+        forget_subscriptions()
         return "disabled"
     made = len(delivery.attempts)
     if made >= len(SCHEDULE):
@@ -588,7 +309,7 @@ SWEEP_BATCH = 500
 ANNOUNCE_WITHIN = timedelta(days=2)
 
 
-def sweep(app: Flask) -> dict[str, int]:
+def sweep(app: App) -> dict[str, int]:
     """Announce closed challenges, and send the due deliveries no worker holds."""
     database = app.extensions["api.platform.db"]
     now = datetime.now(UTC)
@@ -616,9 +337,6 @@ def announce_closed_challenges(session: Session, now: datetime) -> int:
 
 def challenge_data(session: Session, challenge: Challenge) -> dict[str, Any]:
     """A closed challenge and its podium: every entry ranked 1 to 3 on its board."""
-    from api.boards import kinds
-    from api.boards import reads as boards
-
     page = boards.page(session.connection(), boards.board(kinds.CHALLENGE, challenge.id), 10, None)
     podium = [{"rank": rank, "player": row.player, "record_id": row.record_id, "won": row.won, "score": row.score,
                "moves": row.moves} for rank, row in page["ranked"] if rank <= 3]
@@ -632,7 +350,7 @@ def challenge_data(session: Session, challenge: Challenge) -> dict[str, Any]:
 PRUNE_BATCH = 1000
 
 
-def prune(app: Flask, now: datetime | None = None, until: float | None = None) -> dict[str, int]:
+def prune(app: App, now: datetime | None = None, until: float | None = None) -> dict[str, int]:
     """Delete the deliveries that ended (delivered, failed, cancelled) and were made more than
     ``WEBHOOK_KEEP_SECONDS`` ago, oldest first, then the messages left without a delivery
     (kept at least :data:`ANNOUNCE_WITHIN`, so that a closed challenge's once-only key still

@@ -11,7 +11,8 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from api.platform.models import SolverJob
-from api.solver.queue import Solver, now
+from api.solver.queue import Solver
+from api.solver.searches import now
 
 
 def places_taken(solver: Solver) -> int:

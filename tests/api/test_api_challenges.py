@@ -13,7 +13,7 @@ from api.boards import upkeep
 from api.challenges import windows as challenges
 from api.platform.models import Challenge, Record, Solvability, SolverJob
 from api.players.stats import streaks
-from api.solver.queue import Budget
+from api.solver.searches import Budget
 from verifier import replay
 
 API = "/api/v1"
@@ -314,15 +314,15 @@ def test_a_scheduled_task_does_nothing_while_another_run_holds_its_lock(make_emp
 
     app = make_empty_app(CHALLENGE_NODES=20000, WINNABLE_POOL_SIZE=1)
     with app.app_context():
-        held = tasks._lock(app, tasks.REFILL)
-        assert held is not None and tasks._lock(app, tasks.REFILL) is None  # one holder at a time
+        held = tasks.challenges._lock(app, tasks.REFILL)
+        assert held is not None and tasks.challenges._lock(app, tasks.REFILL) is None  # one holder at a time
         assert tasks.refill_winnable_pool(variant="yukon-relaxed", searches=3) == 0
         assert tasks.prepare_challenges(ahead=0, variant="yukon-classic", kind="daily") == 0  # its own lock
         with app.extensions["api.platform.db"].sessions() as session:
             assert session.scalars(select(Solvability).where(Solvability.variant == "yukon-relaxed")).all() == []
             assert len(session.scalars(select(Challenge)).all()) == 1
             assert [job.id for job in session.scalars(select(SolverJob))] == [held]  # prepare freed its own
-        tasks._release_marker(app, held)
+        tasks.challenges._release_marker(app, held)
         assert tasks.refill_winnable_pool(variant="yukon-relaxed", searches=3) >= 1
         with app.extensions["api.platform.db"].sessions() as session:
             assert session.scalars(select(SolverJob)).all() == []

@@ -442,7 +442,7 @@ def test_a_web_process_sends_its_reevaluation_asks_together(monkeypatch):
         ("FT1-N-AAAAAAC", True, True)]
     asks.send()  # nothing new: nothing sent
     assert len(celery.sent) == 3
-    monkeypatch.setattr(tasks, "ASKS_AT_MOST", 2)
+    monkeypatch.setattr(tasks.fairplay, "ASKS_AT_MOST", 2)
     for number in range(5):
         asks.add(f"YU1-C-AAAAAA{'BCDEF'[number]}", False)
     asks.send()

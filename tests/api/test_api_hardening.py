@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from marshmallow import ValidationError
 from openapi_schema_validator import OAS31Validator
 
-from api.schemas import Name
+from api.routes.schemas import Name
 from tests.conftest import SPEC_PATH
 
 API = "/api/v1"

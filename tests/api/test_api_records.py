@@ -314,13 +314,13 @@ def test_a_dollar_statement_binds_every_type_as_sqlalchemy_does(app):
 
 
 def test_a_records_answer_is_marshmallows_dump(app, client):
-    """``api.schemas.record_json`` copies plain values itself: for stored records (with times,
+    """``api.records.shape.record_json`` copies plain values itself: for stored records (with times,
     claims, a history, flags) and for the dicts a new record is answered with, missing keys and
     values of another type included, it gives what ``RecordSchema().dump`` gives."""
     from sqlalchemy import select
 
     from api.platform.models import Record
-    from api.schemas import RecordSchema, record_json
+    from api.records.shape import RecordSchema, record_json
 
     submit(client, claimed={"score": 10, "moves": 2}, elapsed_ms=93000, client="web/1", times=[400, 900])
     submit(client, player="bob")

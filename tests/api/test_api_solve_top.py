@@ -15,7 +15,8 @@ import api.solver.queue
 from api.boards import upkeep
 from api.fairplay.judging import in_a_top
 from api.platform.models import BoardEntry, Solvability
-from api.solver.queue import ClientBusy, Query, QueueFull, Solver
+from api.solver.queue import ClientBusy, QueueFull, Solver
+from api.solver.searches import Query
 from engine import Game, GameCode
 from tests.api.conftest import RecordFactory
 from verifier.solving import solve_code

@@ -20,12 +20,15 @@ from sqlalchemy import inspect, select
 from sqlalchemy.exc import IntegrityError
 
 import api.records.store
+import api.solver.hints
 import api.solver.queue
+import api.solver.searches
 import engine
 from api.platform.config import ConfigError, load_settings
 from api.platform.db import Database, alembic_config
 from api.platform.models import Solvability
-from api.solver.queue import MAX_ATTEMPTS, Solver
+from api.solver.queue import Solver
+from api.solver.searches import MAX_ATTEMPTS
 from tests.api.solver_places import places_taken
 from verifier import replay
 from verifier.solving import solve_code
@@ -109,7 +112,7 @@ def no_search(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a search was started")
 
-    monkeypatch.setattr(api.solver.queue, "solve_code", refuse)
+    monkeypatch.setattr(api.solver.searches, "solve_code", refuse)
 
 
 # -- answers ---------------------------------------------------------------
@@ -154,7 +157,7 @@ def test_a_deal_undecided_within_the_budget_is_unknown_with_the_reason(make_empt
 def test_answers_are_stored_and_served_from_the_database(app, client, monkeypatch):
     first = solvability(client, WINNABLE_YUKON)
     assert first.status_code == 200
-    monkeypatch.setattr(api.solver.queue, "solve_code", lambda *a, **k: pytest.fail("searched again"))
+    monkeypatch.setattr(api.solver.searches, "solve_code", lambda *a, **k: pytest.fail("searched again"))
     again = solvability(client, " yu1-c-aaaaaab ")
     assert again.status_code == 200
     assert again.get_json() == first.get_json()
@@ -224,7 +227,7 @@ def test_a_search_that_keeps_failing_ends_unknown_with_the_error(app, client, mo
     def broken(*args, **kwargs):
         raise MemoryError("the table did not fit")
 
-    monkeypatch.setattr(api.solver.queue, "solve_code", broken)
+    monkeypatch.setattr(api.solver.searches, "solve_code", broken)
     for attempt in range(1, MAX_ATTEMPTS + 1):
         response = solvability(client, WINNABLE_YUKON)
         assert response.status_code == 500
@@ -480,7 +483,7 @@ def test_a_hint_has_an_id_to_poll_and_is_stored(client, monkeypatch):
     assert body["poll"] == f"{API}/hints/{body['id']}"
     polled = poll_hint(client, body["poll"])
     assert polled.status_code == 200 and polled.get_json() == body
-    monkeypatch.setattr(api.solver.queue, "hint_code", lambda *a, **k: pytest.fail("searched again"))
+    monkeypatch.setattr(api.solver.hints, "hint_code", lambda *a, **k: pytest.fail("searched again"))
     again = hint(client, WINNABLE_YUKON, [{"from": "T7", "card": "TS", "to": "T2"}])  # the same canonical log
     assert again.status_code == 200 and again.get_json() == body
 
@@ -588,8 +591,8 @@ def test_a_search_stopped_at_the_soft_time_limit_is_stored_unknown(app, client, 
     def too_long(*args, **kwargs):
         raise SoftTimeLimitExceeded()
 
-    monkeypatch.setattr(api.solver.queue, "solve_code", too_long)
-    monkeypatch.setattr(api.solver.queue, "hint_code", too_long)
+    monkeypatch.setattr(api.solver.searches, "solve_code", too_long)
+    monkeypatch.setattr(api.solver.hints, "hint_code", too_long)
     body = solvability(client, WINNABLE_YUKON).get_json()
     assert (body["status"], body["search"]) == ("unknown", None)
     assert body["reason"] == "the search went past its time limit on the worker (budget 60 s)"
@@ -663,7 +666,7 @@ def queue_app(make_empty_app, monkeypatch, **config):
             "status": "unknown", "verified": False, "solution": None, "solution_actions": None, "search": None,
             "coverage": None, "reason": "recorded"}})()
 
-    monkeypatch.setattr(api.solver.queue, "solve_code", record)
+    monkeypatch.setattr(api.solver.searches, "solve_code", record)
     return app, solver, searched
 
 
@@ -770,7 +773,7 @@ def test_migration_0010_keeps_answers_hints_and_places(empty_database_url):
 
 def test_the_tickets_of_keys_go_to_the_queue_taken_first(make_empty_app, monkeypatch, tmp_path):
     from api import tasks
-    from api.solver.queue import Budget
+    from api.solver.searches import Budget
 
     app = make_empty_app(CELERY_QUEUE_PREFIX="sq")
     celery, sent = app.extensions["api.celery"], []

@@ -18,6 +18,7 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from api.platform.models import Challenge, WebhookDelivery
 from api.webhooks import delivery as webhooks
+from api.webhooks import endpoints, targets
 from tests.conftest import bearer
 
 API = "/api/v1"
@@ -182,16 +183,16 @@ def test_a_target_on_a_loopback_private_or_metadata_address_is_refused(app, clie
     ("64:ff9b:1::a00:1", "NAT64", "10.0.0.1"), ("2001:0:4136:e378:8000:63bf:80ff:fffe", "Teredo", "127.0.0.1"),
     ("::ffff:10.1.2.3", "IPv4-mapped", "10.1.2.3"), ("::169.254.169.254", "IPv4-compatible", "169.254.169.254")])
 def test_an_ipv6_address_that_carries_a_private_ipv4_is_refused_naming_it(address, form, inner):
-    reason = webhooks._refused_address(address)
+    reason = targets._refused_address(address)
     assert reason is not None and f"({form})" in reason and reason.endswith(inner), reason
     # and at delivery, on the address about to be connected to (before any packet is sent)
     with pytest.raises(ConnectionRefusedError, match=form):
-        webhooks.connect(address, 80, webhooks.Deadline(5), allow_private=False)
+        targets.connect(address, 80, targets.Deadline(5), allow_private=False)
 
 
 def test_an_ipv6_address_that_carries_a_public_ipv4_is_not_refused_for_it():
-    assert webhooks._refused_address("2002:808:808::1") is None  # 6to4 of 8.8.8.8
-    assert webhooks._refused_address("2606:4700:4700::1111") is None
+    assert targets._refused_address("2002:808:808::1") is None  # 6to4 of 8.8.8.8
+    assert targets._refused_address("2606:4700:4700::1111") is None
 
 
 @pytest.mark.parametrize(("body", "field"), [
@@ -241,7 +242,7 @@ def test_a_stored_record_is_sent_signed_with_the_record_as_the_api_shows_it(hook
     assert {"ranked", "flags"} <= payload["data"].keys()
     assert request["headers"]["webhook-id"].startswith("msg_")
     with pytest.raises(WebhookVerificationError):  # another secret does not verify
-        Webhook(webhooks.new_secret()).verify(request["body"], request["headers"])
+        Webhook(endpoints.new_secret()).verify(request["body"], request["headers"])
     # the same game again is no new record, and no new event
     assert client.post(f"{API}/records", json={"code": CODE, "player": "ann",
                                                "moves": legal_log(CODE, 6)}).status_code == 200
@@ -295,7 +296,7 @@ def test_410_gone_disables_the_endpoint(hook_app, receiver, legal_log):
         time.sleep(0.1)
     shown = client.get(f"{API}/webhooks/{made['id']}", headers=headers).get_json()
     assert "410" in shown["disabled_reason"]
-    webhooks._forget_subscriptions()
+    webhooks.forget_subscriptions()
     submit(client, legal_log, player="bob", skip=1)
     time.sleep(0.5)
     assert len(receiver.received) == 1

@@ -33,7 +33,7 @@ def test_the_challenge_page_shows_todays_deal_its_board_the_countdown_and_past_c
     from api import tasks
 
     asked = []  # a worker tier that has not prepared the weekly window yet (the embedded mode would do it now)
-    monkeypatch.setattr(tasks, "ask_to_prepare", lambda *args: asked.append(args[1:3]))
+    monkeypatch.setattr(tasks.challenges, "ask_to_prepare", lambda *args: asked.append(args[1:3]))
     now = datetime.now(UTC)
     today = datetime.combine(now.date(), datetime.min.time(), UTC)
     daily = add_challenge(app, "daily", today, attempts_required=True)

@@ -5,7 +5,12 @@ The deal and the verdict are the verifier's own JSON (``verifier.deal_json``,
 ``Verdict.to_json``) and pass through unchanged; ``openapi.yaml`` pins their
 shape and the tests check it. What is *in* a move log (its notation, its
 rules) is the verifier's business too: the schemas only check that ``moves``
-is text or an array of text and objects.
+is text or an array of text and objects. A record's own JSON is made in
+``api/records/shape.py`` (services send it in webhooks), the problem details in
+``api/platform/problems.py``.
+
+These are the HTTP side's: limits come from the app serving the request
+(``current_app``).
 """
 
 from __future__ import annotations
@@ -15,58 +20,16 @@ from collections.abc import Callable
 from typing import Any
 
 from flask import current_app
-from marshmallow import Schema, ValidationError, fields, missing, validate
+from marshmallow import Schema, ValidationError, fields, validate
 
+from api.platform.fields import MAX_SAFE_INT, QueryBoolean, StrictBoolean, StrictInteger, WholeNumbers
 from api.platform.models import STATUSES
-from api.records.times import unpack_times
+from api.records.shape import RecordSchema
+from api.webhooks.events import EVENTS
 from engine import BY_VARIANT
 from engine.actions import split_text_log
 
 VARIANTS = tuple(BY_VARIANT)
-#: JSON's safe integer range: what every client can represent exactly
-MAX_SAFE_INT = 2 ** 53 - 1
-
-
-# -- fields --------------------------------------------------------------
-
-class StrictInteger(fields.Integer):
-    """A JSON number that is a whole number; ``true`` and ``"3"`` are not."""
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.make_error("invalid", input=value)
-        return value
-
-
-class WholeNumbers(fields.List):
-    """A list of whole numbers from 0 to :data:`MAX_SAFE_INT` (a game's per-action times):
-    a valid list is checked in one pass; any other gets the per-item answers of
-    ``List(StrictInteger(validate=Range(…)))``, which cost a call chain an item."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(StrictInteger(validate=validate.Range(min=0, max=MAX_SAFE_INT)), **kwargs)
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[Any]:
-        if isinstance(value, list) and all(type(item) is int and 0 <= item <= MAX_SAFE_INT for item in value):
-            return value
-        return super()._deserialize(value, attr, data, **kwargs)
-
-
-class StrictBoolean(fields.Boolean):
-    """JSON ``true`` or ``false``; ``1`` and ``"true"`` are not."""
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
-        if not isinstance(value, bool):
-            raise self.make_error("invalid", input=value)
-        return value
-
-
-class QueryBoolean(fields.Boolean):
-    """A query-string boolean: ``true``/``1`` or ``false``/``0``."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(truthy={"true", "1"}, falsy={"false", "0"},
-                         error_messages={"invalid": "Not a valid boolean: use true or false."}, **kwargs)
 
 
 def _setting(name: str) -> Callable[[], int]:
@@ -278,87 +241,6 @@ class StatsQuerySchema(Schema):
 
 # -- response bodies -----------------------------------------------------
 
-class StatusChangeSchema(Schema):
-    """One entry of a record's status history."""
-
-    status = fields.String()
-    actor = fields.String()
-    at = fields.AwareDateTime()
-    reason = fields.String()
-
-
-class RecordSchema(Schema):
-    """A stored record: who, which deal, what the replay recomputed, the canonical log,
-    and its status with the history of changes."""
-
-    id = fields.Integer()
-    player = fields.String()
-    code = fields.String()
-    variant = fields.String()
-    number = fields.Integer()
-    won = fields.Boolean()
-    score = fields.Integer()
-    moves = fields.Integer()
-    actions = fields.Integer()
-    undos = fields.Integer()
-    takebacks = fields.Integer()
-    foundation_cards = fields.Integer()
-    canonical = fields.String()
-    claimed = fields.Dict(keys=fields.String(), allow_none=True)
-    elapsed_ms = fields.Integer(allow_none=True)
-    client = fields.String(allow_none=True)
-    engine_version = fields.String()
-    rules_version = fields.Integer()
-    received_at = fields.AwareDateTime()
-    verified_at = fields.AwareDateTime()
-    submitted_by = fields.String(allow_none=True)
-    status = fields.String()
-    history = fields.List(fields.Nested(StatusChangeSchema))
-    ranked = fields.Boolean()
-    flags = fields.List(fields.Dict(keys=fields.String()))
-    copy_of = fields.Integer(allow_none=True)
-    vouched_by = fields.String(allow_none=True)
-    times = fields.Method("_times")
-    attempt = fields.Integer(attribute="attempt_id", allow_none=True)
-    server_elapsed_ms = fields.Integer(allow_none=True)
-
-    def _times(self, record: Any) -> list[int] | None:
-        packed = record["times"] if isinstance(record, dict) else record.times
-        return packed if isinstance(packed, list) else unpack_times(packed)  # (a list: a new record's, as sent)
-
-
-class PlainDump:
-    """``schema.dump`` (a schema without dump hooks), with a shortcut: a value already of its
-    integer, text or boolean field's type, or ``None``, is copied as the field would give it;
-    any other goes through its field. A record's answer is made on every submission, and
-    marshmallow's call chain a field was a tenth of a record's CPU."""
-
-    PLAIN: dict[type, type] = {fields.Integer: int, fields.String: str, fields.Boolean: bool}
-
-    def __init__(self, schema: Schema) -> None:
-        assert not any(schema._hooks[hook] for hook in ("pre_dump", "post_dump")), "the shortcut skips dump hooks"
-        self.schema = schema
-        self.plan = [(name, field.data_key or name, field.attribute or name, self.PLAIN.get(type(field)), field)
-                     for name, field in schema.dump_fields.items()]
-
-    def __call__(self, obj: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        is_dict = isinstance(obj, dict)
-        for name, key, attribute, plain, field in self.plan:
-            if plain is not None:
-                value = obj.get(attribute, self) if is_dict else getattr(obj, attribute, self)
-                if value is None or type(value) is plain:
-                    out[key] = value
-                    continue
-            value = field.serialize(name, obj, accessor=self.schema.get_attribute)
-            if value is not missing:
-                out[key] = value
-        return out
-
-
-#: a record as ``GET /api/v1/records/{id}`` shows it (a webhook's ``data``, too)
-record_json = PlainDump(RecordSchema())
-
 
 class RecordPageSchema(Schema):
     items = fields.List(fields.Nested(RecordSchema))
@@ -491,29 +373,6 @@ class HealthSchema(Schema):
     schema = fields.String()
 
 
-class FieldErrorSchema(Schema):
-    field = fields.String()
-    message = fields.String()
-    part = fields.String()       # invalid game codes: which part is wrong
-    position = fields.Integer()  # … and the 1-based character position, when one character is to blame
-
-
-class ProblemSchema(Schema):
-    """RFC 9457 problem details, with this API's extension members."""
-
-    type = fields.String()
-    title = fields.String()
-    status = fields.Integer()
-    detail = fields.String()
-    instance = fields.String()
-    request_id = fields.String()
-    errors = fields.List(fields.Nested(FieldErrorSchema))
-    verdict = fields.Raw()  # Verdict.to_json(), as the verifier built it
-    player = fields.String()  # name-taken: the existing player's name
-    attempt = fields.Integer()  # attempt-exists: the player's attempt, its deal and when it started
-    code = fields.String()
-    started_at = fields.AwareDateTime()
-
 
 class ChallengeSchema(Schema):
     id = fields.Integer()
@@ -574,16 +433,10 @@ class PlayerStatsSchema(Schema):
 
 # -- webhooks ------------------------------------------------------------------
 
-def _webhook_events() -> tuple[str, ...]:
-    from api.webhooks.events import EVENTS
-
-    return EVENTS
-
-
 class WebhookRequestSchema(Schema):
     url = fields.String(required=True, validate=validate.Length(min=1, max=2000))
-    events = fields.List(fields.String(validate=validate.OneOf(_webhook_events())), required=True,
-                         validate=validate.Length(min=1, max=len(_webhook_events())))
+    events = fields.List(fields.String(validate=validate.OneOf(EVENTS)), required=True,
+                         validate=validate.Length(min=1, max=len(EVENTS)))
 
 
 class WebhookSchema(Schema):
