@@ -577,17 +577,17 @@ def review_queue(session: Session, after: int = 0, limit: int = REVIEW_PAGE) -> 
 
 # -- hints and solutions --------------------------------------------------------
 
-def log_hint(session: Session, player: Player, code: str, actions: int, position: str,
+def log_hint(session: Session, player: Player, code: str, actions: int, game: Game,
              action: str | None) -> bool:
-    """Store a hint given (who, which deal, when, at which position, which action, and the
-    position that action reaches: a known line of the deal). True if it handed out an action."""
+    """Store a hint given (who, which deal, when, at the position of ``game``, which action, and
+    the position that action reaches: a known line of the deal). True if it handed out an action."""
     reached = None
     if action is not None:
-        game = Game.from_position(position)
-        game.push_text(action)
-        reached = position_hash(game.position)
+        ahead = game.copy()
+        ahead.push_text(action)
+        reached = position_hash(ahead.position)
     session.add(Hint(player_id=player.id, code=code, at=datetime.now(UTC), actions=actions,
-                     position=position, action=action, reached=reached))
+                     position=str(game.position), action=action, reached=reached))
     session.commit()
     return reached is not None
 

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 import engine
 from engine import GameCode
-from verifier import Verdict, replay
+from verifier import Verdict, play
 
 from . import boards, evidence, fairplay, metrics, webhooks
 from .earned import earned
@@ -40,17 +40,22 @@ def log_hash(canonical: str) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None = None) -> dict[str, Any]:
-    """A new record's column values (all but its id), from a verified replay and the submission's own fields."""
+def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None = None,
+               replayed_earned: int | None = None) -> dict[str, Any]:
+    """A new record's column values (all but its id), from a verified replay and the submission's
+    own fields; ``replayed_earned``: the earned points that replay kept (:class:`engine.layouts.Line`),
+    else worked out here (:func:`api.earned.earned`)."""
     claimed = body.get("claimed") or {}
     now = datetime.now(UTC)
     canonical = verdict.canonical_text
+    points = (earned(str(verdict.code), canonical.split(), verdict.score, verdict.takebacks)
+              if replayed_earned is None else replayed_earned)
     return dict(  # noqa: C408 (the columns read best as keywords)
         player=body.get("player"), code=str(verdict.code), variant=verdict.code.variant, number=verdict.code.number,
         canonical=canonical, log_hash=log_hash(canonical),
         won=verdict.won, score=verdict.score, moves=verdict.moves, actions=verdict.actions, undos=verdict.undos,
         takebacks=verdict.takebacks, foundation_cards=verdict.foundation_cards,
-        earned=earned(str(verdict.code), canonical.split(), verdict.score, verdict.takebacks),
+        earned=points,
         claimed_score=claimed.get("score"), claimed_moves=claimed.get("moves"), claimed_won=claimed.get("won"),
         elapsed_ms=body.get("elapsed_ms"), client=body.get("client"),
         engine_version=engine.__version__, rules_version=engine.RULES_VERSION,
@@ -216,6 +221,25 @@ def check_times(times: list[int] | None, actions: int) -> None:
 JUDGEMENTS = 20
 
 
+def replayed(code: GameCode, body: dict[str, Any], submitted_by: str | None,
+             judge_later: bool) -> tuple[dict[str, Any], frozenset[int], list[int]]:
+    """The log's one replay: a verified game's column values (its line packed in them), its
+    effective line's positions and their index keys (none when its line is ``judge_later``);
+    :class:`RejectedLog` for an illegal log or claims that do not match."""
+    played = play(code, body["moves"], body.get("claimed"), line=not judge_later)
+    verdict = played.verdict
+    metrics.verified(verdict)
+    if not verdict.verified:
+        raise RejectedLog(verdict)
+    values = new_record(verdict, body, submitted_by, None if played.line is None else played.line.earned)
+    if judge_later:
+        return values, frozenset(), []  # (judged later: nothing to read by)
+    line = played.positions
+    positions = frozenset(line)
+    values["line"] = evidence.pack(positions)
+    return values, positions, evidence.index_keys(line)
+
+
 def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any], submitted_by: str | None,
            times_required: bool, judge_later: bool = False) -> Submitted:
     """Replay a submitted game, judge it on its effective line and its times, and store it once.
@@ -236,17 +260,8 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
         raise EmptyLog("the log has no action: there is no game to store")
     times = body.get("times")
     check_times(times, len(body["moves"]))
-    verdict = replay(code, body["moves"], body.get("claimed"))
-    metrics.verified(verdict)
-    if not verdict.verified:
-        raise RejectedLog(verdict)
-    values = new_record(verdict, body, submitted_by)
+    values, positions, bands = replayed(code, body, submitted_by, judge_later)
     actions = values["canonical"].split()
-    positions, bands = frozenset[int](), list[int]()  # (judged later: nothing to read by)
-    if not judge_later:
-        line = evidence.effective_line(values["code"], actions)
-        positions, bands = frozenset(line), evidence.index_keys(line)
-        values["line"] = evidence.pack(positions)
     time_findings = evidence.judge_times(times, body.get("elapsed_ms"), len(actions), times_required)
     # judged later, a claimed name's player is settled in the store's own statement (one round trip);
     # a challenge attempt needs its player before (its attempt is read by player)
