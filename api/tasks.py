@@ -292,7 +292,8 @@ def _run_ticket(task: Any, kind: str) -> str | None:
 def reevaluate_deal(code: str | list[str], solve: bool = False, pending_only: bool = False) -> dict[str, Any]:
     """Judge a deal's records stored before their judgement (``FAIRPLAY_JUDGE=worker``:
     :func:`api.fairplay.judge_pending`), then, unless ``pending_only`` (the ask of a new
-    record), its ranked records again with what is known of it now (``api.fairplay``);
+    record, which changes no other record's judgement), its ranked records again with the
+    solver lines and hints known of it now (:func:`api.fairplay.reevaluate_known`);
     with ``solve``, also have the deal searched if none was and one of its records is in the
     first ``FAIRPLAY_SOLVE_TOP`` places of a board (through the solver's fair queue, as the
     client ``task:fair-play``: a full queue skips it, the next high record asks again).
@@ -320,8 +321,8 @@ def _reevaluate_one(app: Flask, code: str, solve: bool, pending_only: bool = Fal
 
     with app.extensions["api.db"].sessions() as session:
         changed = fairplay.judge_pending(session, code)
-        if not pending_only:
-            changed += fairplay.reevaluate_deal(session, code)
+        if not pending_only:  # (a solver line or a hint learned: only known-line findings can be new)
+            changed += fairplay.reevaluate_deal(session, code, copies=False)
         top = app.config["FAIRPLAY_SOLVE_TOP"]
         if solve and top and app.config["SOLVER_ENABLED"] and not fairplay.is_searched(session, code) \
                 and fairplay.in_a_top(session, code, top):
@@ -416,9 +417,10 @@ class Asks:
 
 
 def evidence_learned(app: Flask, code: str, solve: bool = False, pending_only: bool = False) -> None:
-    """The service learned a new line of deal ``code`` (a solver line, a hint handed out, a
-    ranked record), or stored a record before its judgement (``pending_only``): have its
-    records judged (again) on the bulk queue, within a quarter second (:class:`Asks`;
+    """The service learned a new line of deal ``code`` (a solver line, a hint handed out): have
+    its ranked records judged again; or stored a record (``pending_only``): have it judged if it
+    waits for its judgement, and with ``solve`` its deal searched if it ranks high. On the bulk
+    queue, within a quarter second (:class:`Asks`;
     embedded: here, now). Never fails its caller: the evidence of the moment is stored already."""
     try:
         if app.config["CELERY_BROKER_URL"] is None:

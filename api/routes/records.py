@@ -66,8 +66,8 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
     solve = bool(current_app.config["FAIRPLAY_SOLVE_TOP"])
     if done.pending:  # judged on the worker tier within seconds (and solved if it ranks high)
         evidence_learned(current_app, str(code), solve=solve, pending_only=True)
-    elif done.ranked_unsearched and solve:
-        evidence_learned(current_app, str(code), solve=True)  # on the worker tier: solved if it ranks high
+    elif done.ranked_unsearched and solve:  # on the worker tier: solved if it ranks high (judged already:
+        evidence_learned(current_app, str(code), solve=True, pending_only=True)  # a new record changes no other's)
     answer = record_json(done.record)
     return answer, 201 if done.new else 200, {"Location": url_for("records.get_record", record_id=answer["id"])}
 
