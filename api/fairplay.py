@@ -419,10 +419,11 @@ def reevaluate_known(session: Session, code: str) -> list[int]:
     for player_id, _, spot in hints:
         if spot is not None:
             reached.setdefault(spot, set()).add(player_id)
-    rows = session.execute(select(Record.id, Record.player_id, Record.received_at, Record.line, Record.flags).where(
+    rows: Sequence[Any] = session.execute(select(Record.id, Record.player_id, Record.received_at, Record.line,
+                                                 Record.flags).where(
         Record.code == code, Record.line.is_not(None), Record.ranked.is_(True), Record.status == "visible")
         .order_by(Record.id)).all()
-    changed = []
+    changed: list[int] = []
     for record_id, player_id, received_at, line, flags in rows:
         own = [at for who, at, _ in hints if who == player_id and at <= received_at]
         known = Known(solver_lines=solver_lines, hints=reached, own_hint_at=min(own).isoformat() if own else None)
