@@ -27,7 +27,7 @@ _made_dir = None
 if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # before prometheus_client is imported (with the app)
     _made_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="solitaire-verifier-metrics-")
 
-from api.config import load_settings  # noqa: E402 (after the environment above)
+from api.platform.config import load_settings  # noqa: E402 (after the environment above)
 
 _settings = load_settings(os.path.join(os.path.dirname(os.path.abspath(__file__)), "instance"))
 
@@ -66,21 +66,21 @@ errorlog = "-"
 logconfig_dict: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"json": {"()": "api.logs.JsonFormatter"}},
-    "handlers": {"stderr": {"class": "api.logs.StderrHandler", "formatter": "json"}},
+    "formatters": {"json": {"()": "api.platform.logs.JsonFormatter"}},
+    "handlers": {"stderr": {"class": "api.platform.logs.StderrHandler", "formatter": "json"}},
     "root": {"handlers": ["stderr"], "level": "WARNING"},
     "loggers": {"gunicorn.error": {"handlers": ["stderr"], "level": _settings["LOG_LEVEL"], "propagate": False}},
 }
 
 
 def on_starting(server: Any) -> None:
-    from api.metrics import clear_multiproc_dir
+    from api.platform.metrics import clear_multiproc_dir
 
     clear_multiproc_dir()
 
 
 def child_exit(server: Any, worker: Any) -> None:
-    from api.metrics import process_gone
+    from api.platform.metrics import process_gone
 
     process_gone(worker.pid)
 

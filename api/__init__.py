@@ -16,20 +16,15 @@ from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
 from werkzeug.utils import cached_property
 from werkzeug.wsgi import LimitedStream, get_input_stream
 
-from . import (  # noqa: F401 (boards: its ORM hooks)
-    boards,
-    commands,
-    db,
-    limits,
-    logs,
-    metrics,
-    problems,
-    routes,
-    solving,
-    tasks,
-)
-from .config import load_settings
-from .routes import pages, pages_cards, pages_challenges, pages_players  # noqa: F401 (all but the first add views to pages.bp)
+from api import commands, routes, tasks
+from api.boards import reads as board_reads  # noqa: F401 (its ORM hooks)
+from api.pages import cards as page_cards  # noqa: F401 (adds views to page_views.bp)
+from api.pages import challenges as page_challenges  # noqa: F401 (adds views to page_views.bp)
+from api.pages import players as page_players  # noqa: F401 (adds views to page_views.bp)
+from api.pages import views as page_views
+from api.platform import db, limits, logs, metrics, problems
+from api.platform.config import load_settings
+from api.solver import queue as solving
 
 #: the contract, at the top of the repository
 OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
@@ -83,7 +78,7 @@ class ServiceRequest(Request):
 
 class Service(Flask):
     """Flask, with each view run again once if a pooled database connection turns out
-    to be broken (:func:`api.db.retrying_lost_connection`), and chunked bodies held to
+    to be broken (:func:`api.platform.db.retrying_lost_connection`), and chunked bodies held to
     ``MAX_CONTENT_LENGTH`` (:class:`ServiceRequest`)."""
 
     request_class = ServiceRequest
@@ -96,7 +91,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """Build the app: settings (environment, then ``config``), JSON logging, the
     database (migrated to head unless ``AUTO_MIGRATE`` is off), error handlers,
     rate limits, blueprints and CLI commands."""
-    app = Service(__name__, static_folder=None)
+    app = Service(__name__, static_folder=None, template_folder="pages/templates")
     app.config.update(OPENAPI_PATH=str(OPENAPI_PATH))
     app.config.update(load_settings(app.instance_path, config))
     app.json.sort_keys = False  # type: ignore[attr-defined]  # keep the verifier's key order
@@ -112,6 +107,6 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     solver = solving.init_app(app, tasks.sender(app))
     solver.line_learned = lambda code: tasks.evidence_learned(app, code)  # (fair play: a new known line)
     routes.init_app(app)
-    pages.init_app(app)  # the players' HTML pages, outside /api/v1
+    page_views.init_app(app)  # the players' HTML pages, outside /api/v1
     commands.init_app(app)
     return app

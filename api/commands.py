@@ -26,15 +26,23 @@ from flask.cli import AppGroup
 from sqlalchemy import func, select
 
 import engine
-
-from . import tasks, webhooks
-from .auth import ApiKeyError, create_key, revoke_key
-from .backup import BackupError, RestoreReport, begin_snapshot, count_records, count_rows, export_backup, import_backup
-from .db import alembic_config, get_db
-from .fairplay import decide, review_queue
-from .models import STATUSES, ApiKey, Record
-from .players import clear_name_review, issue_token, names_for_review
-from .reverify import Change, reverify_records
+from api import tasks
+from api.fairplay.judging import decide, review_queue
+from api.platform.auth import ApiKeyError, create_key, revoke_key
+from api.platform.db import alembic_config, get_db
+from api.platform.models import STATUSES, ApiKey, Record
+from api.players.accounts import clear_name_review, issue_token, names_for_review
+from api.records.backup import (
+    BackupError,
+    RestoreReport,
+    begin_snapshot,
+    count_records,
+    count_rows,
+    export_backup,
+    import_backup,
+)
+from api.records.reverify import Change, reverify_records
+from api.webhooks import delivery as webhooks
 
 #: runs over at least this many records show a progress bar (on stderr, when it is a terminal)
 PROGRESS_FROM = 200
@@ -59,7 +67,7 @@ def fairplay_reevaluate() -> None:
     effective lines of records that have none, then judge every deal's ranked records again
     with what the service knows of each deal (as the worker tier does when it learns a new
     line); records that lose their rank get a history entry saying why."""
-    from .fairplay import backfill_lines, judge_pending, reevaluate_all, waiting_deals
+    from api.fairplay.judging import backfill_lines, judge_pending, reevaluate_all, waiting_deals
 
     with get_db().sessions() as session:
         judged = 0
@@ -78,8 +86,8 @@ def fairplay_reevaluate() -> None:
 @boards_cli.command("rebuild")
 def rebuild_boards() -> None:
     """Build every board, standing and player total again from the records (one transaction)."""
-    from .boards import rebuild_all
-    from .db import unbounded
+    from api.boards.reads import rebuild_all
+    from api.platform.db import unbounded
 
     with get_db().engine.begin() as connection, unbounded(connection):  # long by nature: no statement timeout
         rebuild_all(connection)
@@ -111,7 +119,7 @@ def current() -> None:
 
 @db_cli.command("revision")
 @click.option("-m", "--message", required=True, help="what the migration does")
-@click.option("--autogenerate", is_flag=True, help="compare api/models.py with the database (at head)")
+@click.option("--autogenerate", is_flag=True, help="compare api/platform/models.py with the database (at head)")
 def revision(message: str, autogenerate: bool) -> None:
     """Write a new migration script under migrations/versions."""
     with get_db().engine.begin() as connection:
@@ -413,7 +421,7 @@ def _reverify_on_workers(celery_app: Any, first: int, last: int, chunk: int, upd
 def prepare_command(day: datetime | None, ahead: int) -> None:
     """Prove and store every variant's daily and weekly challenge for DAY and the days ahead
     (with them, the next week's). Exit status 1 if a window has no candidate proved winnable."""
-    from .challenges import derivation_key, prepare_challenges, screening_budget
+    from api.challenges.windows import derivation_key, prepare_challenges, screening_budget
 
     first = (day.date() if day else datetime.now(UTC).date())
     with get_db().sessions() as session:
@@ -437,7 +445,7 @@ def prepare_command(day: datetime | None, ahead: int) -> None:
               help="most searches per variant in this run")
 def refill_pool_command(variant: tuple[str, ...], searches: int) -> None:
     """Search random deals until each variant's pool holds WINNABLE_POOL_SIZE deals proved winnable."""
-    from .challenges import pool_size, refill_winnable_pool, screening_budget
+    from api.challenges.windows import pool_size, refill_winnable_pool, screening_budget
 
     target = current_app.config["WINNABLE_POOL_SIZE"]
     budget = screening_budget(current_app.config, "WINNABLE_POOL_NODES")

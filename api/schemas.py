@@ -17,11 +17,10 @@ from typing import Any
 from flask import current_app
 from marshmallow import Schema, ValidationError, fields, missing, validate
 
+from api.platform.models import STATUSES
+from api.records.times import unpack_times
 from engine import BY_VARIANT
 from engine.actions import split_text_log
-
-from .models import STATUSES
-from .times import unpack_times
 
 VARIANTS = tuple(BY_VARIANT)
 #: JSON's safe integer range: what every client can represent exactly
@@ -164,18 +163,18 @@ class VerifyRequestSchema(Schema):
 
 
 class RecordRequestSchema(VerifyRequestSchema):
-    #: required unless a player token sends the record (``api.players.claimant``)
+    #: required unless a player token sends the record (``api.players.accounts.claimant``)
     player = Name(_setting("MAX_PLAYER_LENGTH"))
     elapsed_ms = StrictInteger(allow_none=True, validate=validate.Range(min=0, max=MAX_SAFE_INT))
     client = Name(100, allow_none=True)
-    #: per-action times, ms from the game's start (``api.fairplay.check_times``)
+    #: per-action times, ms from the game's start (``api.fairplay.judging.check_times``)
     times = WholeNumbers(allow_none=True)
-    #: the challenge attempt this game is (``api.challenges.attempt_values``)
+    #: the challenge attempt this game is (``api.challenges.windows.attempt_values``)
     attempt = StrictInteger(allow_none=True, validate=validate.Range(min=1, max=2 ** 63 - 1))
 
 
 class PlayerRequestSchema(Schema):
-    """``POST /players``: the name to register (checked further by ``api.players.check_name``)."""
+    """``POST /players``: the name to register (checked further by ``api.players.accounts.check_name``)."""
 
     name = Name(_setting("MAX_PLAYER_LENGTH"), required=True)
 
@@ -427,7 +426,7 @@ class LeaderboardEntrySchema(Schema):
 
 
 class PlayerStandingSchema(Schema):
-    """A player's place on a board (``api.boards.standing``)."""
+    """A player's place on a board (``api.boards.reads.standing``)."""
 
     player = fields.String()
     rank = fields.Integer()
@@ -464,7 +463,7 @@ class StandingsSchema(Schema):
 
 
 class SolvabilitySchema(Schema):
-    """A deal's stored solver answer (``api.models.Solvability``), pending or final."""
+    """A deal's stored solver answer (``api.platform.models.Solvability``), pending or final."""
 
     code = fields.String()
     variant = fields.String()
@@ -520,7 +519,7 @@ class ChallengeSchema(Schema):
     id = fields.Integer()
     variant = fields.String()
     kind = fields.String()
-    code = fields.String(allow_none=True)  # None until the window closes (``api.challenges.secret_codes``)
+    code = fields.String(allow_none=True)  # None until the window closes (``api.challenges.windows.secret_codes``)
     starts_at = fields.AwareDateTime()
     ends_at = fields.AwareDateTime()
     next_reset = fields.AwareDateTime()
@@ -576,7 +575,7 @@ class PlayerStatsSchema(Schema):
 # -- webhooks ------------------------------------------------------------------
 
 def _webhook_events() -> tuple[str, ...]:
-    from .webhook_events import EVENTS
+    from api.webhooks.events import EVENTS
 
     return EVENTS
 

@@ -17,7 +17,7 @@ runs a worker for it). On Redis a worker takes them strictly in that order
 anything else, game backends go next and hints go ahead of long searches; a worker
 started with ``-Q <prefix>.hints`` serves only hints. A
 search's message is a *ticket*: the worker that takes it runs the best waiting job of
-its kind (``api.solving.Solver.run_next``: API keys first, round-robin by client), not
+its kind (``api.solver.queue.Solver.run_next``: API keys first, round-robin by client), not
 necessarily the job that sent it.
 
 Lost work: tasks are acknowledged after they ran (``acks_late``), so a task of a
@@ -28,7 +28,7 @@ left it above ``SOLVER_WORKER_MAX_MEMORY_MB``.
 
 Challenges and the winnable pool: ``api.prepare_challenges`` proves the current
 windows' challenges (today's dailies first) and the next day's and next week's
-(``api.challenges.plan``), on the challenges queue; ``api.refill_winnable_pool`` tops
+(``api.challenges.windows.plan``), on the challenges queue; ``api.refill_winnable_pool`` tops
 up the pool behind ``/deals/random?winnable=true``, on the bulk queue at low priority.
 The beat (``celery --app api.tasks beat``) sends them on :data:`BEAT_SCHEDULE`, and a
 preparation as soon as it starts (:func:`prepare_at_start`: a fresh deployment has its
@@ -73,8 +73,8 @@ from kombu import Queue
 from sqlalchemy import delete, update
 from sqlalchemy.exc import IntegrityError
 
-from .config import load_settings, time_limits
-from .webhook_events import DELIVER_TASK
+from api.platform.config import load_settings, time_limits
+from api.webhooks.events import DELIVER_TASK
 
 log = logging.getLogger(__name__)
 #: the task names, and which queue each goes to
@@ -85,7 +85,7 @@ WEBHOOK_PRUNE = "api.webhook_prune"
 QUEUES = {HINT: "hints", SEARCH: "searches", REVERIFY: "bulk", PREPARE: "challenges", REFILL: "bulk",
           REEVALUATE: "bulk", DELIVER: "webhooks", WEBHOOK_SWEEP: "bulk", JUDGE_SWEEP: "bulk",
           WEBHOOK_PRUNE: "bulk"}
-#: the ticket task of each search kind (``api.solving.SearchKind.name``)
+#: the ticket task of each search kind (``api.solver.queue.SearchKind.name``)
 TICKETS = {"deal": SEARCH, "hint": HINT}
 #: the queues, in the order a worker takes from them on Redis: the challenges' preparation first (players
 #: wait for it; one run at a time, and a run with nothing to prepare ends in a few queries), then the tickets
@@ -220,7 +220,7 @@ def flask_app() -> Flask:
     if has_app_context():
         return current_app._get_current_object()  # type: ignore[attr-defined]
     if _worker_app is None or _worker_pid != os.getpid():
-        from . import create_app
+        from api import create_app
 
         _worker_app = create_app()
         _worker_pid = os.getpid()
@@ -241,7 +241,7 @@ def _warm_up(**_: Any) -> None:
 def _json_logs(loglevel: Any = None, **_: Any) -> None:
     """The worker logs the web app's JSON lines (with the task's id and name), Celery's own
     loggers too; connecting here keeps Celery from setting up its own format."""
-    from . import logs
+    from api.platform import logs
 
     settings = load_settings(_default_instance_path())
     logs.configure(settings["LOG_LEVEL"], celery_level=logging.getLevelName(loglevel) if loglevel else "INFO")
@@ -252,14 +252,14 @@ def _worker_metrics(**_: Any) -> None:
     """With ``WORKER_METRICS_PORT``, the worker's main process serves the metrics of its pool."""
     port = load_settings(_default_instance_path())["WORKER_METRICS_PORT"]
     if port is not None:
-        from . import metrics
+        from api.platform import metrics
 
         metrics.start_worker_server(port)
 
 
 @worker_process_shutdown.connect
 def _process_gone(pid: int | None = None, **_: Any) -> None:
-    from . import metrics
+    from api.platform import metrics
 
     metrics.process_gone(pid or os.getpid())
 
@@ -275,7 +275,7 @@ def _task_started(task_id: str | None = None, **_: Any) -> None:
 
 @task_postrun.connect
 def _task_ended(task_id: str | None = None, task: Any = None, state: str | None = None, **_: Any) -> None:
-    from . import metrics
+    from api.platform import metrics
 
     started = _started.pop(task_id, None) if task_id is not None else None
     metrics.task_finished(getattr(task, "name", "unknown"), state or "unknown",
@@ -291,9 +291,9 @@ def _run_ticket(task: Any, kind: str) -> str | None:
 
 def reevaluate_deal(code: str | list[str], solve: bool = False, pending_only: bool = False) -> dict[str, Any]:
     """Judge a deal's records stored before their judgement (``FAIRPLAY_JUDGE=worker``:
-    :func:`api.fairplay.judge_pending`), then, unless ``pending_only`` (the ask of a new
+    :func:`api.fairplay.judging.judge_pending`), then, unless ``pending_only`` (the ask of a new
     record, which changes no other record's judgement), its ranked records again with the
-    solver lines and hints known of it now (:func:`api.fairplay.reevaluate_known`);
+    solver lines and hints known of it now (:func:`api.fairplay.judging.reevaluate_known`);
     with ``solve``, also have the deal searched if none was and one of its records is in the
     first ``FAIRPLAY_SOLVE_TOP`` places of a board (through the solver's fair queue, as the
     client ``task:fair-play``: a full queue skips it, the next high record asks again).
@@ -317,9 +317,9 @@ def reevaluate_deal(code: str | list[str], solve: bool = False, pending_only: bo
 
 
 def _reevaluate_one(app: Flask, code: str, solve: bool, pending_only: bool = False) -> tuple[list[int], bool]:
-    from . import fairplay
+    from api.fairplay import judging as fairplay
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         changed = fairplay.judge_pending(session, code)
         if not pending_only:  # (a solver line or a hint learned: only known-line findings can be new)
             changed += fairplay.reevaluate_deal(session, code, copies=False)
@@ -333,13 +333,13 @@ def _reevaluate_one(app: Flask, code: str, solve: bool, pending_only: bool = Fal
 def judge_sweep() -> dict[str, Any]:
     """Judge the records still waiting for their judgement :data:`JUDGE_SWEEP_AFTER` seconds after
     they were received (``FAIRPLAY_JUDGE=worker``: their ask was lost with a web process, or
-    failed), a deal at a time, oldest first (:func:`api.fairplay.waiting_deals`)."""
-    from . import fairplay
+    failed), a deal at a time, oldest first (:func:`api.fairplay.judging.waiting_deals`)."""
+    from api.fairplay import judging as fairplay
 
     app = flask_app()
     judged: list[int] = []
     with app.app_context():
-        with app.extensions["api.db"].sessions() as session:
+        with app.extensions["api.platform.db"].sessions() as session:
             codes = fairplay.waiting_deals(session, datetime.now(UTC) - timedelta(seconds=JUDGE_SWEEP_AFTER))
         for code in codes:
             try:  # (one deal's failure does not cost the others their turn)
@@ -350,9 +350,8 @@ def judge_sweep() -> dict[str, Any]:
 
 
 def _ask_solver(app: Flask, session: Any, code: str) -> bool:
+    from api.solver.queue import Query
     from engine import GameCode
-
-    from .solving import Query
 
     try:
         solver = app.extensions["api.solver"]
@@ -447,13 +446,13 @@ class WrongDatabase(Exception):
 
 def reverify_range(first_id: int, last_id: int, update: bool, database: str | None = None) -> dict[str, Any]:
     """Re-verify the records with ids ``first_id`` … ``last_id``: how many, and those that changed.
-    ``database``: the sender's :meth:`api.db.Database.identity`; a worker on another database
+    ``database``: the sender's :meth:`api.platform.db.Database.identity`; a worker on another database
     refuses the range (:class:`WrongDatabase`) before it reads a record."""
-    from .reverify import reverify_records
+    from api.records.reverify import reverify_records
 
     app = flask_app()
     with app.app_context():
-        mine = app.extensions["api.db"].identity()
+        mine = app.extensions["api.platform.db"].identity()
         if database is not None and database != mine:
             raise WrongDatabase(f"the worker's database is {mine}, the command's is {database}")
         checked = 0
@@ -462,7 +461,7 @@ def reverify_range(first_id: int, last_id: int, update: bool, database: str | No
             nonlocal checked
             checked += n
 
-        with app.extensions["api.db"].sessions() as session:
+        with app.extensions["api.platform.db"].sessions() as session:
             changes = [[c.record_id, c.player, c.code, list(c.differences)]
                        for c in reverify_records(session, update=update, progress=count, first_id=first_id,
                                                  last_id=last_id)]
@@ -471,9 +470,9 @@ def reverify_range(first_id: int, last_id: int, update: bool, database: str | No
 
 def _release_marker(app: Flask, marker: int | None) -> None:
     if marker is not None:
-        from .models import SolverJob
+        from api.platform.models import SolverJob
 
-        with app.extensions["api.db"].sessions() as session:
+        with app.extensions["api.platform.db"].sessions() as session:
             session.execute(delete(SolverJob).where(SolverJob.id == marker))
             session.commit()
 
@@ -483,12 +482,12 @@ def _lock(app: Flask, name: str) -> int | None:
     users' slots, so it takes no user's place), inserted atomically thanks to the unique
     slot, expiring at the task's hard time limit (a run that was lost). Its id, or None
     when another run holds it."""
-    from .models import SolverJob
-    from .solving import now
+    from api.platform.models import SolverJob
+    from api.solver.queue import now
 
     slot, limit = MARKER_SLOTS[name], PREPARE_HARD_LIMIT if name == PREPARE else REFILL_HARD_LIMIT
     moment = now()
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         session.execute(delete(SolverJob).where(SolverJob.slot == slot, SolverJob.expires_at < moment))
         job = SolverJob(client=f"task:{name}"[:64], client_slot=0, slot=slot, kind=name.rsplit("_", 1)[-1][:16],
                         created_at=moment, expires_at=moment + timedelta(seconds=limit))
@@ -506,13 +505,13 @@ def singleton(app: Flask, name: str, marker: int | None) -> Iterator[bool]:
     """Run task ``name`` only if no other run of it is going on: yields True while this run
     holds the lock (the ``marker`` its sender took, or one taken now), False when another
     run holds it (this one then does nothing). The lock is freed at the end."""
-    from .models import SolverJob
-    from .solving import now
+    from api.platform.models import SolverJob
+    from api.solver.queue import now
 
     held: int | None = None
     if marker is not None:  # sent by send_once: the lock is ours, now for a whole run from here
         limit = PREPARE_HARD_LIMIT if name == PREPARE else REFILL_HARD_LIMIT
-        with app.extensions["api.db"].sessions() as session:
+        with app.extensions["api.platform.db"].sessions() as session:
             result: Any = session.execute(update(SolverJob).where(SolverJob.id == marker).values(
                 expires_at=now() + timedelta(seconds=limit)))
             session.commit()
@@ -532,11 +531,11 @@ def singleton(app: Flask, name: str, marker: int | None) -> Iterator[bool]:
 def prepare_challenges(day: str | None = None, ahead: int = 1, variant: str | None = None, kind: str | None = None,
                        marker: int | None = None, first: list[str] | None = None) -> int:
     """Prove and store the challenges of ``day`` (ISO date; default today, UTC) and, with
-    ``ahead``, of the days after it and of the next week (``api.challenges.plan``: ``first``,
+    ``ahead``, of the days after it and of the next week (``api.challenges.windows.plan``: ``first``,
     a ``[variant, kind]`` a request waits for, then today's daily ones …), of every variant
     and kind or only ``variant``/``kind``; returns the windows left without one (0 when
     another run is going on)."""
-    from . import challenges
+    from api.challenges import windows as challenges
 
     app = flask_app()
     with app.app_context(), singleton(app, PREPARE, marker) as held:
@@ -547,7 +546,7 @@ def prepare_challenges(day: str | None = None, ahead: int = 1, variant: str | No
         windows = challenges.plan(start, ahead, variant, kind, (first[0], first[1]) if first else None)
         missing = done = 0
         try:
-            with app.extensions["api.db"].sessions() as session:
+            with app.extensions["api.platform.db"].sessions() as session:
                 key = challenges.derivation_key(session, app.config["CHALLENGE_KEY"])
                 for name, which, moment in windows:
                     missing += challenges.prepare(session, name, which, moment, budget, count, key) is None
@@ -562,7 +561,7 @@ def refill_winnable_pool(variant: str | None = None, searches: int = REFILL_SEAR
     """Search random deals of ``variant`` (default: every variant) until its pool holds
     ``WINNABLE_POOL_SIZE`` deals, ``searches`` searches ran or the round's time is up;
     returns the searches run (0 when another run is going on)."""
-    from . import challenges
+    from api.challenges import windows as challenges
 
     app = flask_app()
     with app.app_context(), singleton(app, REFILL, marker) as held:
@@ -571,7 +570,7 @@ def refill_winnable_pool(variant: str | None = None, searches: int = REFILL_SEAR
         deadline = time.monotonic() + REFILL_SOFT_LIMIT - REFILL_SEARCH_ROOM
         ran, pool_budget = 0, challenges.screening_budget(app.config, "WINNABLE_POOL_NODES")
         try:
-            with app.extensions["api.db"].sessions() as session:
+            with app.extensions["api.platform.db"].sessions() as session:
                 for name in [variant] if variant else challenges.BY_VARIANT:
                     for _ in range(searches):
                         if time.monotonic() > deadline:
@@ -587,8 +586,8 @@ def refill_winnable_pool(variant: str | None = None, searches: int = REFILL_SEAR
 
 
 def deliver_webhook(delivery_id: int) -> str:
-    """One attempt at a webhook delivery (``api.webhooks.deliver``); a retry is sent again by it."""
-    from . import webhooks
+    """One attempt at a webhook delivery (``api.webhooks.delivery.deliver``); a retry is sent again by it."""
+    from api.webhooks import delivery as webhooks
 
     app = flask_app()
     with app.app_context():
@@ -597,7 +596,7 @@ def deliver_webhook(delivery_id: int) -> str:
 
 def webhook_sweep() -> dict[str, int]:
     """Announce closed challenges and send the webhook deliveries that are due and unheld."""
-    from . import webhooks
+    from api.webhooks import delivery as webhooks
 
     app = flask_app()
     with app.app_context():
@@ -606,7 +605,7 @@ def webhook_sweep() -> dict[str, int]:
 
 def webhook_prune() -> dict[str, int]:
     """Delete the webhook deliveries that ended and their messages, past ``WEBHOOK_KEEP_SECONDS``."""
-    from . import webhooks
+    from api.webhooks import delivery as webhooks
 
     app = flask_app()
     with app.app_context():

@@ -165,7 +165,7 @@ def first_challenges(port: int, launched: float) -> dict[str, tuple[float | None
 
 
 def run(root: Path, args: argparse.Namespace) -> None:
-    from api.db import scratch_postgres_database
+    from api.platform.db import scratch_postgres_database
 
     prefix = f"bench-ready-{os.getpid()}"
     bodies = random_logs(DISTINCT, args.seed)

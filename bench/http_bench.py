@@ -46,7 +46,7 @@ from pathlib import Path
 
 import redis
 
-from api.db import scratch_postgres_database
+from api.platform.db import scratch_postgres_database
 
 from . import add_service_options
 from .checkouts import ROOT, checkout_env, say_builds

@@ -1,5 +1,5 @@
 """Record inserts on PostgreSQL: the SQLAlchemy Core path of ``POST /records``
-(:func:`api.records.insert_record`: the record and its boards' upkeep in one statement,
+(:func:`api.records.submit.insert_record`: the record and its boards' upkeep in one statement,
 autocommit) against the raw driver SQL it replaced (``exec_driver_sql`` of a hand-written
 ``INSERT … ON CONFLICT DO NOTHING RETURNING id``, then the upkeep, then a commit), in one
 process, the paths alternating round by round. A second pair isolates the statement
@@ -25,10 +25,11 @@ from typing import Any
 from sqlalchemy import Connection
 from sqlalchemy.dialects import postgresql
 
-from api import boards, create_app
-from api.db import get_db, scratch_postgres_database
-from api.models import Record
-from api.records import SAME_GAME, insert_record, new_record
+from api import create_app
+from api.boards import reads as boards
+from api.platform.db import get_db, scratch_postgres_database
+from api.platform.models import Record
+from api.records.submit import SAME_GAME, insert_record, new_record
 from verifier import replay
 
 from . import add_service_options

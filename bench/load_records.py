@@ -11,7 +11,7 @@
   play a lot, most a little;
 - a year of timestamps, oldest first, and one daily challenge per variant and day
   (about a tenth of the records are on the day's challenge deal);
-- then every board, standing and total built in one pass (``api.boards.rebuild_all``).
+- then every board, standing and total built in one pass (``api.boards.reads.rebuild_all``).
 
 Records go in with ``COPY``; a player's same log of the same deal is drawn once.
 """
@@ -24,15 +24,15 @@ import random
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 from sqlalchemy import make_url
 
 import engine
-from api.boards import rebuild_all
-from api.db import Database, unbounded
-from api.earned import earned
+from api.boards.earned import earned
+from api.boards.reads import rebuild_all
+from api.platform.db import Database, unbounded
 from engine import BY_VARIANT, Game, GameCode
 from verifier import replay
 from verifier.solving import solve_code
@@ -125,7 +125,7 @@ def load(url: str, records: int, logs: dict[str, list[list[Log]]], players: int 
     benchmark reads about (the challenges, a busy and a quiet player, a popular deal)."""
     rng = random.Random(seed)
     Database(url).upgrade()
-    end = end or datetime.now(timezone.utc).replace(microsecond=0)
+    end = end or datetime.now(UTC).replace(microsecond=0)
     start = end - timedelta(days=365)
     variants = list(SHARES)
     weights = [SHARES[v] for v in variants]
@@ -140,7 +140,7 @@ def load(url: str, records: int, logs: dict[str, list[list[Log]]], players: int 
     with psycopg.connect(libpq) as conn:
         with conn.cursor() as cursor:
             for (variant, day), deal_logs in challenge_of.items():
-                moment = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+                moment = datetime(day.year, day.month, day.day, tzinfo=UTC)
                 cursor.execute(
                     "INSERT INTO challenges (variant, kind, starts_at, ends_at, code, candidate, par, par_line, "
                     "prepared_at) VALUES (%s, 'daily', %s, %s, %s, 0, 0, '', %s)",

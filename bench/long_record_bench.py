@@ -28,7 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from api.db import scratch_postgres_database
+from api.platform.db import scratch_postgres_database
 
 from . import add_service_options
 from .checkouts import ROOT

@@ -15,10 +15,9 @@ many positions on that deal spends its time (cProfile, by function).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 
-from api.db import scratch_postgres_database
+from api.platform.db import scratch_postgres_database
 
 from . import add_service_options
 from .http_bench import typical_log

@@ -30,7 +30,7 @@ def measure(args: argparse.Namespace) -> None:
     """This process: send ``WARM + args.records`` records, then ``args.healthz`` health checks."""
     import redis
 
-    from api.db import scratch_postgres_database
+    from api.platform.db import scratch_postgres_database
     from bench.http_bench import record_bodies  # (absolute: run as a file, another checkout's)
 
     # (as many games whatever the count, so that two runs' difference holds no corpus building)

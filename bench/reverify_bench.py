@@ -24,10 +24,10 @@ import time
 from sqlalchemy import func, select
 
 from api import create_app
-from api.db import get_db, scratch_postgres_database
-from api.models import Record
-from api.reverify import reverify_records
-from api.records import new_record
+from api.platform.db import get_db, scratch_postgres_database
+from api.platform.models import Record
+from api.records.reverify import reverify_records
+from api.records.submit import new_record
 from verifier import replay
 
 from . import add_service_options

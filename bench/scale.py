@@ -36,8 +36,9 @@ from typing import Any
 import psycopg
 from sqlalchemy import make_url, text
 
-from api import boards, create_app
-from api.db import fresh_postgres_database, postgres_database_url, scratch_postgres_database
+from api import create_app
+from api.boards import reads as boards
+from api.platform.db import fresh_postgres_database, postgres_database_url, scratch_postgres_database
 from engine import GameCode
 from engine.rules import RULE_SETS, by_prefix
 
@@ -54,7 +55,7 @@ RUN = f"{time.time_ns() % 2**32:x}"
 
 def targets(app: Any) -> dict[str, Any]:
     """The ids, names and cursors the reads ask about, found once per size (not timed)."""
-    with app.extensions["api.db"].engine.connect() as c:
+    with app.extensions["api.platform.db"].engine.connect() as c:
         one = lambda sql, **kw: c.execute(text(sql), kw).first()
         popular = one("SELECT board FROM board_entries WHERE board LIKE 'deal:%' GROUP BY board "
                       "ORDER BY count(*) DESC LIMIT 1")[0][len("deal:"):]
@@ -112,7 +113,7 @@ def variant_of(code: str) -> str:
 def backend_cpu(app: Any) -> float:
     """CPU seconds (user + system) the database's server processes for this app's database have
     used so far (from /proc: on a busy machine, CPU time holds where wall time does not)."""
-    with app.extensions["api.db"].engine.connect() as c:
+    with app.extensions["api.platform.db"].engine.connect() as c:
         pids = [row[0] for row in c.execute(text(
             "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"))]
     ticks = os.sysconf("SC_CLK_TCK")
@@ -169,7 +170,7 @@ def posts(app: Any, logs: dict[str, Any], count: int, tag: str) -> list[dict[str
     """New submissions, each a new player's own log, played out anew (never a copy of a stored
     log: a copy is not ranked, so it would skip the boards' upkeep): half on today's challenge
     deals, half on popular deals."""
-    with app.extensions["api.db"].engine.connect() as c:
+    with app.extensions["api.platform.db"].engine.connect() as c:
         today = [row[0] for row in c.execute(text(
             "SELECT code FROM challenges WHERE starts_at <= now() AND now() < ends_at"))]
     popular = [deal_logs[0].code for deal in logs.values() for deal_logs in deal[:20]]
@@ -283,7 +284,7 @@ def main(argv: list[str] | None = None) -> None:
             found = targets(app)
             # the reads get fresh connections: a server process that ran targets()' scans of the whole
             # tables answered the board counts after them 3 times slower (10M: 48 ms, not 15)
-            app.extensions["api.db"].engine.dispose()
+            app.extensions["api.platform.db"].engine.dispose()
             results[size] = {}
             for name, paths in reads(found):
                 results[size][name] = timed(client, app, paths, args.repeat)
@@ -291,7 +292,7 @@ def main(argv: list[str] | None = None) -> None:
                 say(f"  {name:40} median {median:7.1f} ms   p95 {p95:7.1f} ms   CPU {cpu:6.1f} ms")
             if size == max(args.records):
                 post_rounds(client, app, logs, args.posts, rates, say)
-            app.extensions["api.db"].dispose()
+            app.extensions["api.platform.db"].dispose()
 
     if args.load_only:
         return

@@ -219,14 +219,14 @@ def rate(deals: int, nodes: int) -> int:
 
 def screen(deals: int, nodes: int | None, variants: list[str] | None = None) -> int:
     """Print how fast challenge and winnable-pool candidates are screened: each deal solved
-    as ``api.challenges.search`` does (``solve_code`` at a node budget, no shortening, no time
+    as ``api.challenges.windows.search`` does (``solve_code`` at a node budget, no shortening, no time
     limit beyond the safety net), one process, the deals in turn; by default at both budgets
     the service uses, ``CHALLENGE_NODES`` (challenges) and ``WINNABLE_POOL_NODES`` (the pool);
     ``variants``: these rule sets only (default: all)."""
     from verifier.solving import solve_code
 
     if nodes is None:
-        from api.config import SETTINGS
+        from api.platform.config import SETTINGS
 
         defaults = {s.name: s.default for s in SETTINGS}
         budgets = [int(defaults["CHALLENGE_NODES"] or 0), int(defaults["WINNABLE_POOL_NODES"] or 0)]

@@ -106,9 +106,9 @@ def service(root: Path, settings: dict[str, str], threads: int = 4) -> Any:
 
 def players(database_url: str, root: Path, count: int) -> list[str]:
     """``count`` new players' tokens, registered by the checkout's own code."""
-    script = ("import json, sys\nfrom api import create_app\nfrom api.players import register\n"
+    script = ("import json, sys\nfrom api import create_app\nfrom api.players.accounts import register\n"
               f"app = create_app({{'DATABASE_URL': {database_url!r}}})\n"
-              "with app.extensions['api.db'].sessions() as s:\n"
+              "with app.extensions['api.platform.db'].sessions() as s:\n"
               f"    tokens = [register(s, f'bench-{{i}}')[1] for i in range({count})]\n    s.commit()\n"
               "print(json.dumps(tokens))\n")
     out = subprocess.run([sys.executable, "-c", script], cwd=root, env=checkout_env(root, LOG_LEVEL="WARNING"),
@@ -117,9 +117,9 @@ def players(database_url: str, root: Path, count: int) -> list[str]:
 
 
 def api_key(database_url: str, root: Path) -> str:
-    script = ("from api import create_app\nfrom api.auth import create_key\n"
+    script = ("from api import create_app\nfrom api.platform.auth import create_key\n"
               f"app = create_app({{'DATABASE_URL': {database_url!r}}})\n"
-              "with app.extensions['api.db'].sessions() as s:\n    print(create_key(s, 'game-backend')[1])\n")
+              "with app.extensions['api.platform.db'].sessions() as s:\n    print(create_key(s, 'game-backend')[1])\n")
     out = subprocess.run([sys.executable, "-c", script], cwd=root, env=checkout_env(root, LOG_LEVEL="WARNING"),
                          capture_output=True, text=True, check=True).stdout
     return out.strip().splitlines()[-1]
@@ -186,12 +186,12 @@ HANDLER = """
 import json, statistics, sys, time
 import engine
 from api import create_app
-from api.players import register
+from api.players.accounts import register
 
 app = create_app({"DATABASE_URL": sys.argv[1], "CELERY_BROKER_URL": sys.argv[2], "CELERY_QUEUE_PREFIX": sys.argv[3],
                   "RATELIMIT_ENABLED": False, "TRUSTED_PROXIES": 1, "SOLVER_QUEUE_SIZE": 100000,
                   "SOLVER_PENDING_PER_CLIENT": 1000, "LOG_LEVEL": "WARNING"})
-with app.extensions["api.db"].sessions() as session:
+with app.extensions["api.platform.db"].sessions() as session:
     tokens = [register(session, f"handler-{i}")[1] for i in range(300)]
     session.commit()
 client, wall, cpu = app.test_client(), [], []
@@ -219,7 +219,7 @@ def handler(root: Path, url: str, broker: str, prefix: str) -> None:
 
 def run(root: Path, args: argparse.Namespace, label: str, part: str) -> None:
     """One part on the checkout at ``root``, with a database and queues of its own."""
-    from api.db import scratch_postgres_database
+    from api.platform.db import scratch_postgres_database
 
     prefix = f"bench-sq-{os.getpid()}-{label}-{part}"
     with scratch_postgres_database(args.database_url, f"bench_queue_{os.getpid()}_{label}_{part}") as url:

@@ -36,8 +36,8 @@ from typing import Any
 from sqlalchemy import delete, func, select
 
 from api import create_app
-from api.db import scratch_postgres_database
-from api.models import Record, Solvability
+from api.platform.db import scratch_postgres_database
+from api.platform.models import Record, Solvability
 
 from . import add_service_options, drop_broker_keys
 from .reverify_bench import record_rows
@@ -101,7 +101,7 @@ def timed(worker: Worker, run: Any) -> tuple[float, float, float]:
 
 def searches_per_minute(app: Any, codes: list[str]) -> tuple[float, float]:
     """Ask for every deal at once, wait for every answer: (searches a minute, seconds)."""
-    database = app.extensions["api.db"]
+    database = app.extensions["api.platform.db"]
     with database.sessions() as session:
         session.execute(delete(Solvability))
         session.commit()
@@ -149,7 +149,7 @@ def main() -> None:
                     "SOLVER_STALE_SECONDS": "1800", "CELERY_VISIBILITY_TIMEOUT": "3600",
                     "SOLVER_QUEUE_SIZE": str(len(codes) + 1), "LOG_LEVEL": "WARNING"}
         app = create_app({**settings, "RATELIMIT_ENABLED": False, "TRUSTED_PROXIES": 1})
-        with app.extensions["api.db"].engine.begin() as connection:
+        with app.extensions["api.platform.db"].engine.begin() as connection:
             connection.execute(Record.__table__.insert(), rows)
         env = {key: value for key, value in os.environ.items() if not key.startswith(("CELERY_", "SOLVER_"))}
         env.update(settings, PYTHONPATH=str(ROOT))
@@ -169,7 +169,7 @@ def main() -> None:
                       f"   {records:7,.0f} records/s re-verified ({reverify_seconds:5.1f} s, "
                       f"{reverify_cpu / reverify_seconds:.2f} cores busy, {len(rows) / reverify_cpu:5,.0f} a CPU-second)")
         finally:
-            app.extensions["api.db"].dispose()
+            app.extensions["api.platform.db"].dispose()
             drop_broker_keys(args.broker, prefix)
     if len(results) == 2:
         (one, _, _), (one_r, _, _) = results[1]

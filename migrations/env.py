@@ -1,4 +1,4 @@
-"""Alembic environment: runs the migrations on the connection ``api.db`` hands over
+"""Alembic environment: runs the migrations on the connection ``api.platform.db`` hands over
 (``flask --app api db upgrade``, or automatically when the app starts)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 from alembic import context
 from sqlalchemy import Connection, text
 
-from api.models import Base
+from api.platform.models import Base
 
 #: any fixed number; PostgreSQL advisory lock held while migrating
 MIGRATION_LOCK = 7_385_021_144

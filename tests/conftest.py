@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 
-
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_PATH = ROOT / "openapi.yaml"
 API_PREFIX = "/api/v1"
@@ -62,7 +61,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'records.sqlite3'}"
         return
-    from api.db import scratch_postgres_database  # (here: the engine's tests run without the api's packages)
+    from api.platform.db import scratch_postgres_database  # (here: the engine's tests run without the api's packages)
 
     with scratch_postgres_database(os.environ["TEST_DATABASE_URL"], f"api_test_{worker_name()}") as url:
         yield url
@@ -79,7 +78,7 @@ def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterat
     base = os.environ.get("TEST_DATABASE_URL")
     if not base:
         pytest.skip("PostgreSQL: set TEST_DATABASE_URL")
-    from api.db import scratch_postgres_database
+    from api.platform.db import scratch_postgres_database
 
     with scratch_postgres_database(base, f"api_empty_{worker_name()}") as url:
         yield url
@@ -171,17 +170,17 @@ def make_app(database_url: str) -> Iterator[Callable[..., Any]]:
 
     yield make
     for app in apps:
-        app.extensions["api.db"].dispose()
+        app.extensions["api.platform.db"].dispose()
 
 
 def empty_tables(app: Any) -> None:
     """Empty every table of the models, those that refer to others first."""
     from sqlalchemy import text
 
-    from api.models import Base
+    from api.platform.models import Base
 
     tables = [table.name for table in reversed(Base.metadata.sorted_tables)]
-    engine = app.extensions["api.db"].engine
+    engine = app.extensions["api.platform.db"].engine
     with engine.begin() as connection:
         if engine.dialect.name == "postgresql":
             connection.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY"))
@@ -229,10 +228,10 @@ def check_against_spec() -> Callable[[Any], None]:
 @pytest.fixture
 def make_key(app: Any) -> Callable[..., str]:
     """``make_key(name, admin=False)``: a new API key in the app's database; returns the token."""
-    from api.auth import create_key
+    from api.platform.auth import create_key
 
     def make(name: str, admin: bool = False) -> str:
-        with app.extensions["api.db"].sessions() as session:
+        with app.extensions["api.platform.db"].sessions() as session:
             return create_key(session, name, admin)[1]
 
     return make

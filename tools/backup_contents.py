@@ -1,4 +1,4 @@
-"""Print what a backup holds (``api.backup.contents_markdown``: made from the models), for
+"""Print what a backup holds (``api.records.backup.contents_markdown``: made from the models), for
 ``docs/operations.md`` (paste it between the ``backup-contents`` markers; a test checks they agree).
 
     python -m tools.backup_contents
@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from api.backup import contents_markdown
+from api.records.backup import contents_markdown
 
 if __name__ == "__main__":
     print(contents_markdown())

@@ -11,13 +11,12 @@ from flask import Flask, request
 from marshmallow import Schema, ValidationError
 from sqlalchemy.orm import Session
 
+from api.platform.auth import authenticate, bearer_token, keys_required
+from api.platform.models import ApiKey, Player
+from api.platform.problems import Problem, invalid_code, invalid_field, validation_problem
+from api.players.accounts import is_player_token, token_owner, token_player
+from api.routes import errors
 from engine import GameCode, InvalidCodeError
-
-from ..auth import authenticate, bearer_token, keys_required
-from ..models import ApiKey, Player
-from ..players import is_player_token, token_owner, token_player
-from ..problems import Problem, invalid_code, invalid_field, validation_problem
-from . import errors
 
 PREFIX = "/api/v1"
 #: no body of this API nests deeper than 4; a far deeper one is refused before anything recurses through it
@@ -105,7 +104,7 @@ def request_player(session: Session, what: str, doing: str) -> Player:
 
 def credentials(session: Session) -> Player | ApiKey | None:
     """Who sends a record: the player of a player token, else the API key (checked as
-    :func:`api.auth.authenticate` does; ``None`` without one where keys are optional)."""
+    :func:`api.platform.auth.authenticate` does; ``None`` without one where keys are optional)."""
     token = bearer_token()
     if token is not None and is_player_token(token):
         return token_owner(session, token)
@@ -114,7 +113,7 @@ def credentials(session: Session) -> Player | ApiKey | None:
 
 def init_app(app: Flask) -> None:
     errors.init_app(app)
-    from . import (
+    from api.routes import (
         challenges,
         deals,
         health,

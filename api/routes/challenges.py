@@ -14,10 +14,15 @@ from typing import Any
 from flask import Blueprint, Response, current_app
 from sqlalchemy import select
 
-from .. import boards, challenges, db, tasks
-from ..models import Challenge
-from ..problems import Problem, invalid_field
-from ..schemas import (
+from api import tasks
+from api.boards import reads as boards
+from api.challenges import windows as challenges
+from api.platform import db
+from api.platform.models import Challenge
+from api.platform.problems import Problem, invalid_field
+from api.routes import query, request_player
+from api.routes.leaderboard import board_body, conditional, read_board, with_records
+from api.schemas import (
     AttemptSchema,
     BoardPagingSchema,
     ChallengeBoardSchema,
@@ -27,8 +32,6 @@ from ..schemas import (
     ChallengeSchema,
     NoQuerySchema,
 )
-from . import query, request_player
-from .leaderboard import board_body, conditional, read_board, with_records
 
 bp = Blueprint("challenges", __name__)
 CHALLENGE, CHALLENGE_LIST, CHALLENGE_BOARD = ChallengeSchema(), ChallengeListSchema(), ChallengeBoardSchema()

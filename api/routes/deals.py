@@ -7,14 +7,15 @@ import random
 
 from flask import Blueprint, current_app
 
+from api import tasks
+from api.challenges import windows as challenges
+from api.platform import db
+from api.platform.problems import Problem
+from api.routes import parse_code, query
+from api.routes.leaderboard import withheld_codes
+from api.schemas import DealQuerySchema, RandomDealQuerySchema
 from engine import BY_VARIANT, GameCode
 from verifier import deal_json
-
-from .. import challenges, db, tasks
-from ..problems import Problem
-from ..schemas import DealQuerySchema, RandomDealQuerySchema
-from . import parse_code, query
-from .leaderboard import withheld_codes
 
 bp = Blueprint("deals", __name__)
 #: seconds to wait before asking again while the winnable pool is empty

@@ -1,6 +1,6 @@
 """The services' domain errors as HTTP problems, in one table (:data:`PROBLEMS`): each
 error class and the problem that answers it. The handlers are app-wide, so a view lets a
-service's refusal through (from the solver's queue, or from :mod:`api.players`) and the
+service's refusal through (from the solver's queue, or from :mod:`api.players.accounts`) and the
 table answers it, with ``Retry-After`` where waiting helps."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Any
 from flask import Flask
 from flask.wrappers import Response
 
-from ..auth import unauthorized
-from ..players import BadClaim, BadName, BadToken, KeyNotToken, NameTaken, TokenNeeded, WrongPlayer
-from ..problems import Problem, invalid_field
-from ..solving import BrokerDown, ClientBusy, NoSuchHint, QueueFull, SolverError
+from api.platform.auth import unauthorized
+from api.platform.problems import Problem, invalid_field
+from api.players.accounts import BadClaim, BadName, BadToken, KeyNotToken, NameTaken, TokenNeeded, WrongPlayer
+from api.solver.queue import BrokerDown, ClientBusy, NoSuchHint, QueueFull, SolverError
 
 
 def _retry(error: SolverError) -> dict[str, str] | None:
@@ -62,13 +62,13 @@ def _name_taken(error: NameTaken) -> Problem:
 
 #: each domain error class and the problem answering it (the most specific class listed wins)
 PROBLEMS: dict[type[Exception], Callable[[Any], Problem]] = {
-    # the solver's queue (api.solving)
+    # the solver's queue (api.solver.queue)
     ClientBusy: _client_busy,
     QueueFull: _queue_full,
     BrokerDown: _broker_down,
     NoSuchHint: _no_such_hint,
     SolverError: _solver_off,
-    # players: who sends a request, and whom a record is for (api.players)
+    # players: who sends a request, and whom a record is for (api.players.accounts)
     TokenNeeded: _token_needed,
     KeyNotToken: lambda error: Problem(403, str(error), "forbidden"),
     BadToken: lambda error: unauthorized(str(error), "invalid_token"),

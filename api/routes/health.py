@@ -9,10 +9,9 @@ from flask import Blueprint, current_app
 from sqlalchemy.exc import SQLAlchemyError
 
 import engine
-
-from ..db import PingTimeout, get_db
-from ..problems import Problem
-from ..schemas import HealthSchema
+from api.platform.db import PingTimeout, get_db
+from api.platform.problems import Problem
+from api.schemas import HealthSchema
 
 bp = Blueprint("health", __name__)
 log = logging.getLogger(__name__)

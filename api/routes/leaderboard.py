@@ -1,13 +1,13 @@
 """``GET /leaderboard`` and ``GET /standings``: boards read from the tables that
-``api/boards.py`` keeps up to date on every write, a page at a time.
+``api/boards/reads.py`` keeps up to date on every write, a page at a time.
 
 ``/leaderboard`` ranks each player's best record, on one deal (``code``) or across
 a variant (deals unlike each other). Best means the record kinds' rank chain
-(``api.boards.RECORD_CHAIN``): won first, then more earned points (``api.earned``),
+(``api.boards.reads.RECORD_CHAIN``): won first, then more earned points (``api.boards.earned``),
 then fewer take-backs, then the lower move counter, then the earlier submission.
 Records equal in all four share a rank (1, 2, 2, 4). ``/standings`` is the
 like-for-like variant board: challenge points. Records that are not eligible
-(``api.boards.eligible``: visible and ranked) take no part.
+(``api.boards.reads.eligible``: visible and ranked) take no part.
 
 Every board answers with an ``ETag`` and ``304`` to a matching ``If-None-Match``;
 pages go on with ``cursor`` (keyset: no page counts the rows before it);
@@ -24,11 +24,13 @@ from typing import Any, cast
 from flask import Blueprint, Response, g, jsonify, request
 from sqlalchemy import select
 
-from .. import boards, challenges, db
-from ..models import Record
-from ..problems import Problem, invalid_field
-from ..schemas import BoardQuerySchema, LeaderboardQuerySchema, LeaderboardSchema, StandingsSchema
-from . import parse_code, query
+from api.boards import reads as boards
+from api.challenges import windows as challenges
+from api.platform import db
+from api.platform.models import Record
+from api.platform.problems import Problem, invalid_field
+from api.routes import parse_code, query
+from api.schemas import BoardQuerySchema, LeaderboardQuerySchema, LeaderboardSchema, StandingsSchema
 
 bp = Blueprint("leaderboard", __name__)
 LEADERBOARD, STANDINGS = LeaderboardSchema(), StandingsSchema()
@@ -68,7 +70,7 @@ def read_board(board: boards.Board, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def withheld_codes() -> frozenset[str]:
-    """The deals of the challenges running now or prepared ahead (``api.challenges.secret_codes``), read once
+    """The deals of the challenges running now or prepared ahead (``api.challenges.windows.secret_codes``), read once
     per request."""
     if "withheld_codes" not in g:
         g.withheld_codes = challenges.secret_codes(db.session(), datetime.now(UTC))

@@ -1,16 +1,16 @@
-"""``GET /players/{name}/stats``: a player's statistics per variant (``api/stats.py``),
+"""``GET /players/{name}/stats``: a player's statistics per variant (``api/players/stats.py``),
 keyed on the records' ``player`` name."""
 
 from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from .. import db
-from ..problems import Problem
-from ..schemas import PlayerPathSchema, PlayerStatsSchema, StatsQuerySchema
-from ..stats import player_stats
-from . import load, query
-from .leaderboard import conditional
+from api.platform import db
+from api.platform.problems import Problem
+from api.players.stats import player_stats
+from api.routes import load, query
+from api.routes.leaderboard import conditional
+from api.schemas import PlayerPathSchema, PlayerStatsSchema, StatsQuerySchema
 
 bp = Blueprint("player_stats", __name__)
 STATS, PLAYER_PATH = PlayerStatsSchema(), PlayerPathSchema()

@@ -5,11 +5,11 @@ from __future__ import annotations
 from flask import Blueprint, url_for
 from sqlalchemy.exc import IntegrityError
 
-from .. import db
-from ..players import NameTaken, find_player, register
-from ..problems import Problem
-from ..schemas import NewPlayerSchema, PlayerRequestSchema, PlayerSchema
-from . import json_body, load
+from api.platform import db
+from api.platform.problems import Problem
+from api.players.accounts import NameTaken, find_player, register
+from api.routes import json_body, load
+from api.schemas import NewPlayerSchema, PlayerRequestSchema, PlayerSchema
 
 bp = Blueprint("players", __name__)
 REQUEST, NEW_PLAYER, PLAYER = PlayerRequestSchema(), NewPlayerSchema(), PlayerSchema()  # no per-request state

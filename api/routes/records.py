@@ -9,15 +9,18 @@ from datetime import datetime
 from flask import Blueprint, current_app, url_for
 from sqlalchemy import literal, select, tuple_
 
-from .. import boards, db
-from ..auth import authenticate
-from ..challenges import AttemptError, AttemptUsed
-from ..fairplay import decide, judged_later
-from ..models import ApiKey, Record
-from ..players import claimant
-from ..problems import Problem, invalid_field, rejected_log
-from ..records import BadTimes, Busy, EmptyLog, RejectedLog, begin, submit
-from ..schemas import (
+from api.boards import reads as boards
+from api.challenges.windows import AttemptError, AttemptUsed
+from api.fairplay.judging import decide, judged_later
+from api.platform import db
+from api.platform.auth import authenticate
+from api.platform.models import ApiKey, Record
+from api.platform.problems import Problem, invalid_field, rejected_log
+from api.players.accounts import claimant
+from api.records.submit import BadTimes, Busy, EmptyLog, RejectedLog, begin, submit
+from api.routes import credentials, json_body, load, parse_code, query
+from api.routes.leaderboard import withheld_codes
+from api.schemas import (
     RecordPageSchema,
     RecordQuerySchema,
     RecordRequestSchema,
@@ -25,9 +28,7 @@ from ..schemas import (
     StatusRequestSchema,
     record_json,
 )
-from ..tasks import evidence_learned
-from . import credentials, json_body, load, parse_code, query
-from .leaderboard import withheld_codes
+from api.tasks import evidence_learned
 
 bp = Blueprint("records", __name__)
 # schemas hold no per-request state: build them once
@@ -38,7 +39,7 @@ MAX_ID = 2 ** 63 - 1
 
 @bp.post("/records")
 def submit_record() -> tuple[dict, int, dict[str, str]]:
-    """Store a game once, with its evidence (``api.records.submit``); the same player's same
+    """Store a game once, with its evidence (``api.records.submit.submit``); the same player's same
     game again is answered 200 with the stored record."""
     session = db.session()
     begin(session)

@@ -11,12 +11,12 @@ from flask import Blueprint
 from marshmallow import Schema
 from sqlalchemy.orm import Session
 
-from .. import db
-from ..auth import authenticate
-from ..fairplay import review_queue
-from ..players import names_for_review
-from ..schemas import PlayerReviewPageSchema, ReviewPageSchema, ReviewQuerySchema
-from . import query
+from api.fairplay.judging import review_queue
+from api.platform import db
+from api.platform.auth import authenticate
+from api.players.accounts import names_for_review
+from api.routes import query
+from api.schemas import PlayerReviewPageSchema, ReviewPageSchema, ReviewQuerySchema
 
 bp = Blueprint("review", __name__)
 QUERY, PAGE, PLAYERS_PAGE = ReviewQuerySchema(), ReviewPageSchema(), PlayerReviewPageSchema()

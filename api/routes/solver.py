@@ -2,8 +2,8 @@
 action of a winning line after a log, and ``GET /hints/{id}``: a pending hint polled.
 
 Solvability is public without the winning line itself, which only admin keys see
-(``api.fairplay``). All answer at once: a stored answer (200), or ``202`` while the
-worker tier searches (``api/solving.py``). A hint needs a player token, and every hint
+(``api.fairplay.judging``). All answer at once: a stored answer (200), or ``202`` while the
+worker tier searches (``api/solver/queue.py``). A hint needs a player token, and every hint
 handed over is logged for that player; its id is a random token, readable by that
 player only (404 for anyone else). Besides the per-client limit every endpoint has,
 each search they start counts against ``RATELIMIT_SOLVER`` per client IP and takes one
@@ -21,20 +21,19 @@ from flask import Blueprint, current_app, url_for
 from limits import parse_many
 from sqlalchemy.orm import Session
 
+from api.fairplay.judging import disclose, log_hint
+from api.platform import db
+from api.platform.auth import authenticate, bearer_token
+from api.platform.limits import client_key, get_limiter, search_client
+from api.platform.models import HintAnswer, HintRequest, Player
+from api.platform.problems import Problem, rejected_log
+from api.players.accounts import is_player_token
+from api.routes import json_body, load, parse_code, query, request_player
+from api.schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
+from api.solver.queue import PENDING, NoSuchHint, Query, get_solver
+from api.tasks import evidence_learned
 from engine import Game
 from verifier import play
-
-from .. import db
-from ..auth import authenticate, bearer_token
-from ..fairplay import disclose, log_hint
-from ..limits import client_key, get_limiter, search_client
-from ..models import HintAnswer, HintRequest, Player
-from ..players import is_player_token
-from ..problems import Problem, rejected_log
-from ..schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
-from ..solving import PENDING, NoSuchHint, Query, get_solver
-from ..tasks import evidence_learned
-from . import json_body, load, parse_code, query, request_player
 
 bp = Blueprint("solver", __name__)
 log = logging.getLogger(__name__)

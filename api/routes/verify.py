@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from flask import Blueprint
 
+from api.pages.i18n import accepted_language, language_headers, localized_verdict
+from api.platform import metrics
+from api.routes import json_body, load, parse_code
+from api.schemas import VerifyRequestSchema
 from verifier import replay
-
-from .. import metrics
-from ..i18n import accepted_language, language_headers, localized_verdict
-from ..schemas import VerifyRequestSchema
-from . import json_body, load, parse_code
 
 bp = Blueprint("verify", __name__)
 REQUEST = VerifyRequestSchema()  # schemas hold no per-request state: build them once

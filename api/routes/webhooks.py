@@ -1,14 +1,15 @@
 """``/webhooks`` (admin keys): the endpoints game backends receive events at
-(Standard Webhooks), their secrets and their deliveries (``api.webhooks``)."""
+(Standard Webhooks), their secrets and their deliveries (``api.webhooks.delivery``)."""
 
 from __future__ import annotations
 
 from flask import Blueprint, current_app, url_for
 
-from .. import db, webhooks
-from ..auth import authenticate
-from ..problems import Problem, invalid_field
-from ..schemas import (
+from api.platform import db
+from api.platform.auth import authenticate
+from api.platform.problems import Problem, invalid_field
+from api.routes import json_body, load, query
+from api.schemas import (
     DeliveryPageSchema,
     DeliveryQuerySchema,
     WebhookListSchema,
@@ -16,7 +17,7 @@ from ..schemas import (
     WebhookSchema,
     WebhookSecretSchema,
 )
-from . import json_body, load, query
+from api.webhooks import delivery as webhooks
 
 bp = Blueprint("webhooks", __name__)
 REQUEST, ENDPOINT, WITH_SECRET, LIST = (WebhookRequestSchema(), WebhookSchema(), WebhookSecretSchema(),

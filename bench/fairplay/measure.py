@@ -124,7 +124,7 @@ class Service:
         self.names = 0
 
     def close(self) -> None:
-        self.app.extensions["api.db"].dispose()
+        self.app.extensions["api.platform.db"].dispose()
 
     def _call(self, method: str, path: str, token: str | None = None, **kwargs: Any) -> tuple[int, Any]:
         headers = {"Authorization": f"Bearer {token}"} if token else {}

@@ -4,15 +4,15 @@
 on a few popular deals per rule set (many players on one deal, as on a challenge), takes the
 games in a shuffled order as the service would receive them, and measures each game's
 *overlap* with every earlier game of another player on its deal
-(:func:`api.evidence.overlap`: the positions two effective lines share, of the longer line).
+(:func:`api.fairplay.evidence.overlap`: the positions two effective lines share, of the longer line).
 Against the same earlier games it measures the attacks of issues 42 and 43: the first 10, 50,
 70 or 85 % of a winning line of the deal finished by the shipped solver, and a whole winning
 line with its foundation moves put off (the lazy-foundation reorder), alone and on a copy.
 It prints, per threshold, the share of honest games that would be flagged ``copy`` and the
 share of each attack that would be, each with its Wilson 95 % interval.
 
-Engine, verifier and :mod:`api.evidence` only: no service, so that a threshold can be chosen
-before it is set (:data:`api.evidence.THRESHOLDS`), and the full bench then measures it.
+Engine, verifier and :mod:`api.fairplay.evidence` only: no service, so that a threshold can be chosen
+before it is set (:data:`api.fairplay.evidence.THRESHOLDS`), and the full bench then measures it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from multiprocessing import Pool
 from typing import Any
 
-from api.evidence import THRESHOLDS, common_with_others, reached_by
+from api.fairplay.evidence import THRESHOLDS, common_with_others, reached_by
 from engine import GameCode
 from engine.layouts import effective_line
 
@@ -56,10 +56,10 @@ def _line(code: str, moves: list[str]) -> frozenset[int]:
 
 
 def _closest(line: frozenset[int], others: list[tuple[int, frozenset[int]]]) -> float:
-    """What :func:`api.evidence.copies` judges ``line`` by against ``others`` (``(player, line)``,
+    """What :func:`api.fairplay.evidence.copies` judges ``line`` by against ``others`` (``(player, line)``,
     earlier games of other players), for any threshold: the largest overlap of the positions it
     shares with one of them and with no one else, among those sharing at least
-    :attr:`~api.evidence.Thresholds.min_positions` so (0 if none does)."""
+    :attr:`~api.fairplay.evidence.Thresholds.min_positions` so (0 if none does)."""
     holders = reached_by(line, others)
     best = 0.0
     for player, other in others:

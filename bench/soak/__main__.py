@@ -35,7 +35,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import engine
-from api.db import postgres_database_url, scratch_postgres_database
+from api.platform.db import postgres_database_url, scratch_postgres_database
 from bench import add_service_options
 
 from . import games as soak_games

@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from alembic import op
@@ -44,7 +44,7 @@ NEW_CHECK = "status IN ('visible', 'hidden', 'review')"
 
 
 def _skeleton_hash(name: str) -> str:
-    from api.players import skeleton  # the same skeleton as registration uses
+    from api.players.accounts import skeleton  # the same skeleton as registration uses
 
     return hashlib.sha256(skeleton(name).encode("utf-8")).hexdigest()
 
@@ -115,7 +115,7 @@ def _fill() -> None:
         .group_by(records.c.player).order_by(sa.func.min(records.c.id))).all()
     by_nfc: dict[str, int] = {}
     skeletons: set[str] = set()
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     for name, _first in firsts:
         nfc = unicodedata.normalize("NFC", name)
         if nfc not in by_nfc:

@@ -1,7 +1,7 @@
 """the copy check's index ends in the record id: (code, log_hash, id)
 
 The fair-play copy check asks for the first record of the same log of a deal
-stored for another player (``api.fairplay.evidence``). With ``(code, log_hash)``
+stored for another player (``api.fairplay.judging.evidence``). With ``(code, log_hash)``
 alone it read every stored record of that log (at 10 million records, a log
 shared by 4,000 records took 33 ms on every submission of it); ordered by id the
 scan stops at the first match. Records and their values are not touched.

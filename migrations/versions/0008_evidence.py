@@ -7,7 +7,7 @@ Create Date: 2026-12-01
 What the migration adds, and computes for the stored records:
 
 - ``records.line``: the effective line of the record's canonical log (the positions
-  the game went through, undone actions and loops left out: ``api.evidence``), as
+  the game went through, undone actions and loops left out: ``api.fairplay.evidence``), as
   sorted 64-bit hashes; computed here for every stored record. A stored log that
   does not replay (none should) keeps ``NULL`` and is left out of copy checks.
 - ``line_bands``: the MinHash band keys of each line, the copy check's index.
@@ -49,7 +49,7 @@ def upgrade() -> None:
         batch.add_column(sa.Column("action", sa.String(16), nullable=True))
         batch.add_column(sa.Column("reached", sa.BigInteger(), nullable=True))
     op.create_index("ix_hints_code_reached", "hints", ["code", "reached"])
-    from api.fairplay import backfill_lines  # the service's own computation (api.evidence)
+    from api.fairplay.judging import backfill_lines  # the service's own computation (api.fairplay.evidence)
 
     backfill_lines(op.get_bind())
 

@@ -13,7 +13,7 @@ it had:
   their boards keep counting every record received in the window, as they did:
   no record's standing changes), true for challenges prepared from now on;
 - ``players.name_review`` and the players' skeletons computed again with the
-  UTS #39 skeleton of ``api.names`` (confusables mapped before casefolding). Of
+  UTS #39 skeleton of ``api.fairplay.names`` (confusables mapped before casefolding). Of
   players whose names now read the same, the oldest (lowest id) holds the
   skeleton; each later one keeps its name, its token and its records, holds no
   skeleton (as players kept by 0005 did) and is flagged for review
@@ -74,7 +74,7 @@ def upgrade() -> None:
 
 def _skeletons_again() -> None:
     """Each player's skeleton by today's rules; later look-alikes and broken names flagged."""
-    from api.players import BadName, check_name, reads_as, skeleton  # the same rules as registration
+    from api.players.accounts import BadName, check_name, reads_as, skeleton  # the same rules as registration
 
     connection = op.get_bind()
     players = sa.table("players", sa.column("id", Id), sa.column("name", sa.String),

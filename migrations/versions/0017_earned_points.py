@@ -3,11 +3,11 @@
 What the migration adds, and computes for the stored records:
 
 - ``records.earned``: the app's score with every take-back cancelling its card's points
-  (``api.earned``), computed here by replaying each record's stored log (a log that does
+  (``api.boards.earned``), computed here by replaying each record's stored log (a log that does
   not replay, none should, gets it from its score and take-backs);
 - ``board_entries.earned``: the same, beside the score;
 - the boards again: every entry's rank key is now won, then more earned points, then
-  fewer take-backs, then fewer moves (``api.boards.RECORD_CHAIN``), so each player's best
+  fewer take-backs, then fewer moves (``api.boards.reads.RECORD_CHAIN``), so each player's best
   record of a board is chosen again from their records, and the standings (whose dates
   come from the entries) follow. No record changes but for its new column.
 
@@ -30,9 +30,9 @@ down_revision: str | Sequence[str] | None = "0016"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-#: api.boards.eligible as this revision has it
+#: api.boards.reads.eligible as this revision has it
 ELIGIBLE = "r.status = 'visible' AND r.ranked"
-#: api.boards.sort_key as this revision packs it: won (bit 62), 4095 − earned (12 bits from bit 50),
+#: api.boards.reads.sort_key as this revision packs it: won (bit 62), 4095 − earned (12 bits from bit 50),
 #: take-backs (25 bits from bit 25), moves (25 bits); a value outside its bits counts as the nearest end
 SORT_KEY = ("(CASE WHEN r.won THEN 0 ELSE 1 END) * 4611686018427387904 "
             "+ (4095 - CASE WHEN r.earned > 4095 THEN 4095 WHEN r.earned < 0 THEN 0 ELSE r.earned END) "
@@ -43,7 +43,7 @@ SORT_KEY = ("(CASE WHEN r.won THEN 0 ELSE 1 END) * 4611686018427387904 "
 #: the packing before this revision: won, then the higher score, then fewer moves
 OLD_SORT_KEY = ("(CASE WHEN r.won THEN 0 ELSE 1 END) * 2305843009213693952 + (1073741823 - r.score) * 2147483648 "
                 "+ r.moves")
-#: the record kinds' boards: (name, join, condition), as api.boards.board_rows builds them
+#: the record kinds' boards: (name, join, condition), as api.boards.reads.board_rows builds them
 IN_WINDOW = ("JOIN challenges ch ON ch.code = r.code AND ch.starts_at <= r.received_at "
              "AND r.received_at < ch.ends_at "
              "AND (NOT ch.attempts_required OR r.attempt_id IN "
@@ -85,7 +85,7 @@ def upgrade() -> None:
     # which would drop the tables that refer to records: there the default stays, unused)
     op.add_column("records", sa.Column("earned", sa.Integer(), nullable=False, server_default="0"))
     op.add_column("board_entries", sa.Column("earned", sa.Integer(), nullable=False, server_default="0"))
-    from api.earned import backfill  # the service's own computation, on this revision's columns
+    from api.boards.earned import backfill  # the service's own computation, on this revision's columns
 
     backfill(op.get_bind())
     rebuild(SORT_KEY, earned=True)

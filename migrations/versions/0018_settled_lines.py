@@ -7,8 +7,8 @@ Create Date: 2026-12-04
 Fair play's positions are *settled* (``engine.layouts.settled_hash``: every card that can go
 to a foundation put there, the foundations left out), so that a move to a foundation played
 later or earlier changes no position; copies are found by the positions two lines share
-(``api.evidence.overlap``), through index keys that are a line's own positions (about one in
-four, ``api.evidence.index_keys``) instead of MinHash bands. What the migration computes again
+(``api.fairplay.evidence.overlap``), through index keys that are a line's own positions (about one in
+four, ``api.fairplay.evidence.index_keys``) instead of MinHash bands. What the migration computes again
 from what is stored (no table or column changes):
 
 - ``records.line`` of every record that has one, from its canonical log; a log that does not
@@ -55,7 +55,7 @@ hints = sa.table("hints", sa.column("id", sa.BigInteger), sa.column("position", 
 
 
 def upgrade() -> None:
-    from api import evidence  # the service's own computation
+    from api.fairplay import evidence  # the service's own computation
 
     connection = op.get_bind()
     recompute_lines(connection, lambda code, actions: evidence.pack(evidence.effective_line(code, actions)),
@@ -149,7 +149,7 @@ def _copy_flags(connection: sa.Connection, change: Callable[[dict[str, Any], Any
 
 def extend_copy_flags(connection: sa.Connection) -> None:
     """The shared share of each stored copy flag, measured on the new lines."""
-    from api import evidence
+    from api.fairplay import evidence
 
     def extend(flag: dict[str, Any], row: Any) -> bool:
         found = flag.get("evidence")

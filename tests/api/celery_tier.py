@@ -18,7 +18,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -130,7 +129,7 @@ class Tier:
         for worker in self.workers:
             worker.kill()
         for app in self.apps:
-            app.extensions["api.db"].dispose()
+            app.extensions["api.platform.db"].dispose()
         if self.broker_url.startswith("amqp"):
             from kombu import Connection, Queue
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import factory
@@ -13,10 +13,10 @@ import pytest
 from factory.alchemy import SQLAlchemyModelFactory
 
 import engine
-from api.models import Record
+from api.platform.models import Record
 from engine import Game, GameCode
 
-START = datetime(2025, 1, 1, tzinfo=timezone.utc)
+START = datetime(2025, 1, 1, tzinfo=UTC)
 
 
 class RecordFactory(SQLAlchemyModelFactory):
@@ -57,7 +57,7 @@ class RecordFactory(SQLAlchemyModelFactory):
 @pytest.fixture
 def records(app: Any) -> Iterator[type[RecordFactory]]:
     """``records(...)`` / ``records.create_batch(...)``: rows in the app's database."""
-    session = app.extensions["api.db"].sessions()
+    session = app.extensions["api.platform.db"].sessions()
     RecordFactory._meta.sqlalchemy_session = session
     RecordFactory.reset_sequence()
     try:
@@ -92,7 +92,7 @@ def count_records(app: Any) -> Any:
     from sqlalchemy import func, select
 
     def count() -> int:
-        with app.extensions["api.db"].sessions() as session:
+        with app.extensions["api.platform.db"].sessions() as session:
             return session.scalar(select(func.count()).select_from(Record))
 
     return count

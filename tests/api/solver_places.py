@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from api.models import SolverJob
-from api.solving import Solver, now
+from api.platform.models import SolverJob
+from api.solver.queue import Solver, now
 
 
 def places_taken(solver: Solver) -> int:

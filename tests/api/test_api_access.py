@@ -9,7 +9,7 @@ import hashlib
 import pytest
 from sqlalchemy import select, text
 
-from api.models import ApiKey, Record
+from api.platform.models import ApiKey, Record
 
 API = "/api/v1"
 CODE = "FT1-N-AAAAAAB"
@@ -23,7 +23,7 @@ def secured(make_empty_app):
 
 
 def stored(app) -> list[Record]:
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         return list(session.scalars(select(Record).order_by(Record.id)))
 
 
@@ -42,7 +42,7 @@ def test_a_key_is_printed_once_and_stored_only_as_its_hash(secured):
     assert result.stdout == token + "\n"  # only the key on stdout: KEY=$(flask --app api keys create …)
     assert token.startswith("svk_") and len(token) >= 40
     assert "not shown again" in result.stderr
-    engine = secured.extensions["api.db"].engine
+    engine = secured.extensions["api.platform.db"].engine
     with engine.connect() as connection:
         rows = connection.execute(text("SELECT * FROM api_keys")).mappings().all()
     [row] = rows
@@ -166,7 +166,7 @@ def test_keys_are_required_by_default_except_in_debug_mode(make_app):
 
 @pytest.mark.parametrize("value, expected", [("1", True), ("0", False), ("", None), ("auto", None), (None, None)])
 def test_api_keys_required_setting(tmp_path, value, expected):
-    from api.config import load_settings
+    from api.platform.config import load_settings
 
     environ = {} if value is None else {"API_KEYS_REQUIRED": value}
     assert load_settings(str(tmp_path), environ=environ)["API_KEYS_REQUIRED"] is expected
@@ -269,6 +269,6 @@ def test_a_bad_status_filter_is_422(client):
 
 def test_keys_in_the_database_are_what_the_model_says(secured):
     new_key(secured, "boss", admin=True)
-    with secured.extensions["api.db"].sessions() as session:
+    with secured.extensions["api.platform.db"].sessions() as session:
         [key] = session.scalars(select(ApiKey)).all()
     assert key.admin and not key.revoked and key.created_at.utcoffset().total_seconds() == 0

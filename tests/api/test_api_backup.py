@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select, update
 
-from api import backup
-from api.auth import create_key, revoke_key
-from api.challenges import derivation_key
-from api.models import (
+from api.challenges.windows import derivation_key
+from api.platform.auth import create_key, revoke_key
+from api.platform.models import (
     Base,
     Challenge,
     ChallengeAttempt,
@@ -28,6 +27,7 @@ from api.models import (
     WebhookEndpoint,
     WebhookMessage,
 )
+from api.records import backup
 from tests.conftest import ROOT
 from tests.play import play_greedy
 
@@ -73,12 +73,12 @@ def filled(make_empty_app, make_key, auth, legal_log):
     assert client.post(f"{API}/records", json=own, headers=auth(tokens["zoe"])).status_code == 201
     copied = client.post(f"{API}/records", json={**own, "times": None}, headers=auth(tokens["Åsa"]))
     assert copied.status_code == 201 and copied.get_json()["copy_of"] is not None  # a copy, with its flag
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         server = create_key(session, "game-server", vouch=True)[1]
     vouched = {"code": YU, "player": "Åsa", "moves": legal_log(YU, 6, 2)}  # (a game of its own: no copy)
     response = client.post(f"{API}/records", json=vouched, headers=auth(server))
     assert response.status_code == 201 and response.get_json()["vouched_by"] == "game-server"
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         create_key(session, "old-client")
         revoke_key(session, "old-client")
         zoe = session.scalars(select(Player).where(Player.name == "zoe")).one()
@@ -135,7 +135,7 @@ def api_records(app):
 def every_row(app) -> dict[str, list[dict]]:
     """Every row of every table the backup holds, column by column, in primary-key order."""
     out = {}
-    with app.extensions["api.db"].engine.connect() as connection:
+    with app.extensions["api.platform.db"].engine.connect() as connection:
         for table in backup.backed_up():
             query = select(table).order_by(*table.primary_key.columns)
             out[table.name] = [dict(row) for row in connection.execute(query).mappings()]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from api.models import BoardEntry, PlayerStats
+from api.platform.models import BoardEntry, PlayerStats
 
 API = "/api/v1"
 
@@ -174,7 +174,7 @@ def test_hiding_a_record_rebuilds_the_players_entries_and_showing_it_restores_th
         return [(e["player"], e["score"]) for e in board(client, "variant=yukon-classic")["entries"]]
 
     def stats():
-        with app.extensions["api.db"].sessions() as session:
+        with app.extensions["api.platform.db"].sessions() as session:
             row = session.get(PlayerStats, ("ann", "yukon-classic"))
             return row.games, row.wins, row.best_score, row.won_moves
 
@@ -187,7 +187,7 @@ def test_hiding_a_record_rebuilds_the_players_entries_and_showing_it_restores_th
             board(client, "variant=yukon-classic&code=YU1-C-AAAAAAB")["entries"]] == [("bob", 60), ("ann", 40)]
     client.post(f"{API}/records/{best.id}/status", json={"status": "visible", "reason": "cleared"}, headers=admin_key)
     assert summary() == [("ann", 90), ("bob", 60)] and stats() == (2, 1, 90, 80)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         assert session.query(BoardEntry).filter_by(player="ann").count() == 4  # deal, deal-nt, variant, variant-nt
 
 
@@ -212,20 +212,20 @@ def test_boards_answer_with_an_etag_and_304_while_it_holds(client, records):
 def test_rebuilding_everything_gives_the_boards_kept_on_write(app, records):
     from sqlalchemy import select
 
-    from api import boards
-    from api.models import Standing
+    from api.boards import reads as boards
+    from api.platform.models import Standing
 
     for n in range(12):
         records.create(player=f"p{n % 4}", score=n * 7 % 50, won=n % 5 == 0, moves=n, takebacks=n % 2,
                        game_code=("YU1-C-AAAAAAB", "YU1-C-AAAAAAC", "FT1-N-AAAAAAB")[n % 3])
 
     def snapshot():
-        with app.extensions["api.db"].sessions() as session:
+        with app.extensions["api.platform.db"].sessions() as session:
             return [sorted(tuple(row) for row in session.execute(select(*table.__table__.columns)).all())
                     for table in (BoardEntry, PlayerStats, Standing)]
 
     kept = snapshot()
-    with app.extensions["api.db"].engine.begin() as connection:
+    with app.extensions["api.platform.db"].engine.begin() as connection:
         boards.rebuild_all(connection)
     assert snapshot() == kept and kept[0] and kept[1]
 
@@ -235,7 +235,7 @@ def test_rebuilding_everything_gives_the_boards_kept_on_write(app, records):
 def test_each_kind_packs_its_rank_chain_into_63_bits():
     """The record kinds' key is won (bit 62), 4095 − earned (12 bits), take-backs and moves (25 bits
     each), a value past its bits counted as the largest; the standings' is −points."""
-    from api.boards import KINDS, RECORD_KINDS
+    from api.boards.reads import KINDS, RECORD_KINDS
 
     for won, earned, takebacks, moves in [(True, 625, 0, 88), (False, 0, 0, 0), (False, 0, 2 ** 25 - 1, 2 ** 25 - 1),
                                           (True, 1360, 3, 3)]:
@@ -260,14 +260,14 @@ def test_each_kind_packs_its_rank_chain_into_63_bits():
 def test_the_sql_key_of_a_kind_is_its_python_key(app, records):
     from sqlalchemy import select
 
-    from api.boards import KINDS
+    from api.boards.reads import KINDS
 
     for won, score, takebacks, moves in [(True, 625, 0, 88), (False, 310, 0, 41), (False, 0, 0, 1),
                                          (True, 655, 3, 2 ** 31 - 1), (False, 5000, 2 ** 26, 2 ** 26)]:
         # (earned points past their 12 bits, as no game earns: the key counts them as the largest)
         records.create(player=f"p{score}", score=score, won=won, moves=moves, takebacks=takebacks,
                        **({"earned": score} if score > 4095 else {}))
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         rows = session.execute(select(BoardEntry.won, BoardEntry.earned, BoardEntry.takebacks, BoardEntry.moves,
                                       BoardEntry.sort_key).where(BoardEntry.board.like("deal:%"))).all()
     assert len(rows) == 5
@@ -276,11 +276,11 @@ def test_the_sql_key_of_a_kind_is_its_python_key(app, records):
 
 
 def test_leaders_are_every_row_tied_first_and_nobody_on_an_empty_board(app, records):
-    from api import boards
+    from api.boards import reads as boards
 
     for player, moves in [("ann", 40), ("bob", 40), ("cid", 41)]:
         records.create(player=player, score=625, won=True, moves=moves, takebacks=0, game_code="YU1-C-AAAAAAB")
-    with app.extensions["api.db"].engine.connect() as connection:
+    with app.extensions["api.platform.db"].engine.connect() as connection:
         assert [row.player for row in boards.leaders(connection, boards.board("deal", "YU1-C-AAAAAAB"))] == [
             "ann", "bob"]
         assert boards.leaders(connection, boards.board("deal", "YU1-C-AAAAAAC")) == []
@@ -289,7 +289,7 @@ def test_leaders_are_every_row_tied_first_and_nobody_on_an_empty_board(app, reco
 def test_docs_list_every_board_kind_with_what_it_ranks():
     from pathlib import Path
 
-    from api.boards import KINDS
+    from api.boards.reads import KINDS
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
     table = text[text.index("| kind | one row |"):].split("\n\n")[0].splitlines()[2:]

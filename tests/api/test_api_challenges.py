@@ -4,20 +4,21 @@ the endpoints, challenge boards and standings, the winnable pool, player statist
 from __future__ import annotations
 
 import random
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 from sqlalchemy import select, update
 
-from api import boards, challenges
-from api.models import Challenge, Record, Solvability, SolverJob
-from api.solving import Budget
-from api.stats import streaks
+from api.boards import reads as boards
+from api.challenges import windows as challenges
+from api.platform.models import Challenge, Record, Solvability, SolverJob
+from api.players.stats import streaks
+from api.solver.queue import Budget
 from verifier import replay
 
 API = "/api/v1"
 PROBLEMS = "https://solitaire-verifier.example/problems/"
-UTC = timezone.utc
+UTC = UTC
 #: a small node budget keeps the searches of these tests short
 BUDGET = Budget(60.0, 20000)
 #: the derivation key of the vectors (a service's own is CHALLENGE_KEY, or generated: secret)
@@ -62,7 +63,7 @@ def test_windows_at_the_day_and_week_boundaries(moment, kind, start, end):
 
 def test_every_challenge_is_the_first_candidate_proved_winnable_with_its_par(app):
     day = date(2026, 12, 1)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         prepared = challenges.prepare_challenges(session, day, BUDGET, 8, KEY, ahead=0)
         assert len(prepared) == 6 and all(c is not None for c in prepared)
         for challenge in prepared:
@@ -143,7 +144,7 @@ def test_a_challenge_board_from_before_attempts_counts_records_received_inside_i
     start = datetime(2025, 1, 1, tzinfo=UTC)
     records.create(player="early", game_code="FT1-N-AAAAAAB", score=50, received_at=start - timedelta(seconds=1))
     records.create(player="before-prep", game_code="FT1-N-AAAAAAB", score=20, received_at=start)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         challenge = make_challenge(session, attempts_required=False)
         challenge_id = challenge.id
     records.create(player="inside", game_code="FT1-N-AAAAAAB", won=True, score=1040, moves=300,
@@ -170,7 +171,7 @@ def test_the_current_challenge_is_served_once_prepared_and_503_before(client, ap
     response = client.get(f"{API}/challenges/daily?variant=yukon-classic")
     assert response.status_code == 503 and response.headers["Retry-After"] == "15"
     now = datetime.now(UTC)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         challenge = make_challenge(session, "yukon-classic", "weekly", now.date(), "YU1-C-AAAAAAB")
         weekly_id = challenge.id
     body = client.get(f"{API}/challenges/weekly?variant=yukon-classic").get_json()
@@ -187,7 +188,7 @@ def test_the_winnable_pool(client, app):
     app.config["SOLVER_ENABLED"] = False  # no search in the request (embedded mode)
     response = client.get(f"{API}/deals/random?variant=yukon-relaxed&winnable=true")
     assert response.status_code == 503 and "Retry-After" in response.headers
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         ran = challenges.refill_winnable_pool(session, "yukon-relaxed", 2, BUDGET, 10, random.Random(7))
         assert 2 <= ran <= 10
         assert challenges.pool_size(session, "yukon-relaxed", 100) == 2
@@ -228,7 +229,7 @@ def test_streaks_across_missed_days(days, today, expected):
 
 
 def test_player_stats(client, app, records):
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         for day in (1, 2, 4):
             make_challenge(session, day=date(2025, 1, day), code="FT1-N-AAAAAAB", attempts_required=False)
     for day, won in ((1, True), (2, True), (4, True)):
@@ -251,7 +252,7 @@ def test_player_stats(client, app, records):
 
 
 def test_a_submitted_record_reaches_todays_challenge_board_standings_and_stats(client, app, legal_log):
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         challenge_id = make_challenge(session, "forty-thieves", "daily", datetime.now(UTC).date(), "FT1-N-AAAAAAB").id
     attempts = {}
     for player in ("ann", "bob"):
@@ -284,7 +285,7 @@ def test_a_submitted_record_reaches_todays_challenge_board_standings_and_stats(c
 
 def test_the_beat_schedule_sends_registered_tasks_to_their_queues(tmp_path):
     from api import tasks
-    from api.config import load_settings
+    from api.platform.config import load_settings
 
     celery = tasks.make_celery({**load_settings(str(tmp_path)), "CELERY_BROKER_URL": "redis://127.0.0.1:6379/15",
                                 "CELERY_QUEUE_PREFIX": "beat-test"})
@@ -317,13 +318,13 @@ def test_a_scheduled_task_does_nothing_while_another_run_holds_its_lock(make_emp
         assert held is not None and tasks._lock(app, tasks.REFILL) is None  # one holder at a time
         assert tasks.refill_winnable_pool(variant="yukon-relaxed", searches=3) == 0
         assert tasks.prepare_challenges(ahead=0, variant="yukon-classic", kind="daily") == 0  # its own lock
-        with app.extensions["api.db"].sessions() as session:
+        with app.extensions["api.platform.db"].sessions() as session:
             assert session.scalars(select(Solvability).where(Solvability.variant == "yukon-relaxed")).all() == []
             assert len(session.scalars(select(Challenge)).all()) == 1
             assert [job.id for job in session.scalars(select(SolverJob))] == [held]  # prepare freed its own
         tasks._release_marker(app, held)
         assert tasks.refill_winnable_pool(variant="yukon-relaxed", searches=3) >= 1
-        with app.extensions["api.db"].sessions() as session:
+        with app.extensions["api.platform.db"].sessions() as session:
             assert session.scalars(select(SolverJob)).all() == []
 
 
@@ -339,13 +340,13 @@ def test_the_pool_is_searched_at_its_own_budget_and_challenges_at_theirs(make_em
     result = app.test_cli_runner().invoke(args=["challenges", "refill-pool", "--variant", "yukon-classic",
                                                 "--searches", "2"])
     assert result.exit_code == 0, result.output
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         pool = session.scalars(select(Solvability)).all()
         assert {row.variant for row in pool} == {"yukon-relaxed", "yukon-classic"}
         assert {row.budget_nodes for row in pool} == {3000}
     with app.app_context():
         assert tasks.prepare_challenges(ahead=0, variant="yukon-classic", kind="daily") == 0
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         challenge = session.scalars(select(Challenge)).one()
         searched = session.scalars(select(Solvability).where(Solvability.code == challenge.code)).all()
         assert [row.budget_nodes for row in searched] == [20000]
@@ -357,7 +358,7 @@ def test_the_embedded_mode_prepares_the_window_in_the_first_request(make_empty_a
     body = client.get(f"{API}/challenges/daily?variant=yukon-classic").get_json()
     today = datetime.now(UTC).date()
     assert body["code"] is None and body["candidate"] is None and body["kind"] == "daily"  # secret while it runs
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         stored = session.scalars(select(Challenge)).one()
         key = challenges.derivation_key(session, None)  # the key the service generated and stored
         codes = [str(c) for c in challenges.candidates("yukon-classic", "daily", today, stored.candidate + 1, key)]
@@ -375,7 +376,7 @@ def test_the_embedded_mode_searches_a_few_deals_for_an_empty_pool(make_empty_app
             break
         assert response.status_code == 503 and "Retry-After" in response.headers
     assert response.status_code == 200 and response.get_json()["winnable"] is True
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         assert challenges.pool_size(session, "yukon-relaxed", 10) >= 1
         assert session.scalars(select(SolverJob)).all() == []
 
@@ -386,13 +387,13 @@ def test_a_preparation_in_flight_is_not_sent_again(make_empty_app):
     app = make_empty_app(CHALLENGE_NODES=20000)
     client = app.test_client()
     now = datetime.now(UTC)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         session.add(SolverJob(client="task:api.prepare_challenges", client_slot=0, slot=-1, kind="challenges",
                               created_at=now, expires_at=now + timedelta(minutes=5)))
         session.commit()
     response = client.get(f"{API}/challenges/weekly?variant=forty-thieves")
     assert response.status_code == 503 and response.headers["Retry-After"] == "15"
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         assert session.scalars(select(Challenge)).all() == []
         session.execute(update(SolverJob).values(expires_at=now - timedelta(seconds=1)))
         session.commit()
@@ -404,7 +405,7 @@ def test_nothing_is_searched_for_a_request_while_the_solver_is_off(make_empty_ap
     client = app.test_client()
     assert client.get(f"{API}/challenges/daily?variant=yukon-relaxed").status_code == 503
     assert client.get(f"{API}/deals/random?variant=forty-thieves&winnable=true").status_code == 503
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         assert session.scalars(select(Solvability)).all() == []
 
 
@@ -415,7 +416,7 @@ FT = "FT1-N-AAAAAAB"
 
 def running(app, code=FT, day=None, kind="daily"):
     """Today's (or ``day``'s) forty-thieves challenge on ``code``, which needs attempts; its id."""
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         return make_challenge(session, "forty-thieves", kind, day or datetime.now(UTC).date(), code).id
 
 
@@ -430,9 +431,9 @@ def start(client, challenge_id, token):
 
 
 def set_started_at(app, attempt_id, moment):
-    from api.models import ChallengeAttempt
+    from api.platform.models import ChallengeAttempt
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         session.execute(update(ChallengeAttempt).where(ChallengeAttempt.id == attempt_id).values(started_at=moment))
         session.commit()
 
@@ -478,7 +479,7 @@ def test_no_attempt_outside_the_window(client, app):
 
 
 def test_a_running_challenges_code_is_withheld_from_every_public_read(client, app, legal_log):
-    from api.models import Challenge
+    from api.platform.models import Challenge
 
     challenge_id = running(app)
     ann = player_token(client, "ann")
@@ -506,7 +507,7 @@ def test_a_running_challenges_code_is_withheld_from_every_public_read(client, ap
     assert client.get(f"/records/{record_id}").status_code == 200  # its spoiler-safe page (no code: above)
     board = client.get(f"{API}/challenges/{challenge_id}/board").get_json()
     assert [(e["player"], e["code"]) for e in board["entries"]] == [("ann", None)]
-    with app.extensions["api.db"].sessions() as session:  # the window closes
+    with app.extensions["api.platform.db"].sessions() as session:  # the window closes
         challenge = session.get(Challenge, challenge_id)
         challenge.starts_at, challenge.ends_at = (challenge.starts_at - timedelta(days=2),
                                                   challenge.ends_at - timedelta(days=2))
@@ -584,7 +585,7 @@ def test_the_board_shows_the_servers_time_and_a_longer_claim_is_a_timing_flag(cl
 
 
 def test_a_challenge_from_before_attempts_keeps_its_code_public_and_its_window_rule(client, app, legal_log):
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         challenge_id = make_challenge(session, "forty-thieves", "daily", datetime.now(UTC).date(), FT,
                                       attempts_required=False).id
     assert client.get(f"{API}/challenges/{challenge_id}").get_json()["code"] == FT
@@ -611,12 +612,12 @@ def race(app, threads, request):
 
 
 def test_concurrent_attempts_of_one_player_make_one(client, app):
-    from api.models import ChallengeAttempt
+    from api.platform.models import ChallengeAttempt
 
     challenge_id = running(app)
     token = player_token(client, "ann")
     assert race(app, 6, lambda c, _: start(c, challenge_id, token)) == [201] + [409] * 5
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         assert len(session.scalars(select(ChallengeAttempt)).all()) == 1
 
 
@@ -637,8 +638,8 @@ def test_a_backup_carries_the_attempts_and_the_servers_time(client, app, legal_l
     import json
 
     challenge_id = running(app, day=date(2025, 1, 1))
-    with app.extensions["api.db"].sessions() as session:
-        from api.models import ChallengeAttempt, Player
+    with app.extensions["api.platform.db"].sessions() as session:
+        from api.platform.models import ChallengeAttempt, Player
 
         player = Player(name="ann", skeleton_hash=None, created_at=datetime(2025, 1, 1, tzinfo=UTC))
         session.add(player)
@@ -650,7 +651,7 @@ def test_a_backup_carries_the_attempts_and_the_servers_time(client, app, legal_l
         attempt_id, player_id = attempt.id, player.id
     from tests.api.conftest import RecordFactory
 
-    RecordFactory._meta.sqlalchemy_session = app.extensions["api.db"].sessions()
+    RecordFactory._meta.sqlalchemy_session = app.extensions["api.platform.db"].sessions()
     RecordFactory.create(player="ann", player_id=player_id, game_code=FT, attempt_id=attempt_id,
                          server_elapsed_ms=1234, received_at=datetime(2025, 1, 1, 9, 0, 1, 234000, tzinfo=UTC))
     RecordFactory._meta.sqlalchemy_session.close()
@@ -677,12 +678,12 @@ def test_the_deal_is_derived_with_the_services_key_generated_once_and_backed_up(
     backups); CHALLENGE_KEY replaces it. The same window under two keys is two different deals."""
     import io
 
-    from api.backup import export_backup
-    from api.models import ServiceKey
+    from api.platform.models import ServiceKey
+    from api.records.backup import export_backup
 
     app = make_empty_app()
     day = date(2026, 12, 1)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         generated = challenges.derivation_key(session, None)
         assert len(generated) >= 32 and challenges.derivation_key(session, None) == generated
         assert session.get(ServiceKey, challenges.KEY_NAME).secret.encode() == generated
@@ -692,7 +693,7 @@ def test_the_deal_is_derived_with_the_services_key_generated_once_and_backed_up(
         export_backup(session, out)
     assert '"table":"service_keys"' in out.getvalue() and generated.decode() in out.getvalue()
     # two keys: other candidates, so another challenge for the same window
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         first = challenges.prepare(session, "yukon-relaxed", "daily", datetime(2026, 12, 1, 12, tzinfo=UTC), BUDGET,
                                    8, generated)
         first_code = first.code
@@ -722,7 +723,7 @@ def test_a_stored_challenge_keeps_its_deal_whatever_the_key(make_empty_app):
     leaves a stored window alone, with any key."""
     app = make_empty_app()
     now = datetime.now(UTC)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         old = make_challenge(session, "yukon-classic", "daily", now.date(), "YU1-C-ZSJXAKN")
         found = challenges.prepare(session, "yukon-classic", "daily", now, BUDGET, 8, KEY)
         assert (found.id, found.code) == (old.id, "YU1-C-ZSJXAKN")
@@ -733,7 +734,7 @@ def test_a_candidate_with_a_stored_record_is_passed_over(app, records):
     day = date(2026, 12, 1)
     first = str(challenges.candidate("yukon-relaxed", "daily", day, 0, KEY))
     records(code=first, variant="yukon-relaxed")
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         challenge = challenges.prepare(session, "yukon-relaxed", "daily", datetime(2026, 12, 1, 12, tzinfo=UTC),
                                        BUDGET, 8, KEY)
         assert challenge.candidate > 0 and challenge.code != first
@@ -744,7 +745,7 @@ def test_nothing_public_holds_the_candidate_or_an_upcoming_challenge(client, app
     prepared ahead is not public at all; once the window has closed both are shown."""
     app.config["SOLVER_ENABLED"] = False  # (no window prepared by a request here)
     today = datetime.now(UTC).date()
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         now_running = make_challenge(session, "yukon-classic", "daily", today, "YU1-C-AAAAAAB")
         ahead = make_challenge(session, "yukon-classic", "daily", today + timedelta(days=1), "YU1-C-AAAAAAC")
         weekly = make_challenge(session, "yukon-classic", "weekly", today + timedelta(days=7), "YU1-C-AAAAAAD")
@@ -763,7 +764,7 @@ def test_nothing_public_holds_the_candidate_or_an_upcoming_challenge(client, app
     pages = [client.get("/challenges/yukon-classic").get_data(as_text=True),
              client.get(f"/challenges/yukon-classic/daily/{today + timedelta(days=1)}").get_data(as_text=True)]
     assert not any(code in page for page in pages for code in ("YU1-C-AAAAAAB", "YU1-C-AAAAAAC", "YU1-C-AAAAAAD"))
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         assert challenges.secret_codes(session, datetime.now(UTC)) == {"YU1-C-AAAAAAB", "YU1-C-AAAAAAC",
                                                                        "YU1-C-AAAAAAD"}
         closed = make_challenge(session, "yukon-classic", "daily", today - timedelta(days=2), "YU1-C-AAAAAAF")
@@ -778,7 +779,7 @@ def test_the_random_pool_never_hands_out_a_running_or_upcoming_challenges_deal(c
     """The screening puts the challenges' deals in the pool; /deals/random leaves them out while
     they are secret (503 when the pool has nothing else), and hands them out once they close."""
     app.config["SOLVER_ENABLED"] = False
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         assert challenges.refill_winnable_pool(session, "yukon-relaxed", 3, BUDGET, 20, random.Random(3)) >= 3
         pool = sorted(session.scalars(select(Solvability.code).where(Solvability.status == "winnable")))
         today = datetime.now(UTC).date()
@@ -787,7 +788,7 @@ def test_the_random_pool_never_hands_out_a_running_or_upcoming_challenges_deal(c
     seen = {client.get(f"{API}/deals/random?variant=yukon-relaxed&winnable=true").get_json()["code"]
             for _ in range(30)}
     assert seen == set(pool[2:])
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         make_challenge(session, "yukon-relaxed", "daily", today + timedelta(days=1), pool[2])
     assert client.get(f"{API}/deals/random?variant=yukon-relaxed&winnable=true").status_code == 503
     close_every_window(app)
@@ -812,7 +813,7 @@ def test_a_cached_card_frames_or_page_of_a_record_answers_404_once_its_deal_is_a
         tags[url] = first.headers["ETag"]
         assert client.get(url, headers={"If-None-Match": tags[url]}).status_code == 304
     for day in (datetime.now(UTC).date() + timedelta(days=1), datetime.now(UTC).date()):  # upcoming, then running
-        with app.extensions["api.db"].sessions() as session:
+        with app.extensions["api.platform.db"].sessions() as session:
             session.execute(Challenge.__table__.delete())
             session.commit()
             make_challenge(session, "forty-thieves", "daily", day, FT)
@@ -833,7 +834,7 @@ def test_a_record_received_before_a_running_challenge_on_its_deal_has_no_page(cl
     the same deal answers 404, so that no page ties it to the running challenge's deal."""
     stored = client.post(f"{API}/records", json={"code": FT, "player": "ann", "moves": legal_log(FT, 6)})
     record_id = stored.get_json()["id"]
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         session.execute(update(Record).where(Record.id == record_id)
                         .values(received_at=datetime.now(UTC) - timedelta(days=3)))
         session.commit()
@@ -846,7 +847,7 @@ def test_a_record_received_before_a_running_challenge_on_its_deal_has_no_page(cl
 
 def close_every_window(app):
     """Every stored challenge's window moved a month back: closed."""
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         for challenge in session.scalars(select(Challenge)):
             challenge.starts_at -= timedelta(days=30)
             challenge.ends_at -= timedelta(days=30)
@@ -884,7 +885,7 @@ def test_the_beats_run_leaves_the_next_days_and_weeks_challenges_ready_before_th
     with app.app_context():
         assert tasks.prepare_challenges(**kwargs, variant="yukon-relaxed") == 0
     now = datetime.now(UTC)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         stored = {(c.kind, c.starts_at) for c in session.scalars(select(Challenge))}
     tomorrow = challenges.window("daily", now + timedelta(days=1))[0]
     next_week = challenges.window("weekly", now + timedelta(days=7))[0]
@@ -894,7 +895,7 @@ def test_the_beats_run_leaves_the_next_days_and_weeks_challenges_ready_before_th
     client = app.test_client()
     app.config["SOLVER_ENABLED"] = False  # nothing is prepared by the requests below
     assert client.get(f"{API}/challenges/daily?variant=yukon-relaxed").status_code == 200
-    with app.extensions["api.db"].sessions() as session:  # tomorrow: its window is already there
+    with app.extensions["api.platform.db"].sessions() as session:  # tomorrow: its window is already there
         assert challenges.current(session, "yukon-relaxed", "daily", tomorrow) is not None
         assert challenges.current(session, "yukon-relaxed", "weekly", next_week) is not None
 
@@ -909,10 +910,9 @@ def test_the_embedded_mode_prepares_in_a_thread_of_its_own_from_the_first_reques
     started, release = threading.Event(), threading.Event()
 
     def slow_run(self):
-        with self.app.app_context():
-            with tasks.singleton(self.app, tasks.PREPARE, None):
-                started.set()
-                release.wait(30)
+        with self.app.app_context(), tasks.singleton(self.app, tasks.PREPARE, None):
+            started.set()
+            release.wait(30)
         return 0
 
     monkeypatch.setattr(tasks.Preparer, "run_once", slow_run)
@@ -920,7 +920,7 @@ def test_the_embedded_mode_prepares_in_a_thread_of_its_own_from_the_first_reques
     app.testing = False  # a serving process (tests' apps start no thread)
     tasks.init_app(app)
     client = app.test_client()
-    threads = lambda: [t.name for t in threading.enumerate()].count("challenge-preparer")  # noqa: E731
+    threads = lambda: [t.name for t in threading.enumerate()].count("challenge-preparer")
     before = threads()
     try:
         client.get(f"{API}/healthz")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from api.config import SETTINGS, load_settings
+from api.platform.config import SETTINGS, load_settings
 from api.tasks import DELIVER, QUEUES
 from tests.conftest import ROOT, problem_validator
 
@@ -81,7 +81,7 @@ def test_the_image_is_built_from_every_file_the_install_reads_with_a_compiler():
     context carries no compiled module of the checkout's own."""
     import tomllib
 
-    from api.db import MIGRATIONS
+    from api.platform.db import MIGRATIONS
 
     build, run = dockerfile_stages((DEPLOY / "Dockerfile").read_text(encoding="utf-8"))
     copied = {source for line in build if line.startswith("COPY ")
@@ -134,7 +134,7 @@ def test_the_alert_rules_and_the_scrape_config_pass_promtool():
 def test_the_alert_rules_use_the_families_the_service_exports():
     from prometheus_client.metrics import MetricWrapperBase
 
-    from api import metrics
+    from api.platform import metrics
 
     exported = {family.name for value in vars(metrics).values() if isinstance(value, MetricWrapperBase)
                 for family in value.describe()}

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from api import evidence, tasks
-from api.fairplay import FLAGS, REVIEW_FLAGS
+from api import tasks
+from api.fairplay import evidence
+from api.fairplay.judging import FLAGS, REVIEW_FLAGS
 from bench.fairplay import attacks
 from engine import Game, GameCode
 from tests.api.conftest import play_legal
@@ -205,7 +206,7 @@ def test_the_contracts_flag_enum_the_review_set_and_the_docs_come_from_the_table
     docs = (ROOT / "docs" / "fair-play.md").read_text(encoding="utf-8")
     for kind in FLAGS:
         assert f"| `{kind.name}` | {kind.docs} |" in docs, kind.name
-    from api.routes.pages import FLAG_TEXTS
+    from api.pages.views import FLAG_TEXTS
 
     assert {kind.name: kind.page for kind in FLAGS} == FLAG_TEXTS
 
@@ -366,14 +367,14 @@ def test_the_operators_command_judges_every_deal_again_and_imports_get_their_lin
     ``flask --app api fairplay reevaluate``; an import computes the effective lines of what it stores."""
     from datetime import UTC, datetime
 
-    from api.models import Record, Solvability
+    from api.platform.models import Record, Solvability
 
     client = fair.test_client()
     code = CODES[0]
     line = solver_line(code)
     record = submit(client, token_of(client, "offline"), code, line)
     now = datetime.now(UTC)
-    with fair.extensions["api.db"].sessions() as session:
+    with fair.extensions["api.platform.db"].sessions() as session:
         session.add(Solvability(code=code, variant="yukon-classic", budget="old", budget_seconds=1.0,
                                 engine_version="0.9.0", rules_version=1, status="winnable", reason="found",
                                 solution=" ".join(line), solution_actions=len(line), verified=True, attempts=1,
@@ -387,7 +388,7 @@ def test_the_operators_command_judges_every_deal_again_and_imports_get_their_lin
     assert fair.test_cli_runner().invoke(args=["records", "export", str(backup)]).exit_code == 0
     restored = make_app(DATABASE_URL=empty_database_url)
     assert restored.test_cli_runner().invoke(args=["records", "import", str(backup)]).exit_code == 0
-    with restored.extensions["api.db"].sessions() as session:
+    with restored.extensions["api.platform.db"].sessions() as session:
         [stored] = session.query(Record).all()
         assert evidence.unpack(stored.line) == frozenset(evidence.effective_line(code, line))
 
@@ -557,12 +558,13 @@ def test_a_challenges_par_line_with_its_foundation_moves_put_off_is_solver_like(
 
     from sqlalchemy import update
 
-    from api import boards, challenges
-    from api.models import Challenge, ChallengeAttempt
+    from api.boards import reads as boards
+    from api.challenges import windows as challenges
+    from api.platform.models import Challenge, ChallengeAttempt
 
     client, code = fair.test_client(), "YU1-R-AAAAAAC"
     par_line = solver_line(code)
-    with fair.extensions["api.db"].sessions() as session:
+    with fair.extensions["api.platform.db"].sessions() as session:
         start, end = challenges.window("daily", datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0))
         challenge = Challenge(variant="yukon-relaxed", kind="daily", starts_at=start, ends_at=end, code=code,
                               candidate=0, par=len(par_line), par_line=" ".join(par_line),
@@ -577,7 +579,7 @@ def test_a_challenges_par_line_with_its_foundation_moves_put_off_is_solver_like(
         response = client.post(f"{API}/challenges/{challenge_id}/attempts", headers=bearer(token))
         assert response.status_code in (200, 201), response.get_json()
         attempt_id = response.get_json()["attempt"]
-        with fair.extensions["api.db"].sessions() as session:  # (played for an hour: the server's time agrees)
+        with fair.extensions["api.platform.db"].sessions() as session:  # (played for an hour: the server's time agrees)
             session.execute(update(ChallengeAttempt).where(ChallengeAttempt.id == attempt_id)
                             .values(started_at=datetime.now(UTC) - timedelta(hours=1)))
             session.commit()

@@ -4,6 +4,8 @@ and the review queue with its decisions."""
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import pytest
 
 from tests.play import play_greedy
@@ -41,10 +43,10 @@ def test_registering_answers_the_token_once_and_stores_only_its_hash(client, app
     body = response.get_json()
     assert set(body) == {"id", "name", "token"} and body["name"] == "ann" and body["token"].startswith("svp_")
     assert response.headers["Location"] == f"{API}/players/ann"
-    from api.auth import hash_token
-    from api.models import Player
+    from api.platform.auth import hash_token
+    from api.platform.models import Player
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         [player] = session.query(Player).all()
     assert player.token_hash == hash_token(body["token"]) and body["token"] not in repr(vars(player))
     profile = client.get(f"{API}/players/ann").get_json()
@@ -157,9 +159,9 @@ def test_a_plain_key_cannot_submit_for_a_registered_player_in_any_spelling(make_
 
 
 def test_a_key_allowed_to_vouch_submits_for_registered_players_and_the_record_says_so(client, app):
-    from api.auth import create_key
+    from api.platform.auth import create_key
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         key = create_key(session, "game-server", vouch=True)[1]
     token_of(client, "ann")
     response = submit(client, key, player="ann")
@@ -213,9 +215,9 @@ def test_a_hint_needs_a_player_token_and_is_logged(client, app, make_key):
     assert client.post(f"{API}/hint", json=body, headers=bearer(make_key("boss", admin=True))).status_code == 403
     token = token_of(client, "ann")
     assert client.post(f"{API}/hint", json=body, headers=bearer(token)).status_code == 200
-    from api.models import Hint
+    from api.platform.models import Hint
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         [hint] = session.query(Hint).all()
         assert (hint.code, hint.actions) == (YU, 1) and hint.position.startswith("YU1-C ")
         assert hint.player_id == client.get(f"{API}/players/ann").get_json()["id"] and hint.at is not None
@@ -427,14 +429,14 @@ def test_a_player_token_is_enough_where_keys_are_required(make_empty_app):
 def test_a_legacy_look_alike_is_found_by_its_exact_name(app, client):
     """A player kept from before registration (no skeleton: it read as an older player's name) is
     still found by its own name; any other spelling finds the older one."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    from api.models import Player
-    from api.players import skeleton_hash
+    from api.platform.models import Player
+    from api.players.accounts import skeleton_hash
 
-    with app.extensions["api.db"].sessions() as session:
-        session.add_all([Player(name="ann", skeleton_hash=skeleton_hash("ann"), created_at=datetime.now(timezone.utc)),
-                         Player(name="\u0430nn", skeleton_hash=None, created_at=datetime.now(timezone.utc))])
+    with app.extensions["api.platform.db"].sessions() as session:
+        session.add_all([Player(name="ann", skeleton_hash=skeleton_hash("ann"), created_at=datetime.now(UTC)),
+                         Player(name="\u0430nn", skeleton_hash=None, created_at=datetime.now(UTC))])
         session.commit()
     assert client.get(f"{API}/players/\u0430nn").get_json()["name"] == "\u0430nn"
     assert client.get(f"{API}/players/ANN").get_json()["name"] == "ann"
@@ -442,10 +444,10 @@ def test_a_legacy_look_alike_is_found_by_its_exact_name(app, client):
 
 def test_players_token_hands_a_kept_name_a_token_once(app, client, records):
     records.create(player="oldtimer")
-    from api.models import Player
-    from api.players import adopt
+    from api.platform.models import Player
+    from api.players.accounts import adopt
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         adopt(session, "oldtimer")
         session.commit()
         assert session.query(Player).filter_by(name="oldtimer").one().token_hash is None

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import func, make_url, select
 
-from api.models import Record
+from api.platform.models import Record
 
 API = "/api/v1"
 CODE = "FT1-N-AAAAAAB"
@@ -30,7 +30,7 @@ def needs_postgresql(database_url):
 
 
 def rows(app) -> list[tuple[str, str]]:
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         return [(r.player, r.canonical) for r in session.scalars(select(Record).order_by(Record.id))]
 
 
@@ -39,7 +39,7 @@ def rows(app) -> list[tuple[str, str]]:
 def test_racing_submissions_store_one_row_per_game_and_answer_all_with_it(make_empty_app, make_key, auth,
                                                                           legal_log):
     app = make_empty_app(API_KEYS_REQUIRED=True)
-    assert app.extensions["api.db"].engine.dialect.name == "postgresql"
+    assert app.extensions["api.platform.db"].engine.dialect.name == "postgresql"
     headers = auth(make_key("load-test"))
     same = {"code": CODE, "player": "racer", "moves": legal_log(CODE, 15)}
     # 16 different games: other players, and the same player with other logs
@@ -104,7 +104,7 @@ def test_a_database_outage_is_503_and_the_service_recovers_without_a_restart(mak
     assert submit("during").status_code == 201  # the client's retry is stored now
     assert submit("before").status_code == 200  # and what was stored before is still there
     assert sorted(player for player, _ in rows(app)) == ["before", "during"]
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         assert session.scalar(select(func.count()).select_from(Record)) == 2
 
 
@@ -122,7 +122,7 @@ def test_a_database_restart_between_requests_fails_no_request(make_app, database
     client = app.test_client()
     body = {"code": CODE, "player": "restart", "moves": legal_log(CODE, 5)}
     assert client.post(f"{API}/records", json=body | {"player": "first"}, headers=headers).status_code == 201
-    assert app.extensions["api.db"].engine.pool.checkedin() >= 1  # a pooled connection, through the proxy
+    assert app.extensions["api.platform.db"].engine.pool.checkedin() >= 1  # a pooled connection, through the proxy
 
     proxy.stop()  # every open connection breaks; nothing asks the database meanwhile
     proxy.start()
@@ -210,10 +210,10 @@ def test_every_postgresql_connection_has_the_timeouts_and_migrations_lift_them(m
     from sqlalchemy import text
     from sqlalchemy.exc import OperationalError
 
-    from api.db import AnswerTimeout, DeadlineConnection, unbounded
+    from api.platform.db import AnswerTimeout, DeadlineConnection, unbounded
 
     app = make_app(**PARTITION_TIMEOUTS)
-    engine = app.extensions["api.db"].engine
+    engine = app.extensions["api.platform.db"].engine
     with engine.connect() as connection:
         raw = connection.connection.dbapi_connection
         assert isinstance(raw, DeadlineConnection) and raw.answer_timeout == 2
@@ -243,7 +243,7 @@ def test_a_rollback_the_database_never_answers_is_logged_not_a_bare_500(make_app
     the view's answer (before, the AnswerTimeout of that rollback escaped as a bare 500)."""
     from sqlalchemy import text
 
-    from api.db import session
+    from api.platform.db import session
 
     url = make_url(database_url)
     proxy = tcp_proxy(url.host or "127.0.0.1", url.port or 5432)

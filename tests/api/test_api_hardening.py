@@ -201,12 +201,12 @@ def test_schema_examples_fit_their_schemas_and_make_legal_games(client):
        st.integers(1, 8), st.integers(10, 40))
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_the_header_limits_count_and_measure_fields_as_werkzeug_lists_them(app, fields, most, largest):
-    """``api.limits``' one pass over the environ refuses exactly what werkzeug's header list
+    """``api.platform.limits``' one pass over the environ refuses exactly what werkzeug's header list
     (names ``Title-Cased``, Content-Type and Content-Length only when set) would."""
     from werkzeug.datastructures import EnvironHeaders
 
-    from api.limits import _check_request_head
-    from api.problems import Problem
+    from api.platform.limits import _check_request_head
+    from api.platform.problems import Problem
 
     headers = [(name, "v" * size) for name, size in fields]
     with app.test_request_context(headers=headers):

@@ -19,7 +19,7 @@ def test_readyz_reports_the_schema_revision(client, app):
     response = client.get(f"{API}/readyz")
     assert response.status_code == 200
     assert response.get_json() == {"status": "ok", "database": "ok",
-                                   "schema": ", ".join(sorted(app.extensions["api.db"].heads))}
+                                   "schema": ", ".join(sorted(app.extensions["api.platform.db"].heads))}
 
 
 DEAD_URLS = {
@@ -60,5 +60,5 @@ def test_readyz_is_503_until_the_schema_is_migrated(make_app, empty_database_url
     response = client.get(f"{API}/readyz")
     assert response.status_code == 503
     assert "schema is at empty" in response.get_json()["detail"]
-    app.extensions["api.db"].upgrade()
+    app.extensions["api.platform.db"].upgrade()
     assert client.get(f"{API}/readyz").status_code == 200

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from api.models import HintAnswer
+from api.platform.models import HintAnswer
 from engine import Game
 from verifier import replay
 
@@ -54,16 +54,16 @@ def test_following_the_hints_wins_and_each_line_is_one_action_shorter(make_empty
     assert lengths == list(range(lengths[0], 0, -1)), lengths
     assert [a["continued"] for a in answers[:-1]] == [False] + [True] * (len(lengths) - 1)
     assert all(a["search"]["nodes"] == 0 for a in answers[1:-1])  # continued: no search at all
-    with app.extensions["api.db"].sessions() as session:  # one answer a position, each keeping its line
+    with app.extensions["api.platform.db"].sessions() as session:  # one answer a position, each keeping its line
         assert session.scalar(select(func.count()).select_from(HintAnswer)) == len(answers)
 
 
 def test_from_the_start_the_hints_follow_the_deals_stored_line(make_empty_app):
     app = make_empty_app()
     client = app.test_client()
-    from api.auth import create_key
+    from api.platform.auth import create_key
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         admin = {"Authorization": f"Bearer {create_key(session, 'boss', admin=True)[1]}"}
     code = WALKS[0][0]
     deal = client.get(f"{API}/deals/{code}/solvability", headers=admin).get_json()
@@ -89,7 +89,7 @@ def test_a_player_who_leaves_the_line_gets_a_new_line_that_never_goes_back(make_
     log = log[:-1] + [off]
     answer = client.post(f"{API}/hint", json={"code": code, "moves": log}, headers=headers).get_json()
     assert answer["status"] == "winnable" and answer["continued"] is False and answer["search"]["nodes"] > 0
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         line = session.scalar(select(HintAnswer.line).where(HintAnswer.log == " ".join(log)))
     assert line.split()[0] == answer["hint"]
     for action in line.split():
@@ -107,7 +107,7 @@ def test_a_continued_hint_replaces_a_pending_search_and_the_line_stays_private(m
     from datetime import UTC, datetime
 
     import engine
-    from api.solving import log_hash
+    from api.solver.queue import log_hash
 
     app = make_empty_app()
     client = app.test_client()
@@ -116,7 +116,7 @@ def test_a_continued_hint_replaces_a_pending_search_and_the_line_stays_private(m
     first = client.post(f"{API}/hint", json={"code": code, "moves": []}, headers=headers).get_json()
     after = first["hint"]
     solver = app.extensions["api.solver"]
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         session.add(HintAnswer(code=code, log_hash=log_hash(after), log=after, after_actions=1,
                                budget=solver.hints.budget.key, engine_version=engine.__version__,
                                rules_version=engine.RULES_VERSION, status="pending", reason="queued", attempts=1,
@@ -152,7 +152,7 @@ def test_a_new_line_joins_the_line_kept_for_the_position_its_hint_reaches(make_e
     from datetime import UTC, datetime
 
     import engine
-    from api.solving import log_hash
+    from api.solver.queue import log_hash
     from verifier.solving import hint_code, position_key
 
     app = make_empty_app()
@@ -166,7 +166,7 @@ def test_a_new_line_joins_the_line_kept_for_the_position_its_hint_reaches(make_e
     detour = [*there_and_back(game), *rest]  # a winning line too, two actions longer
     game.push_text(detour[0])
     now = datetime.now(UTC)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         session.add(HintAnswer(code=code, log_hash=log_hash(first.action), log=first.action, after_actions=1,
                                budget=app.extensions["api.solver"].hints.budget.key,
                                engine_version=engine.__version__, rules_version=engine.RULES_VERSION,

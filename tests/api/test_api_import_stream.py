@@ -13,8 +13,8 @@ from unittest import mock
 
 import pytest
 
-from api import backup
-from api.backup import BATCH, BackupError, import_records
+from api.records import backup
+from api.records.backup import BATCH, BackupError, import_records
 
 FT = "FT1-N-AAAAAAB"
 
@@ -48,7 +48,7 @@ class CountingLines:
 
 
 def count_rows(app) -> int:
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         return backup.count_records(session)
 
 
@@ -59,7 +59,7 @@ def test_the_import_takes_its_lines_a_batch_at_a_time(app):
     def progress(done: int) -> None:
         seen.append((done, lines.taken))
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         report = import_records(session, lines, progress)
     assert report.imported == 3 * BATCH + 7 and report.kept_ids
     # each batch was stored when the line after it had not been taken yet
@@ -69,7 +69,7 @@ def test_the_import_takes_its_lines_a_batch_at_a_time(app):
 
 def test_a_bad_line_late_in_a_stream_is_named_exactly_and_nothing_is_imported(app):
     lines = CountingLines(2 * BATCH + 50, bad_at=2 * BATCH + 17)
-    with app.extensions["api.db"].sessions() as session, pytest.raises(BackupError) as error:
+    with app.extensions["api.platform.db"].sessions() as session, pytest.raises(BackupError) as error:
         import_records(session, lines)
     assert str(error.value).startswith(f"line {2 * BATCH + 17}: not JSON")
     assert lines.taken == 2 * BATCH + 17  # it stopped there, without reading on
@@ -79,7 +79,7 @@ def test_a_bad_line_late_in_a_stream_is_named_exactly_and_nothing_is_imported(ap
 def test_an_id_reused_across_batches_names_its_line(app):
     lines = [record_line(n) for n in range(1, BATCH + 3)] + [json.dumps({**json.loads(record_line(3)),
                                                                          "player": "other"})]
-    with app.extensions["api.db"].sessions() as session, pytest.raises(BackupError) as error:
+    with app.extensions["api.platform.db"].sessions() as session, pytest.raises(BackupError) as error:
         import_records(session, lines)
     assert str(error.value) == f"line {BATCH + 3}: id: 3 is already the id of an earlier line"
     assert count_rows(app) == 0
@@ -87,7 +87,7 @@ def test_an_id_reused_across_batches_names_its_line(app):
 
 def test_a_duplicate_across_batches_is_reported_as_an_earlier_line(app):
     lines = [record_line(n) for n in range(1, BATCH + 3)] + [json.dumps({**json.loads(record_line(3)), "id": 9999})]
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         report = import_records(session, lines)
     assert report.imported == BATCH + 2
     assert [str(d) for d in report.duplicates] == [
@@ -132,7 +132,7 @@ def test_export_streams_a_batch_at_a_time(app, tmp_path):
         def write(self, text: str) -> None:
             written.append(text)
 
-    with app.extensions["api.db"].sessions() as session, \
+    with app.extensions["api.platform.db"].sessions() as session, \
             mock.patch.object(session, "execute", wraps=session.execute) as execute:
         written_rows = backup.export_backup(session, Out())
     assert written_rows["records"] == 2 * BATCH + 1

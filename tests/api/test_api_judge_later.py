@@ -108,8 +108,8 @@ def test_the_times_judged_at_submission_stay_with_the_judgement(app, client, lat
 
 def test_the_sweep_judges_the_records_whose_ask_was_lost(app, client, later, legal_log):
     from api import tasks
-    from api.db import session
-    from api.models import Record
+    from api.platform.db import session
+    from api.platform.models import Record
 
     old = submit(client, "ann", moves=legal_log(FT, 12)).get_json()
     new = client.post(f"{API}/records", json={"code": "FT1-N-AAAAAAD", "moves": legal_log("FT1-N-AAAAAAD", 12)},
@@ -127,9 +127,9 @@ def test_a_claimed_name_is_settled_by_the_statement_that_stores_the_record(app, 
                                                                          count_records):
     """Judged later, a record under a claimed name reads nothing before its store: the store's
     statement finds the player the name reads as, makes a new one, or refuses a registered one."""
-    from api.auth import create_key
-    from api.db import session
-    from api.models import DealVersion, Player
+    from api.platform.auth import create_key
+    from api.platform.db import session
+    from api.platform.models import DealVersion, Player
 
     def send(code, name, key=None, **body):
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -143,7 +143,7 @@ def test_a_claimed_name_is_settled_by_the_statement_that_stores_the_record(app, 
     token_of(client, "ann")
     refused = send("FT1-N-AAAAAAE", "ANN")  # a registered player's name, and no key to vouch
     assert refused.status_code == 403 and refused.get_json()["type"].endswith("/wrong-player")
-    with app.extensions["api.db"].sessions() as db:
+    with app.extensions["api.platform.db"].sessions() as db:
         vouching = create_key(db, "game-server", vouch=True)[1]
     vouched = send("FT1-N-AAAAAAF", "ann", vouching)
     assert vouched.status_code == 201
@@ -162,9 +162,9 @@ def test_a_new_name_taken_meanwhile_is_stored_again_as_that_player(app, later, l
     submission made the name's player before it could (here: its lookup misses, once, a
     player already made). Nothing is stored; the submission is stored again and reads the
     name as that player."""
-    from api import records
-    from api.db import session
-    from api.models import Player, Record
+    from api.platform.db import session
+    from api.platform.models import Player, Record
+    from api.records import submit as records
 
     with app.app_context():
         if session().get_bind().dialect.name != "postgresql":
@@ -197,7 +197,7 @@ def test_without_a_broker_the_submission_judges_its_own_record(app, client, lega
 
 
 def test_fairplay_judge_takes_a_place_and_names_the_variable(tmp_path):
-    from api.config import ConfigError, load_settings
+    from api.platform.config import ConfigError, load_settings
 
     assert load_settings(str(tmp_path), environ={"FAIRPLAY_JUDGE": " Worker "})["FAIRPLAY_JUDGE"] == "worker"
     assert load_settings(str(tmp_path), environ={})["FAIRPLAY_JUDGE"] == "submission"
@@ -217,16 +217,16 @@ def test_the_reevaluate_command_judges_the_records_waiting_first(app, client, la
 def test_record_created_is_sent_once_the_record_is_judged_with_its_verdict(make_empty_app, legal_log, monkeypatch):
     import json
 
-    from api.auth import create_key
-    from api.db import session
-    from api.models import WebhookMessage
+    from api.platform.auth import create_key
+    from api.platform.db import session
+    from api.platform.models import WebhookMessage
 
     app = make_empty_app(WEBHOOK_ALLOW_PRIVATE=True)
     monkeypatch.setitem(app.config, "FAIRPLAY_JUDGE", "worker")
     monkeypatch.setitem(app.config, "CELERY_BROKER_URL", "redis://127.0.0.1:1/0")
     monkeypatch.setitem(app.extensions, "api.asks", CaughtAsks())
     client = app.test_client()
-    with app.extensions["api.db"].sessions() as db:
+    with app.extensions["api.platform.db"].sessions() as db:
         admin = create_key(db, "ops", admin=True)[1]
     # (an endpoint that answers nothing: the event's message is what is checked, not its delivery)
     made = client.post(f"{API}/webhooks", json={"url": "http://127.0.0.1:9/hooks", "events": ["record.created"]},

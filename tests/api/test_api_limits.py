@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from api.config import ConfigError, load_settings
+from api.platform.config import ConfigError, load_settings
 
 API = "/api/v1"
 CODE = "FT1-N-AAAAAAB"

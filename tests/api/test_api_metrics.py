@@ -12,7 +12,7 @@ import socket
 import time
 import urllib.request
 
-from api import metrics
+from api.platform import metrics
 
 API = "/api/v1"
 FT = "FT1-N-AAAAAAB"
@@ -119,7 +119,7 @@ def test_both_tiers_metrics_after_a_search_on_a_real_worker(tier, tmp_path):
     done = 'solitaire_tasks_total{state="success",task="api.solve_deal"}'
     timed = 'solitaire_task_duration_seconds_count{task="api.solve_deal"}'
     while True:  # (the answer is stored before the task returns and is counted, and the count comes
-        # before its duration (api.metrics.task_finished): wait for the duration, the last written)
+        # before its duration (api.platform.metrics.task_finished): wait for the duration, the last written)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
             scraped = parse(answer.read().decode())
         if timed in scraped or time.monotonic() > deadline:
@@ -143,7 +143,7 @@ def test_both_tiers_metrics_after_a_search_on_a_real_worker(tier, tmp_path):
 
 
 def metrics_fields() -> tuple[str, ...]:
-    from api.logs import FIELDS
+    from api.platform.logs import FIELDS
 
     return FIELDS
 
@@ -217,10 +217,10 @@ def test_random_methods_and_unmatched_paths_keep_the_series_bounded(make_app):
 def test_trusted_proxies_is_warned_of_when_the_app_is_made(make_app, caplog):
     """X-Forwarded-For is believed with TRUSTED_PROXIES: the log says what a client that reaches the
     server directly can then do."""
-    with caplog.at_level(logging.WARNING, logger="api.limits"):
+    with caplog.at_level(logging.WARNING, logger="api.platform.limits"):
         make_app()
     assert not [r for r in caplog.records if "TRUSTED_PROXIES" in r.getMessage()]
-    with caplog.at_level(logging.WARNING, logger="api.limits"):
+    with caplog.at_level(logging.WARNING, logger="api.platform.limits"):
         app = make_app(TRUSTED_PROXIES=1)
     [warning] = [r for r in caplog.records if "TRUSTED_PROXIES" in r.getMessage()]
     text = warning.getMessage()

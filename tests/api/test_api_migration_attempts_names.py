@@ -10,8 +10,8 @@ import pytest
 from alembic import command
 from sqlalchemy import text
 
-from api.auth import hash_token
-from api.db import Database, alembic_config
+from api.platform.auth import hash_token
+from api.platform.db import Database, alembic_config
 
 MODULE = Path(__file__).resolve().parents[2] / "migrations" / "versions" / "0009_attempts_names.py"
 BOTH = pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True)
@@ -85,9 +85,9 @@ def test_0009_keeps_everything_keeps_old_challenge_boards_and_flags_look_alike_n
 
     app = make_app(DATABASE_URL=empty_database_url)
     client = app.test_client()
-    from api import boards
+    from api.boards import reads as boards
 
-    with app.extensions["api.db"].engine.begin() as connection:
+    with app.extensions["api.platform.db"].engine.begin() as connection:
         boards.rebuild_all(connection)
     board = client.get("/api/v1/challenges/1/board").get_json()
     assert [e["player"] for e in board["entries"]] == ["ann", "Ieo", "leo"]  # the old records keep their standing
@@ -99,9 +99,9 @@ def test_0009_keeps_everything_keeps_old_challenge_boards_and_flags_look_alike_n
     for look_alike, holder in (("IEO", "leo"), ("Bill", "bill"), ("LEO", "leo")):
         taken = client.post("/api/v1/players", json={"name": look_alike})
         assert taken.status_code == 409 and taken.get_json()["player"] == holder
-    from api.auth import create_key
+    from api.platform.auth import create_key
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         admin = create_key(session, "admin", True)[1]
     listed = client.get("/api/v1/review/players", headers={"Authorization": f"Bearer {admin}"}).get_json()
     assert [p["name"] for p in listed["items"]] == ["Ieo", "biII", "a\u034fnn", "k\u03b1te"] and listed["next"] is None

@@ -9,7 +9,7 @@ import pytest
 from alembic import command
 from sqlalchemy import inspect, text
 
-from api.db import MIGRATIONS, Database, alembic_config
+from api.platform.db import MIGRATIONS, Database, alembic_config
 
 BOTH = pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True)
 HINT_COLUMNS = ("id", "code", "log_hash", "log", "after_actions", "budget", "engine_version", "rules_version",

@@ -11,9 +11,9 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, text
 
-from api.config import ConfigError, load_settings, normalize_database_url
-from api.db import Database, alembic_config
-from api.models import Base
+from api.platform.config import ConfigError, load_settings, normalize_database_url
+from api.platform.db import Database, alembic_config
+from api.platform.models import Base
 
 BOTH = pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True)
 
@@ -59,7 +59,7 @@ def test_0002_keeps_the_records_of_0001_and_marks_them_visible_and_verified_when
                 {"at": "2025-03-01 12:00:00+00:00"})
         database.upgrade()
         with database.sessions() as session:
-            from api.models import Record
+            from api.platform.models import Record
 
             [record] = session.query(Record).all()
         assert (record.player, record.status, record.submitted_by, record.history) == ("ann", "visible", None, [])
@@ -77,13 +77,13 @@ def test_auto_migrate_off_leaves_the_database_alone(make_app, empty_database_url
             assert inspect(connection).get_table_names() == []
     finally:
         engine.dispose()
-    assert app.extensions["api.db"].current() == frozenset()
+    assert app.extensions["api.platform.db"].current() == frozenset()
 
 
 def test_db_commands(make_app, empty_database_url):
     app = make_app(DATABASE_URL=empty_database_url, AUTO_MIGRATE=False)
     runner = app.test_cli_runner()
-    head = ", ".join(sorted(app.extensions["api.db"].heads))
+    head = ", ".join(sorted(app.extensions["api.platform.db"].heads))
     result = runner.invoke(args=["db", "current"])
     assert result.exit_code == 0 and result.stdout.strip() == "empty (no migration applied)"
     result = runner.invoke(args=["db", "upgrade"])
@@ -149,9 +149,9 @@ def test_create_app_reads_the_environment(monkeypatch, tmp_path):
     try:
         assert app.config["MAX_CONTENT_LENGTH"] == 4096
         assert (tmp_path / "env.sqlite3").exists()
-        assert app.extensions["api.db"].current() == app.extensions["api.db"].heads
+        assert app.extensions["api.platform.db"].current() == app.extensions["api.platform.db"].heads
     finally:
-        app.extensions["api.db"].dispose()
+        app.extensions["api.platform.db"].dispose()
 
 
 OLD_COLUMNS = ("id", "player", "code", "variant", "number", "canonical", "log_hash", "won", "score", "moves", "actions",
@@ -176,7 +176,7 @@ def _old_rows(connection):
 def test_0005_keeps_every_old_record_and_makes_players_and_evidence(empty_database_url):
     """Records stored at 0003 (before players): every value kept; one player per NFC name; look-alike
     names kept apart; copies among the old records unranked and pointing to the first; empty logs unranked."""
-    from api.models import Player, Record
+    from api.platform.models import Player, Record
 
     database = Database(empty_database_url)
     old = [  # player, log hash, actions, status
@@ -375,8 +375,8 @@ def test_0008_keeps_every_record_and_player_and_computes_the_effective_lines(emp
     padded copy of a log gets the same line); a log that does not replay keeps none; and back down."""
     import importlib.util
 
-    from api import evidence
-    from api.db import MIGRATIONS
+    from api.fairplay import evidence
+    from api.platform.db import MIGRATIONS
     from tests.api.conftest import play_legal
 
     spec = importlib.util.spec_from_file_location("evidence_0008", MIGRATIONS / "versions" / "0008_evidence.py")
@@ -466,8 +466,8 @@ def test_0017_gives_every_record_its_earned_points_and_ranks_the_boards_by_them(
 
     from sqlalchemy import select
 
-    from api import boards
-    from api.models import BoardEntry, Standing
+    from api.boards import reads as boards
+    from api.platform.models import BoardEntry, Standing
     from tests.api.test_api_board_loops import with_loops, with_undos
     from tests.engine.engine_helpers import find_win
     from tests.play import play_greedy
@@ -548,7 +548,7 @@ def test_0018_computes_every_line_key_and_hint_again_on_settled_positions_and_ba
     and gains the shared share; and back down to exactly the former values."""
     import importlib
 
-    from api import evidence
+    from api.fairplay import evidence
     from engine import Game
     from engine.layouts import position_hash
     from tests.api.conftest import play_legal

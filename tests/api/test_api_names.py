@@ -7,8 +7,8 @@ import unicodedata
 
 import pytest
 
-from api.names import DEFAULT_IGNORABLE, invisible, prototypes, skeleton
-from api.players import BadName, NameTaken, register
+from api.fairplay.names import DEFAULT_IGNORABLE, invisible, prototypes, skeleton
+from api.players.accounts import BadName, NameTaken, register
 
 API = "/api/v1"
 PROBLEMS = "https://solitaire-verifier.example/problems/"
@@ -32,7 +32,7 @@ def test_no_confusable_of_an_ascii_letter_registers_beside_the_original(app):
     """For each of the 1,264 confusables and each base name holding its letter (in either
     case), every one-character substitution is refused or answered name-taken."""
     outcomes = {"refused": 0, "taken": 0}
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         for base in BASES:
             register(session, base)
         session.commit()
@@ -137,9 +137,9 @@ def test_the_skeleton_is_case_blind_and_settles():
 
 
 def test_an_imported_look_alike_name_is_kept_and_flagged_for_review(app):
-    from api.players import adopt
+    from api.players.accounts import adopt
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         leo, look_alike = adopt(session, "leo"), adopt(session, "Ieo")
         session.commit()
         assert (leo.name_review, leo.skeleton_hash is not None) == (None, True)

@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import select
 
 import engine
-from api.evidence import pack
-from api.models import Record
+from api.fairplay.evidence import pack
+from api.platform.models import Record
 from engine.rules import Rules
 from tests.api.test_api_hint_walks import WALKS, player, walk
 from tests.engine.test_engine_layouts import random_game
@@ -59,7 +59,7 @@ def test_a_submission_replays_its_log_once(app, replays, code):
     response = client.post(f"{API}/records", json={"code": code, "moves": actions, "player": "ann"})
     assert response.status_code == 201, response.get_json()
     assert replays == [code]
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         [(line, earned)] = session.execute(select(Record.line, Record.earned)).all()
     assert expected.line is not None and earned == expected.line.earned
     assert line == pack(expected.positions)

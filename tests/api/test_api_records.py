@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -20,7 +20,7 @@ def submit(http, **body):
 
 
 def test_a_legal_log_is_stored_with_the_replays_results(client):
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     response = submit(client, claimed={"score": 10, "moves": 2}, elapsed_ms=93000, client="yukon-web/1.0")
     assert response.status_code == 201
     record = response.get_json()
@@ -36,7 +36,7 @@ def test_a_legal_log_is_stored_with_the_replays_results(client):
     assert record["engine_version"] == engine.__version__ and record["rules_version"] == engine.RULES_VERSION
     received = datetime.fromisoformat(record["received_at"])
     assert received.utcoffset() == timedelta(0)
-    assert before - timedelta(seconds=1) <= received <= datetime.now(timezone.utc) + timedelta(seconds=1)
+    assert before - timedelta(seconds=1) <= received <= datetime.now(UTC) + timedelta(seconds=1)
     assert client.get(response.headers["Location"]).get_json() == record
 
 
@@ -87,7 +87,7 @@ def test_an_illegal_log_is_422_with_the_verdict_and_not_stored(client, count_rec
     assert problem["verdict"] == replay(CODE, "T7>F S T1>T2").to_json()
     error = problem["verdict"]["error"]
     assert error["index"] == 2 and error["action"] == "T1>T2"
-    assert f"action 2 'T1>T2'" in problem["detail"] and error["rule"] in problem["detail"]
+    assert "action 2 'T1>T2'" in problem["detail"] and error["rule"] in problem["detail"]
     assert count_records() == 0
 
 
@@ -181,9 +181,9 @@ def test_the_list_is_newest_first_a_page_at_a_time(client, records):
 
 
 def test_the_cursor_neither_skips_nor_repeats_records_received_at_the_same_moment(client, records):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    moment = datetime(2025, 6, 1, tzinfo=timezone.utc)
+    moment = datetime(2025, 6, 1, tzinfo=UTC)
     made = [records.create(received_at=moment) for _ in range(5)]
     seen, cursor = [], None
     while True:
@@ -246,18 +246,18 @@ def test_names_may_hold_any_printable_text(client):
 
 def test_a_record_judged_at_an_old_version_of_its_deal_is_not_stored(app, count_records):
     """The write stores a record only while its deal's version is the one its evidence was read
-    at (``seen``), bumping it; a stale one raises :class:`api.records.Stale` and stores nothing
+    at (``seen``), bumping it; a stale one raises :class:`api.records.submit.Stale` and stores nothing
     (no record, no new player): the submission is then judged again."""
     from sqlalchemy import func, select
 
-    from api.models import DealVersion, Player
-    from api.records import Stale, insert_record, new_record
+    from api.platform.models import DealVersion, Player
+    from api.records.submit import Stale, insert_record, new_record
 
     def values(player):
         verdict = replay(CODE, "T7>F S")
         return {**new_record(verdict, {"player": player}), "line": None}
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         def version():
             return session.scalar(select(DealVersion.version).where(DealVersion.code == CODE))
 
@@ -277,20 +277,20 @@ def test_a_record_judged_at_an_old_version_of_its_deal_is_not_stored(app, count_
 
 
 def test_a_dollar_statement_binds_every_type_as_sqlalchemy_does(app):
-    """``api.db.DollarStatement`` (the record's store statement on PostgreSQL) applies each
+    """``api.platform.db.DollarStatement`` (the record's store statement on PostgreSQL) applies each
     type's bind processing for the dialect: JSON, booleans, arrays, times, bytes and None
     come back as the same statement run by SQLAlchemy gives them, times read back in UTC,
     a literal keeps its value, and a missing parameter is an error, not a NULL; and
-    ``api.db.packed_values`` reads back the values ``api.evidence.pack`` packed."""
+    ``api.platform.db.packed_values`` reads back the values ``api.fairplay.evidence.pack`` packed."""
     from sqlalchemy import JSON, BigInteger, Boolean, LargeBinary, bindparam, cast, literal, select
     from sqlalchemy.dialects import postgresql
 
-    from api.db import DollarStatement, packed_values
-    from api.evidence import pack
-    from api.models import UTCDateTime
+    from api.fairplay.evidence import pack
+    from api.platform.db import DollarStatement, packed_values
+    from api.platform.models import UTCDateTime
 
     with app.app_context():
-        engine_ = app.extensions["api.db"].engine
+        engine_ = app.extensions["api.platform.db"].engine
         if engine_.dialect.name != "postgresql":
             pytest.skip("a PostgreSQL statement")
         statement = select(
@@ -298,7 +298,7 @@ def test_a_dollar_statement_binds_every_type_as_sqlalchemy_does(app):
             bindparam("bands", type_=postgresql.ARRAY(BigInteger)), bindparam("at", type_=UTCDateTime),
             bindparam("line", type_=LargeBinary), bindparam("none", type_=BigInteger), literal(7))
         values = {"flags": [{"flag": "copy", "evidence": {"of": 3}}], "won": True, "bands": [-(2 ** 63), 5],
-                  "at": datetime(2026, 12, 1, 12, tzinfo=timezone.utc), "line": b"\x00\xff", "none": None}
+                  "at": datetime(2026, 12, 1, 12, tzinfo=UTC), "line": b"\x00\xff", "none": None}
         with engine_.connect() as connection:
             connection.exec_driver_sql("SET TIME ZONE 'Asia/Kathmandu'")  # (answers in UTC all the same)
             expected = connection.execute(statement, values).one()
@@ -309,7 +309,7 @@ def test_a_dollar_statement_binds_every_type_as_sqlalchemy_does(app):
             empty = DollarStatement(select(packed_values("v"))).execute(connection, {"v": pack([])})
     assert tuple(row) == tuple(expected)
     assert row[0] == values["flags"] and row[2] == values["bands"] and bytes(row[4]) == values["line"]
-    assert row[3].tzinfo == timezone.utc and row[5] is None and row[6] == 7
+    assert row[3].tzinfo == UTC and row[5] is None and row[6] == 7
     assert sorted(value for (value,) in unpacked) == [-(2 ** 63), -1, 5] and empty == []
 
 
@@ -319,13 +319,13 @@ def test_a_records_answer_is_marshmallows_dump(app, client):
     values of another type included, it gives what ``RecordSchema().dump`` gives."""
     from sqlalchemy import select
 
-    from api.models import Record
+    from api.platform.models import Record
     from api.schemas import RecordSchema, record_json
 
     submit(client, claimed={"score": 10, "moves": 2}, elapsed_ms=93000, client="web/1", times=[400, 900])
     submit(client, player="bob")
     schema = RecordSchema()
-    with app.app_context(), app.extensions["api.db"].sessions() as session:
+    with app.app_context(), app.extensions["api.platform.db"].sessions() as session:
         stored = session.scalars(select(Record)).all()
         assert len(stored) == 2
         for record in stored:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from api import fairplay
-from api.models import Solvability
+from api.fairplay import judging as fairplay
+from api.platform.models import Solvability
 from tests.api.test_api_evidence import API, CODES, ON, flags, honest_game, solver_line, submit, token_of
 
 
@@ -23,7 +23,7 @@ def test_known_lines_find_what_the_full_judgement_finds(make_empty_app):
     line = solver_line(code)
     offline = submit(client, token_of(client, "offline"), code, line)
     assert flags(copy) == ["copy"] and copy["copy_of"] == first["id"] and offline["ranked"] is True
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         assert fairplay.reevaluate_deal(session, code) == []  # the new records changed no judgement
         assert fairplay.reevaluate_deal(session, code, copies=False) == []  # nothing known of the deal yet
         now = datetime.now(UTC)

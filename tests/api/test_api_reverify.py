@@ -4,19 +4,19 @@ alone, the others are stamped with the current engine and rules version."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import select
 
 import engine
 from api import commands
-from api.models import Record
+from api.platform.models import Record
 from verifier import replay
 
 CODE = "FT1-N-AAAAAAB"
 LOG = "T7:AS>F1 T10:6H>T9 T10:AC>F4 T10:AH>F2 S"  # score 30, moves 5
-LONG_AGO = datetime(2024, 6, 1, tzinfo=timezone.utc)
+LONG_AGO = datetime(2024, 6, 1, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -39,12 +39,12 @@ def reverify(app, *args):
 
 
 def reloaded(app, record_id) -> Record:
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         return session.scalars(select(Record).where(Record.id == record_id)).one()
 
 
 def test_unchanged_records_are_stamped_with_this_engine(app, stored):
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     first, second = stored(), stored(player="bob", claimed_score=30, claimed_moves=5)
     result = reverify(app)
     assert result.exit_code == 0, result.output
@@ -103,7 +103,7 @@ def test_long_runs_show_a_progress_bar(app, stored, monkeypatch):
 
 
 def test_records_are_read_a_batch_at_a_time(app, stored, monkeypatch):
-    from api import reverify as module
+    from api.records import reverify as module
 
     monkeypatch.setattr(module, "BATCH", 2)
     made = [stored(player=f"p{number}") for number in range(4)]
@@ -117,10 +117,10 @@ def test_records_are_read_a_batch_at_a_time(app, stored, monkeypatch):
 # -- with a broker: the workers must use the command's database ------------------------
 
 def old_records(app, count: int) -> None:
-    from api.records import new_record
+    from api.records.submit import new_record
 
     verdict = replay(CODE, LOG)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         for number in range(count):
             session.add(Record(**{**new_record(verdict, {"player": f"p{number}"}), "engine_version": "0.9.0"}))
         session.commit()
@@ -141,7 +141,7 @@ def test_workers_on_another_database_refuse_and_nothing_is_reported_done(tier, t
     assert "start workers on this database, or use --in-process; 0 of 2 ranges (0 records)" in result.output
     assert "re-verified 3 records" not in result.output  # no work it did not do is reported
     for app in (production, restored):
-        with app.extensions["api.db"].sessions() as session:
+        with app.extensions["api.platform.db"].sessions() as session:
             assert set(session.scalars(select(Record.engine_version))) == {"0.9.0"}
     # the same command with the workers' database goes ahead
     result = production.test_cli_runner().invoke(args=["records", "reverify", "--chunk", "2"])
@@ -151,7 +151,7 @@ def test_workers_on_another_database_refuse_and_nothing_is_reported_done(tier, t
 def test_a_database_is_the_same_whatever_url_reaches_it(make_app, database_url, tmp_path, monkeypatch):
     from sqlalchemy import make_url
 
-    from api.db import Database
+    from api.platform.db import Database
 
     url = make_url(database_url)
     if url.get_backend_name() == "sqlite":

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from api.db import Database
+from api.platform.db import Database
 from tests.conftest import ROOT
 
 API = "/api/v1"

@@ -1,4 +1,4 @@
-"""The settings are declared once (``api.config.SETTINGS``): the README's table and the
+"""The settings are declared once (``api.platform.config.SETTINGS``): the README's table and the
 module's docstring are made from that declaration."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import api.config
-from api.config import SETTINGS, load_settings, markdown_table, rst_table
+import api.platform.config
+from api.platform.config import SETTINGS, load_settings, markdown_table, rst_table
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -20,7 +20,7 @@ def test_readme_settings_table_is_the_generated_one():
 
 
 def test_docstring_holds_the_table_and_every_setting_is_loaded(tmp_path):
-    assert rst_table() in (api.config.__doc__ or "")
+    assert rst_table() in (api.platform.config.__doc__ or "")
     names = [setting.name for setting in SETTINGS]
     assert len(names) == len(set(names))
     assert set(names) <= set(load_settings(str(tmp_path), environ={}))

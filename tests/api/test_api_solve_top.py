@@ -11,11 +11,11 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import select
 
-import api.solving
-from api import boards
-from api.fairplay import in_a_top
-from api.models import BoardEntry, Solvability
-from api.solving import ClientBusy, Query, QueueFull, Solver
+import api.solver.queue
+from api.boards import reads as boards
+from api.fairplay.judging import in_a_top
+from api.platform.models import BoardEntry, Solvability
+from api.solver.queue import ClientBusy, Query, QueueFull, Solver
 from engine import Game, GameCode
 from tests.api.conftest import RecordFactory
 from verifier.solving import solve_code
@@ -30,7 +30,7 @@ PLAYERS = 15
 def populate(app, codes=POPULATED, players=PLAYERS, **values):
     """``players`` won stand-in records on each deal of ``codes`` (the variant board gets them
     all), their boards built as a bulk load does."""
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         RecordFactory._meta.sqlalchemy_session = session
         try:
             for code in codes:
@@ -54,7 +54,7 @@ def test_a_place_counts_the_entries_ahead_on_the_same_board_only(app):
     (two of them tied), so it is 11th: in a top 11, not in a top 10; other boards' entries, ahead
     or not, do not count; an entry tied with the 10th shares its place."""
     populate(app, codes=POPULATED[:2])  # other boards, full of better entries
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         RecordFactory._meta.sqlalchemy_session = session
         try:
             # (unranked: the boards' upkeep gives them no entry; the test writes theirs)
@@ -109,7 +109,7 @@ def test_a_record_entering_a_top_10_of_a_populated_board_has_its_deal_searched(a
     response = client.post(f"{API}/records", json={"code": WINNABLE, "moves": line, "times": human_times(len(line))},
                            headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 201, response.get_json()
-    with fair.extensions["api.db"].sessions() as session:
+    with fair.extensions["api.platform.db"].sessions() as session:
         assert session.scalar(select(Solvability.status).where(Solvability.code == WINNABLE)) == "winnable"
     # the line was the solver's own: once the deal is searched, the record is judged again and unranked
     record = client.get(f"{API}/records/{response.get_json()['id']}").get_json()
@@ -119,7 +119,7 @@ def test_a_record_entering_a_top_10_of_a_populated_board_has_its_deal_searched(a
     response = client.post(f"{API}/records", json={"code": unranked, "moves": first_actions(unranked, 3)},
                            headers={"Authorization": f"Bearer {other}"})
     assert response.status_code == 201 and response.get_json()["ranked"] is False, response.get_json()
-    with fair.extensions["api.db"].sessions() as session:
+    with fair.extensions["api.platform.db"].sessions() as session:
         assert in_a_top(session, unranked, 10) is False
         assert session.scalar(select(Solvability.id).where(Solvability.code == unranked)) is None
 
@@ -136,7 +136,7 @@ def test_anonymous_clients_and_keys_never_take_the_places_kept_for_the_services_
     deals = (str(GameCode("FT", "N", number)) for number in range(1, 100))
 
     def ask(client: str):
-        with app.extensions["api.db"].sessions() as session:
+        with app.extensions["api.platform.db"].sessions() as session:
             return solver.request(session, solver.deals, Query(GameCode.from_text(next(deals))), client=client)
 
     for address in range(4):
@@ -151,21 +151,21 @@ def test_anonymous_clients_and_keys_never_take_the_places_kept_for_the_services_
         ask("task:fair-play")  # more than SOLVER_PENDING_PER_CLIENT: the task holds all of its places
     with pytest.raises(ClientBusy):
         ask("task:fair-play")  # its own places are its limit
-    with app.extensions["api.db"].sessions() as session:
-        slots = {job.client: job.slot for job in session.scalars(select(api.solving.SolverJob))
+    with app.extensions["api.platform.db"].sessions() as session:
+        slots = {job.client: job.slot for job in session.scalars(select(api.solver.queue.SolverJob))
                  if job.client != "task:fair-play"}
-        tasks = sorted(job.slot for job in session.scalars(select(api.solving.SolverJob).where(
-            api.solving.SolverJob.client == "task:fair-play")))
+        tasks = sorted(job.slot for job in session.scalars(select(api.solver.queue.SolverJob).where(
+            api.solver.queue.SolverJob.client == "task:fair-play")))
     assert tasks == [5, 6, 7] and max(slots.values()) < 5
 
 
 def test_the_task_places_are_served_first_and_limited_by_the_queue(make_empty_app):
-    from api.config import ConfigError, load_settings
+    from api.platform.config import ConfigError, load_settings
 
     app = make_empty_app(SOLVER_QUEUE_SIZE=8, SOLVER_TASK_PLACES=2)
     solver: Solver = app.extensions["api.solver"]
     solver.send = lambda kind, budget, keyed: None
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         for number, client in enumerate(["ip:10.0.0.1", "ip:10.0.0.2", "task:fair-play"], 1):
             solver.request(session, solver.deals, Query(GameCode("YU", "C", number)), client=client)
         with pytest.raises(ClientBusy):

@@ -12,19 +12,19 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from alembic import command
 from sqlalchemy import inspect, select
 from sqlalchemy.exc import IntegrityError
 
-import api.solving
+import api.solver.queue
 import engine
-from api.config import ConfigError, load_settings
-from api.db import Database, alembic_config
-from api.models import Solvability
-from api.solving import MAX_ATTEMPTS, Solver
+from api.platform.config import ConfigError, load_settings
+from api.platform.db import Database, alembic_config
+from api.platform.models import Solvability
+from api.solver.queue import MAX_ATTEMPTS, Solver
 from tests.api.solver_places import places_taken
 from verifier import replay
 from verifier.solving import solve_code
@@ -46,10 +46,10 @@ def credentials(app) -> dict[str, str]:
     solvability answers here are read as an admin (who sees the line) and hints asked as a player."""
     made = app.extensions.setdefault("test_credentials", {})
     if not made:
-        from api.auth import create_key
-        from api.players import register
+        from api.platform.auth import create_key
+        from api.players.accounts import register
 
-        with app.extensions["api.db"].sessions() as session:
+        with app.extensions["api.platform.db"].sessions() as session:
             made["admin"] = create_key(session, f"admin-{uuid.uuid4().hex[:12]}", admin=True)[1]
             made["player"] = register(session, f"solver-fan-{uuid.uuid4().hex[:8]}")[1]
             session.commit()
@@ -79,7 +79,7 @@ def wait_for_answer(client, code: str, timeout: float = WAIT_SECONDS):
 
 
 def rows(app) -> list[Solvability]:
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         return list(session.scalars(select(Solvability).order_by(Solvability.id)))
 
 
@@ -87,7 +87,7 @@ def add_row(app, **values) -> Solvability:
     """A row as a request would have written it (for lost and failed searches)."""
     solver: Solver = app.extensions["api.solver"]
     code = engine.GameCode.from_text(values.pop("code", WINNABLE_YUKON))
-    moment = datetime.now(timezone.utc)
+    moment = datetime.now(UTC)
     row = Solvability(code=str(code), variant=code.variant, budget=solver.deals.budget.key,
                       budget_seconds=solver.deals.budget.seconds, budget_nodes=solver.deals.budget.nodes,
                       engine_version=engine.__version__, rules_version=engine.RULES_VERSION, status="pending",
@@ -95,7 +95,7 @@ def add_row(app, **values) -> Solvability:
                       requested_at=moment, queued_at=moment)
     for name, value in values.items():
         setattr(row, name, value)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         session.add(row)
         session.commit()
     return row
@@ -108,7 +108,7 @@ def no_search(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a search was started")
 
-    monkeypatch.setattr(api.solving, "solve_code", refuse)
+    monkeypatch.setattr(api.solver.queue, "solve_code", refuse)
 
 
 # -- answers ---------------------------------------------------------------
@@ -153,7 +153,7 @@ def test_a_deal_undecided_within_the_budget_is_unknown_with_the_reason(make_empt
 def test_answers_are_stored_and_served_from_the_database(app, client, monkeypatch):
     first = solvability(client, WINNABLE_YUKON)
     assert first.status_code == 200
-    monkeypatch.setattr(api.solving, "solve_code", lambda *a, **k: pytest.fail("searched again"))
+    monkeypatch.setattr(api.solver.queue, "solve_code", lambda *a, **k: pytest.fail("searched again"))
     again = solvability(client, " yu1-c-aaaaaab ")
     assert again.status_code == 200
     assert again.get_json() == first.get_json()
@@ -198,7 +198,7 @@ def test_the_table_allows_one_row_per_code_budget_and_engine(app):
 # -- lost and failing searches (inside the request) --------------------------
 
 def test_a_stale_pending_row_is_claimed_by_one_request_and_searched_again(app, client):
-    add_row(app, queued_at=datetime.now(timezone.utc) - timedelta(hours=1))
+    add_row(app, queued_at=datetime.now(UTC) - timedelta(hours=1))
     body = solvability(client, WINNABLE_YUKON).get_json()
     assert body["status"] == "winnable"
     [row] = rows(app)
@@ -223,7 +223,7 @@ def test_a_search_that_keeps_failing_ends_unknown_with_the_error(app, client, mo
     def broken(*args, **kwargs):
         raise MemoryError("the table did not fit")
 
-    monkeypatch.setattr(api.solving, "solve_code", broken)
+    monkeypatch.setattr(api.solver.queue, "solve_code", broken)
     for attempt in range(1, MAX_ATTEMPTS + 1):
         response = solvability(client, WINNABLE_YUKON)
         assert response.status_code == 500
@@ -236,7 +236,7 @@ def test_a_search_that_keeps_failing_ends_unknown_with_the_error(app, client, mo
 
 
 def test_a_lost_search_is_given_up_after_the_last_attempt(app, client, no_search):
-    add_row(app, attempts=MAX_ATTEMPTS, queued_at=datetime.now(timezone.utc) - timedelta(hours=1),
+    add_row(app, attempts=MAX_ATTEMPTS, queued_at=datetime.now(UTC) - timedelta(hours=1),
             reason="the search is queued or running (attempt 3 of at most 3)")
     response = solvability(client, WINNABLE_YUKON)
     assert response.status_code == 200
@@ -479,7 +479,7 @@ def test_a_hint_has_an_id_to_poll_and_is_stored(client, monkeypatch):
     assert body["poll"] == f"{API}/hints/{body['id']}"
     polled = poll_hint(client, body["poll"])
     assert polled.status_code == 200 and polled.get_json() == body
-    monkeypatch.setattr(api.solving, "hint_played", lambda *a, **k: pytest.fail("searched again"))
+    monkeypatch.setattr(api.solver.queue, "hint_played", lambda *a, **k: pytest.fail("searched again"))
     again = hint(client, WINNABLE_YUKON, [{"from": "T7", "card": "TS", "to": "T2"}])  # the same canonical log
     assert again.status_code == 200 and again.get_json() == body
 
@@ -493,11 +493,11 @@ def test_an_unknown_hint_id_is_404(client):
 
 
 def test_a_pending_hint_is_answered_202_with_where_to_poll(app, client):
-    from api.models import HintAnswer
+    from api.platform.models import HintAnswer
 
-    moment = datetime.now(timezone.utc)
-    with app.extensions["api.db"].sessions() as session:
-        row = HintAnswer(code=WINNABLE_YUKON, log_hash=api.solving.log_hash(""), log="", after_actions=0,
+    moment = datetime.now(UTC)
+    with app.extensions["api.platform.db"].sessions() as session:
+        row = HintAnswer(code=WINNABLE_YUKON, log_hash=api.solver.queue.log_hash(""), log="", after_actions=0,
                          budget=app.extensions["api.solver"].hints.budget.key, engine_version=engine.__version__,
                          rules_version=engine.RULES_VERSION, status="pending", reason="queued", attempts=1,
                          requested_at=moment, queued_at=moment)
@@ -515,25 +515,25 @@ def test_unknown_answers_expire_and_the_deal_is_searched_again(make_empty_app):
     app = make_empty_app(SOLVER_BUDGET_NODES=50, SOLVER_UNKNOWN_SECONDS=60)
     client = app.test_client()
     assert solvability(client, WINNABLE_FORTY).get_json()["status"] == "unknown"
-    with app.extensions["api.db"].sessions() as session:  # a minute passes
+    with app.extensions["api.platform.db"].sessions() as session:  # a minute passes
         session.scalars(select(Solvability)).one().solved_at -= timedelta(seconds=61)
         session.commit()
     body = solvability(client, WINNABLE_FORTY).get_json()
     assert body["status"] == "unknown"
     [row] = rows(app)
-    assert row.attempts == 1 and datetime.now(timezone.utc) - row.solved_at < timedelta(seconds=30)  # a new search
+    assert row.attempts == 1 and datetime.now(UTC) - row.solved_at < timedelta(seconds=30)  # a new search
 
 
 def test_the_cleanup_deletes_expired_unknown_answers_and_hints_only(make_empty_app):
     app = make_empty_app(SOLVER_UNKNOWN_SECONDS=60, SOLVER_HINT_KEEP_SECONDS=60)
     client = app.test_client()
     assert solvability(client, WINNABLE_YUKON).get_json()["status"] == "winnable"
-    add_row(app, code=HARD, status="unknown", solved_at=datetime.now(timezone.utc) - timedelta(seconds=61))
-    add_row(app, code=HARD_TOO, status="unknown", solved_at=datetime.now(timezone.utc))
+    add_row(app, code=HARD, status="unknown", solved_at=datetime.now(UTC) - timedelta(seconds=61))
+    add_row(app, code=HARD_TOO, status="unknown", solved_at=datetime.now(UTC))
     old = hint(client, WINNABLE_YUKON, "").get_json()["id"]
-    from api.models import HintAnswer
+    from api.platform.models import HintAnswer
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         session.scalars(select(HintAnswer)).one().solved_at -= timedelta(seconds=61)
         session.commit()
     app.extensions["api.solver"].cleanup()
@@ -587,8 +587,8 @@ def test_a_search_stopped_at_the_soft_time_limit_is_stored_unknown(app, client, 
     def too_long(*args, **kwargs):
         raise SoftTimeLimitExceeded()
 
-    monkeypatch.setattr(api.solving, "solve_code", too_long)
-    monkeypatch.setattr(api.solving, "hint_played", too_long)
+    monkeypatch.setattr(api.solver.queue, "solve_code", too_long)
+    monkeypatch.setattr(api.solver.queue, "hint_played", too_long)
     body = solvability(client, WINNABLE_YUKON).get_json()
     assert (body["status"], body["search"]) == ("unknown", None)
     assert body["reason"] == "the search went past its time limit on the worker (budget 60 s)"
@@ -601,9 +601,9 @@ def test_a_search_stopped_at_the_soft_time_limit_is_stored_unknown(app, client, 
 # -- hints belong to their player (issue 21) -----------------------------------------
 
 def new_player(app) -> dict[str, str]:
-    from api.players import register
+    from api.players.accounts import register
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         token = register(session, f"p-{uuid.uuid4().hex[:10]}")[1]
         session.commit()
     return {"Authorization": f"Bearer {token}"}
@@ -623,26 +623,26 @@ def test_a_hint_id_is_a_random_token_readable_by_its_player_only(app, client):
     assert other["id"] not in (first["id"], theirs["id"])
     assert client.get(first["poll"], headers=ann).get_json() == first
     assert client.get(theirs["poll"], headers=bob).status_code == 200
-    from api.auth import create_key
+    from api.platform.auth import create_key
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         key = create_key(session, f"backend-{uuid.uuid4().hex[:8]}")[1]
     for headers in (bob, {}, {"Authorization": f"Bearer {key}"}):  # another player, anonymous, an API key
         response = client.get(first["poll"], headers=headers)
         assert response.status_code == 404, headers
         assert "there is no such hint for this player" in response.get_json()["detail"]
     assert client.get(first["poll"], headers={"Authorization": "Bearer svp_not_a_real_token"}).status_code == 401
-    from api.models import Hint
+    from api.platform.models import Hint
 
-    with app.extensions["api.db"].sessions() as session:  # only what was handed over is logged
+    with app.extensions["api.platform.db"].sessions() as session:  # only what was handed over is logged
         handed = sorted(h.player_id for h in session.scalars(select(Hint)))
     assert handed == sorted([_player_id(app, ann)] * 4 + [_player_id(app, bob)] * 2)
 
 
 def _player_id(app, headers) -> int:
-    from api.players import player_for_token
+    from api.players.accounts import player_for_token
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         return player_for_token(session, headers["Authorization"].split()[1]).id
 
 
@@ -662,14 +662,14 @@ def queue_app(make_empty_app, monkeypatch, **config):
             "status": "unknown", "verified": False, "solution": None, "solution_actions": None, "search": None,
             "coverage": None, "reason": "recorded"}})()
 
-    monkeypatch.setattr(api.solving, "solve_code", record)
+    monkeypatch.setattr(api.solver.queue, "solve_code", record)
     return app, solver, searched
 
 
 def keys(app, *names):
-    from api.auth import create_key
+    from api.platform.auth import create_key
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         return [{"Authorization": f"Bearer {create_key(session, name)[1]}"} for name in names]
 
 
@@ -722,7 +722,7 @@ def test_migration_0010_keeps_answers_hints_and_places(empty_database_url):
 
     from sqlalchemy import text
 
-    path = api.solving.__file__.rsplit("/api/", 1)[0] + "/migrations/versions/0010_search_queue.py"
+    path = api.solver.queue.__file__.rsplit("/api/", 1)[0] + "/migrations/versions/0010_search_queue.py"
     spec = importlib.util.spec_from_file_location("migration_0010", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -769,7 +769,7 @@ def test_migration_0010_keeps_answers_hints_and_places(empty_database_url):
 
 def test_the_tickets_of_keys_go_to_the_queue_taken_first(make_empty_app, monkeypatch, tmp_path):
     from api import tasks
-    from api.solving import Budget
+    from api.solver.queue import Budget
 
     app = make_empty_app(CELERY_QUEUE_PREFIX="sq")
     celery, sent = app.extensions["api.celery"], []

@@ -1,11 +1,11 @@
-"""Per-action times as records store them (``api.times``): the gaps in LEB128 varints."""
+"""Per-action times as records store them (``api.records.times``): the gaps in LEB128 varints."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from api.times import pack_times, unpack_times
+from api.records.times import pack_times, unpack_times
 
 
 def leb128(gaps: list[int]) -> bytes:

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from api import webhooks
-from api.models import Challenge, WebhookDelivery
+from api.platform.models import Challenge, WebhookDelivery
+from api.webhooks import delivery as webhooks
 from tests.conftest import bearer
 
 API = "/api/v1"
@@ -35,7 +35,7 @@ class Receiver:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"])).decode()
                 code = outer.answers.pop(0) if outer.answers else 200
                 self.send_response(code)
@@ -133,9 +133,9 @@ def hook_app(make_empty_app: Any) -> Any:
 
 
 def admin_key(app: Any, name: str = "ops") -> dict[str, str]:
-    from api.auth import create_key
+    from api.platform.auth import create_key
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         return bearer(create_key(session, name, admin=True)[1])
 
 
@@ -317,7 +317,7 @@ def test_a_delivery_refuses_a_private_address_reached_after_registering(hook_app
     client = hook_app.test_client()
     made = register(client, admin_key(hook_app), receiver.url, "record.created")
     strict = make_app(WEBHOOK_ALLOW_PRIVATE=False)
-    with strict.app_context(), strict.extensions["api.db"].sessions() as session:
+    with strict.app_context(), strict.extensions["api.platform.db"].sessions() as session:
         message = webhooks.WebhookMessage(id=webhooks.message_id(), type="record.created", payload="{}",
                                           created_at=datetime.now(UTC))
         session.add(message)
@@ -335,7 +335,7 @@ def a_delivery(app: Any, endpoint_id: int, created_at: datetime | None = None, s
                message: str | None = None) -> int:
     """A delivery of a new message (or of ``message``) to the endpoint, due now: its id."""
     created_at = created_at or datetime.now(UTC)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         if message is None:
             message = webhooks.message_id()
             session.add(webhooks.WebhookMessage(id=message, type="record.created", payload='{"type":"record.created"}',
@@ -349,7 +349,7 @@ def a_delivery(app: Any, endpoint_id: int, created_at: datetime | None = None, s
 
 
 def the_delivery(app: Any, delivery_id: int) -> WebhookDelivery:
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         found = session.get(WebhookDelivery, delivery_id)
         assert found is not None
         session.expunge(found)
@@ -421,7 +421,7 @@ def test_an_attempt_whose_worker_is_killed_counts_and_the_retry_is_scheduled(hoo
     assert delivery.attempts[0]["error"] == webhooks.CUT_OFF and delivery.attempts[0]["status_code"] is None
     assert_retry_scheduled(delivery, 1)
     assert delivery.claimed_until is not None and delivery.claimed_until > delivery.next_attempt_at  # held
-    with hook_app.extensions["api.db"].sessions() as session:  # the schedule's last attempt, cut off too
+    with hook_app.extensions["api.platform.db"].sessions() as session:  # the schedule's last attempt, cut off too
         row = session.get(WebhookDelivery, delivery_id)
         row.attempts = [delivery.attempts[0]] * (len(webhooks.SCHEDULE) - 1)
         row.claimed_until, row.next_attempt_at = None, datetime.now(UTC)
@@ -453,7 +453,7 @@ def test_the_prune_deletes_what_ended_past_the_keeping_time(hook_app, receiver, 
     monkeypatch.setattr(webhooks, "PRUNE_BATCH", 2)
     result = app.test_cli_runner().invoke(args=["webhooks", "prune"])
     assert result.exit_code == 0 and "5 delivery(ies) and 4 message(s) deleted" in result.output, result.output
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         assert sorted(session.scalars(select(WebhookDelivery.id))) == sorted(kept)
         messages = set(session.scalars(select(webhooks.WebhookMessage.id)))
     assert messages == {the_delivery(app, delivery).message_id for delivery in kept}
@@ -466,7 +466,7 @@ def test_a_closed_challenge_is_announced_once_with_its_podium(hook_app, receiver
     client, headers = hook_app.test_client(), admin_key(hook_app)
     made = register(client, headers, receiver.url, "challenge.closed")
     now = datetime.now(UTC)
-    with hook_app.extensions["api.db"].sessions() as session:
+    with hook_app.extensions["api.platform.db"].sessions() as session:
         session.add(Challenge(variant="yukon-classic", kind="daily", starts_at=now - timedelta(days=1),
                               ends_at=now - timedelta(minutes=5), code=CODE, candidate=0, par=90, par_line="T1>F",
                               prepared_at=now - timedelta(days=1)))
@@ -484,7 +484,7 @@ def test_nothing_is_written_when_no_endpoint_wants_the_event(hook_app, legal_log
     from sqlalchemy import func, select
 
     submit(hook_app.test_client(), legal_log)
-    with hook_app.extensions["api.db"].sessions() as session:
+    with hook_app.extensions["api.platform.db"].sessions() as session:
         assert session.scalar(select(func.count()).select_from(webhooks.WebhookMessage)) == 0
 
 
@@ -566,7 +566,7 @@ def test_a_tarpit_receiver_holds_only_the_webhooks_worker_and_judging_goes_on(ti
 
 
 def test_webhook_deliveries_have_a_queue_of_their_own():
-    from api.config import load_settings
+    from api.platform.config import load_settings
     from api.tasks import DELIVER, QUEUE_ORDER, QUEUES, make_celery
 
     settings = load_settings("/nonexistent", {"CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",

@@ -17,12 +17,12 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC
 
-import pytest
 from sqlalchemy import select
 
 import engine
-from api.models import HintAnswer, Record, Solvability
+from api.platform.models import HintAnswer, Record, Solvability
 from tests.api.celery_tier import RABBITMQ_URL, ROOT, Tier, require_broker
 from tests.api.solver_places import places_taken
 from tests.play import play_greedy
@@ -39,9 +39,9 @@ WAIT_SECONDS = 90
 
 def player(app) -> dict[str, str]:
     """The header of a new player's token (hints are for players)."""
-    from api.players import register
+    from api.players.accounts import register
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         token = register(session, f"tier-{os.getpid()}-{time.monotonic_ns()}")[1]
         session.commit()
     return {"Authorization": f"Bearer {token}"}
@@ -75,9 +75,9 @@ def test_searches_and_hints_run_on_a_worker_and_are_stored(tier):
     assert response.status_code == 202 and response.headers["Retry-After"] == "5"
     body = wait_for(client, solvability_url(WINNABLE_YUKON)).get_json()
     assert body["status"] == "winnable" and "solution" not in body  # the line itself is for admin keys
-    from api.auth import create_key
+    from api.platform.auth import create_key
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         admin = {"Authorization": f"Bearer {create_key(session, 'tier-admin', admin=True)[1]}"}
     line = client.get(solvability_url(WINNABLE_YUKON), headers=admin).get_json()["solution"]
     assert replay(WINNABLE_YUKON, line).won and len(line.split()) == body["solution_actions"]
@@ -121,7 +121,7 @@ def test_each_client_has_at_most_its_places_and_the_queue_is_bounded(tier):
     full = client.get(solvability_url(HARD_TOO), headers=eve)
     assert full.status_code == 503 and full.headers["Retry-After"] == "10"
     assert "all 3 of the places anonymous clients may hold" in full.get_json()["detail"]
-    with app.extensions["api.db"].sessions() as session:  # nothing was stored for the refused requests
+    with app.extensions["api.platform.db"].sessions() as session:  # nothing was stored for the refused requests
         assert sorted(session.scalars(select(Solvability.code))) == sorted([HARD, UNWINNABLE])
         assert [h.log for h in session.scalars(select(HintAnswer))] == [""]
     assert places_taken(app.extensions["api.solver"]) == 3
@@ -163,7 +163,7 @@ def test_a_search_of_a_killed_worker_is_done_by_another(tier):
 
 
 def rows(app, model):
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         return list(session.scalars(select(model).order_by(model.id)))
 
 
@@ -271,12 +271,12 @@ def test_health_answers_while_searches_are_in_flight(tier):
 # -- re-verification on the tier -------------------------------------------------
 
 def test_reverify_sends_id_ranges_to_the_workers(tier, legal_log):
-    from api.records import new_record
+    from api.records.submit import new_record
 
     app = tier.app()
     code = "FT1-N-AAAAAAB"
     verdict = replay(code, "T7:AS>F1 T10:6H>T9 T10:AC>F4 T10:AH>F2 S")
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         for i in range(7):
             session.add(Record(**{**new_record(verdict, {"player": f"p{i}"}), "engine_version": "0.9.0"}))
         changed = Record(**{**new_record(verdict, {"player": "cheat"}), "score": 999})
@@ -296,10 +296,10 @@ def test_reverify_sends_id_ranges_to_the_workers(tier, legal_log):
 
 
 def test_a_valid_api_key_is_a_client_of_its_own_and_random_tokens_are_not(tier):
-    from api.auth import create_key
+    from api.platform.auth import create_key
 
     app = tier.app(SOLVER_PENDING_PER_CLIENT=1)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         token = create_key(session, "ann-laptop")[1]
     client = app.test_client()
     assert client.get(solvability_url(HARD)).status_code == 202                       # the IP's place
@@ -324,7 +324,7 @@ def test_a_hint_goes_ahead_of_the_searches_waiting(tier):
     response = client.post(f"{API}/hint", json={"code": WINNABLE_YUKON, "moves": ""}, headers=who)
     assert response.status_code == 202
     assert wait_for(client, response.headers["Location"], headers=who).status_code == 200
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         answered = session.scalars(select(Solvability).where(Solvability.status != "pending")).all()
     assert len(answered) <= 2, [row.code for row in answered]  # at most the running search (and one more)
 
@@ -332,7 +332,7 @@ def test_a_hint_goes_ahead_of_the_searches_waiting(tier):
 def test_an_unprepared_challenge_window_sends_its_preparation_once_and_is_served_after(tier):
     """No worker yet: the request answers 503 at once and leaves one preparation task
     queued (a second request sends none); a worker started later proves the window."""
-    from api.models import Challenge, SolverJob
+    from api.platform.models import Challenge, SolverJob
 
     app = tier.app(CHALLENGE_NODES=20000)
     client = app.test_client()
@@ -353,11 +353,11 @@ def test_an_unprepared_challenge_window_sends_its_preparation_once_and_is_served
     while rows(app, SolverJob):  # the task frees its marker when it has prepared today's and the next ones
         assert time.monotonic() < deadline, "the preparation did not end"
         time.sleep(0.5)
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    from api.challenges import plan, window
+    from api.challenges.windows import plan, window
 
-    today = datetime.now(timezone.utc).date()
+    today = datetime.now(UTC).date()
     windows = {(variant, kind, window(kind, moment)[0]) for variant, kind, moment in plan(today, 1)}
     assert len(windows) in (12, 9)  # today's, tomorrow's daily and the next week's weekly (9 on a Sunday)
     assert {(c.variant, c.kind, c.starts_at) for c in rows(app, Challenge)} == windows
@@ -369,11 +369,11 @@ def test_a_fresh_service_prepares_todays_challenges_before_anything_else(tier):
     first, then the beat's first message (sent as it starts); the one worker process takes the
     preparation first, from its queue of its own: today's daily challenges are stored while
     every search still waits."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from api import tasks
-    from api.challenges import window
-    from api.models import Challenge
+    from api.challenges.windows import window
+    from api.platform.models import Challenge
 
     app = tier.app(TRUSTED_PROXIES=1, SOLVER_BUDGET_NODES=100_000, CHALLENGE_NODES=20000)
     client = app.test_client()
@@ -382,7 +382,7 @@ def test_a_fresh_service_prepares_todays_challenges_before_anything_else(tier):
         assert client.get(solvability_url(code), headers=from_ip(f"10.4.0.{number}")).status_code == 202
     tasks.prepare_at_start(app.extensions["api.celery"])
     tier.worker(CHALLENGE_NODES=20000)
-    today = window("daily", datetime.now(timezone.utc))[0]
+    today = window("daily", datetime.now(UTC))[0]
     deadline = time.monotonic() + 3 * WAIT_SECONDS
     while len(dailies := [c for c in rows(app, Challenge) if c.kind == "daily" and c.starts_at == today]) < 3:
         assert time.monotonic() < deadline, "today's daily challenges were not prepared"
@@ -399,7 +399,7 @@ def test_a_key_is_accepted_and_served_first_while_32_anonymous_addresses_hold_th
     """Issue 22: 32 addresses x 2 searches held all 64 places and a game backend with an API
     key got 503 on 35 of 35 requests. Now the anonymous half fills, the rest of them are
     503, the key's search is accepted, and the first worker process to be free runs it."""
-    from api.auth import create_key
+    from api.platform.auth import create_key
 
     app = tier.app(TRUSTED_PROXIES=1, SOLVER_BUDGET_NODES=3000)
     client = app.test_client()
@@ -407,14 +407,14 @@ def test_a_key_is_accepted_and_served_first_while_32_anonymous_addresses_hold_th
     statuses = [client.get(solvability_url(code), headers=from_ip(f"10.4.0.{i // 2}")).status_code
                 for i, code in enumerate(codes)]
     assert statuses.count(202) == 32 and statuses.count(503) == 32, statuses  # anonymous: half the places
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         backend = {"Authorization": f"Bearer {create_key(session, 'game-backend')[1]}"}
     keyed = str(engine.GameCode("YU", "C", 4242))
     assert client.get(solvability_url(keyed), headers=backend).status_code == 202
     tier.worker()
     answer = wait_for(client, solvability_url(keyed), headers=backend).get_json()
     assert answer["status"] in ("winnable", "unwinnable", "unknown")
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         answered = session.scalars(select(Solvability).where(Solvability.status != "pending")
                                    .order_by(Solvability.solved_at)).all()
     assert answered[0].code == keyed, [row.code for row in answered]  # ahead of the 32 waiting searches

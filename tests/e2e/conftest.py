@@ -91,7 +91,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
         http.shutdown()
         thread.join(timeout=10)
         http.server_close()
-        app.extensions["api.db"].dispose()
+        app.extensions["api.platform.db"].dispose()
 
 
 def flagged_records(client: Any, server: LiveServer) -> None:
@@ -136,9 +136,9 @@ def prepare_challenges(app: Any, server: LiveServer) -> None:
 
     from sqlalchemy import update
 
-    from api import boards
-    from api.challenges import window
-    from api.models import BoardEntry, Challenge, Record
+    from api.boards import reads as boards
+    from api.challenges.windows import window
+    from api.platform.models import BoardEntry, Challenge, Record
 
     now = datetime.now(UTC)
     yesterday = window("daily", now)[0] - timedelta(days=1)
@@ -151,7 +151,7 @@ def prepare_challenges(app: Any, server: LiveServer) -> None:
     plan = [("yukon-classic", "daily", "YU1-C-AAAAAAC"), ("yukon-classic", "weekly", "YU1-C-AAAAAAB"),
             ("yukon-relaxed", "daily", "YU1-R-AAAAAB7"),
             ("forty-thieves", "daily", "FT1-N-AAAAAAB"), ("forty-thieves", "weekly", "FT1-N-AAAAAAC")]
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         moved = yesterday + timedelta(hours=12)
         session.execute(update(Record).where(Record.id == past["id"]).values(received_at=moved))
         session.execute(update(BoardEntry).where(BoardEntry.record_id == past["id"]).values(received_at=moved))

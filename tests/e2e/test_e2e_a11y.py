@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tests.e2e.test_e2e_layout import LANGS, WIDTHS, paths, viewer_ready, with_lang
 
 #: the least height of a control, CSS px (WCAG 2.5.5)

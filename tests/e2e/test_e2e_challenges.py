@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
 import pytest
+
 from tests.e2e.e2e_helpers import LONG_NAME
 from tests.e2e.test_e2e_layout import LANGS, OVERFLOW, WIDTHS
 

@@ -10,12 +10,11 @@ from urllib.parse import unquote
 
 import pytest
 
-from api.i18n import card_name, rule_message
-from api.routes.pages import board_labels, board_view
+from api.pages.i18n import card_name, rule_message
+from api.pages.views import board_labels, board_view
 from engine import Game
 from tests.e2e.e2e_helpers import MARKUP_NAME
 from verifier import replay
-
 
 #: the board's markup as a tree of (tag, attributes, children), text trimmed and blank text left out
 BOARD_TREE = """node => {

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
 from tests.e2e.test_e2e_a11y import axe
 from tests.play import play_greedy
 
@@ -28,14 +29,14 @@ def attempt_record(live_server: Any) -> Iterator[dict[str, Any]]:
 
     from sqlalchemy import select
 
-    from api.challenges import window
-    from api.models import Challenge
+    from api.challenges.windows import window
+    from api.platform.models import Challenge
 
     app = live_server.app
     start = window("daily", datetime.now(UTC))[0]
 
     def secret(flag: bool) -> int:
-        with app.extensions["api.db"].sessions() as session:
+        with app.extensions["api.platform.db"].sessions() as session:
             challenge = session.scalars(select(Challenge).where(
                 Challenge.variant == "yukon-relaxed", Challenge.kind == "daily", Challenge.starts_at == start)).one()
             challenge.attempts_required = flag

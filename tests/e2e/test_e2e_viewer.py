@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from api.pages.views import LOG_PAGE, clock_text
 from tests.e2e.conftest import timed_times
 from tests.e2e.test_e2e_layout import ILLEGAL_CHECK, LANGS, WIDTHS, viewer_ready, with_lang
-
-from api.routes.pages import LOG_PAGE, clock_text
 
 #: Space's, Forward's and Play's names in each language (the catalogs' own words)
 FORWARD = {"en": "Forward", "ko": "앞으로", "fi": "Eteenpäin"}
@@ -128,7 +128,7 @@ def test_the_record_pages_layout(open_page, live_server, expect, lang, width):
     page = open_page(with_lang(f"/records/{record['id']}?step={record['actions']}", lang), width=width,
                      height=height)
     viewer_ready(page, expect)
-    box = lambda selector: page.locator(selector).first.bounding_box()  # noqa: E731
+    box = lambda selector: page.locator(selector).first.bounding_box()
     board, panel, log = box("[data-viewer] [data-board]"), box(".viewer-panel"), box("[data-log-panel]")
     result = box("[data-result]")
     assert result["y"] + result["height"] <= board["y"]  # the result comes before the board

@@ -10,6 +10,7 @@ A bounded number of examples per operation keeps the run short
 from __future__ import annotations
 
 import os
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -35,10 +36,10 @@ CHECKS = [
 @pytest.fixture
 def production_app(make_empty_app):
     """An empty app that requires API keys, and an admin key for it."""
-    from api.auth import create_key
+    from api.platform.auth import create_key
 
     app = make_empty_app(API_KEYS_REQUIRED=True)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         token = create_key(session, "fuzzer", admin=True)[1]
         prepared(session)
     return app, token
@@ -47,14 +48,14 @@ def production_app(make_empty_app):
 def prepared(session):
     """What the worker tier keeps ready in production: the current challenges and a deal proved
     winnable per variant (without them those endpoints answer 503, as documented)."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     import engine
-    from api.challenges import KINDS, window
-    from api.models import Challenge, Solvability
+    from api.challenges.windows import KINDS, window
+    from api.platform.models import Challenge, Solvability
     from engine import BY_VARIANT, GameCode
 
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     for variant, rules in BY_VARIANT.items():
         code = str(GameCode(rules.game, rules.letter, 1))
         for kind in KINDS:

@@ -14,7 +14,7 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 class Element:
     tag: str
     attrs: dict[str, str | None]
-    children: list["Element | str"] = field(default_factory=list)
+    children: list[Element | str] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -28,13 +28,13 @@ class Element:
             else:
                 yield from child._texts()
 
-    def iter(self) -> Iterator["Element"]:
+    def iter(self) -> Iterator[Element]:
         for child in self.children:
             if isinstance(child, Element):
                 yield child
                 yield from child.iter()
 
-    def find_all(self, tag: str | None = None, **attrs: str | bool) -> list["Element"]:
+    def find_all(self, tag: str | None = None, **attrs: str | bool) -> list[Element]:
         """Descendants with ``tag`` whose attributes match: a string equals, ``True`` is present;
         ``class_`` is one of the element's classes; ``-`` in names is written ``_`` (``for`` as ``for_``)."""
         found = []
@@ -45,13 +45,13 @@ class Element:
                 found.append(element)
         return found
 
-    def find(self, tag: str | None = None, **attrs: str | bool) -> "Element":
+    def find(self, tag: str | None = None, **attrs: str | bool) -> Element:
         found = self.find_all(tag, **attrs)
         assert found, f"no <{tag or '*'}> with {attrs}"
         return found[0]
 
     @staticmethod
-    def _matches(element: "Element", name: str, value: str | bool) -> bool:
+    def _matches(element: Element, name: str, value: str | bool) -> bool:
         if name == "class_":
             return str(value) in (element.attrs.get("class") or "").split()
         attr = name.rstrip("_").replace("_", "-")  # for_ → for, data_step → data-step

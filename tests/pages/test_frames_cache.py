@@ -10,9 +10,9 @@ import json
 from unittest import mock
 
 import pytest
-from tests.play import play_greedy
 
-from api.routes import pages
+from api.pages import views as pages
+from tests.play import play_greedy
 
 CODE = "FT1-N-AAAAAAB"
 

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 from html_tree import parse
-from tests.play import play_greedy
 
-from api.routes.pages import SCRIPT_TEXTS
+from api.pages.views import SCRIPT_TEXTS
 from engine import Card, Game, parse_action
+from tests.play import play_greedy
 from verifier import deal_json, replay
 
-STATIC = Path(__file__).resolve().parents[2] / "api" / "static"
-TEMPLATES = Path(__file__).resolve().parents[2] / "api" / "templates"
+STATIC = Path(__file__).resolve().parents[2] / "api" / "pages" / "static"
+TEMPLATES = Path(__file__).resolve().parents[2] / "api" / "pages" / "templates"
 MARKUP_NAME = '<img src=x onerror="alert(1)">&'  # players' names have at most 32 characters
 
 
@@ -207,9 +207,9 @@ def test_a_missing_record_is_a_404_page(client):
 
 def test_a_hidden_record_can_still_be_opened_by_id_and_says_so(app, client, submit):
     record = submit("ann", "FT1-N-AAAAAAB", "T7>F")
-    from api.models import Record
+    from api.platform.models import Record
 
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         stored = session.get(Record, record["id"])
         if not hasattr(stored, "status"):
             pytest.skip("records have no status yet")
@@ -462,7 +462,7 @@ def test_each_step_has_its_own_url_and_the_server_draws_it(client, submit):
         assert viewer.find("dd", data_counter="step").text == f"{step} / {len(actions)}"
         assert viewer.find("dd", data_counter="score").text == str(frames[step]["score"])
         columns = [c.attrs["aria-label"] for c in viewer.find_all("div", class_="column")]
-        from api.routes.pages import board_labels
+        from api.pages.views import board_labels
         assert columns == board_labels("en", frames[step]["board"])["columns"]
         current = viewer.find_all("a", aria_current="step")
         assert [a.attrs["data-step"] for a in current] == ([str(step)] if step else [])
@@ -482,7 +482,7 @@ def test_each_step_has_its_own_url_and_the_server_draws_it(client, submit):
 def test_the_log_reads_like_a_game(log, expected):
     from flask import Flask, g
 
-    from api.routes.pages import describe_log
+    from api.pages.views import describe_log
     app = Flask(__name__)
     with app.test_request_context("/"):
         g.lang = "en"
@@ -506,7 +506,7 @@ def test_the_checker_gives_its_verdict_without_any_script(client):
     verdict = document.find("section", data_verdict=True)
     assert verdict.find("h2").text == "✗ 규칙에 어긋나는 수 기록"
     error = replay("FT1-N-AAAAAAB", query["moves"]).error
-    from api.i18n import rule_message
+    from api.pages.i18n import rule_message
     assert verdict.find("p", class_="rule-message").text == rule_message(error, "ko")
     assert verdict.find("strong").text == "3번째 동작(T1>T2)은 규칙에 어긋납니다."
     assert error.rule not in verdict.find("strong").text  # the rule id only in the detail line
@@ -580,7 +580,7 @@ def test_sharing_tags_and_titles_name_the_player_and_the_deal(client, submit):
 def test_a_won_record_is_summed_up_as_a_win(app, client, submit):
     from flask import g
 
-    from api.routes.pages import record_summary
+    from api.pages.views import record_summary
 
     class Won:
         player, code, moves, score, won = "ann", "YU1-C-AAAAAAB", 88, 625, True

@@ -11,11 +11,11 @@ from unittest import mock
 
 import pytest
 from html_tree import parse
-from tests.play import play_greedy
 
-from api.routes import pages
-from api.routes.pages import LOG_PAGE, clock_text, describe_log
+from api.pages import views as pages
+from api.pages.views import LOG_PAGE, clock_text, describe_log
 from engine import Game, parse_action
+from tests.play import play_greedy
 
 CODE = "FT1-N-AAAAAAB"
 #: the longest legal log a player may store: a draw and its undo, 2,500 times (MAX_LOG_ACTIONS)
@@ -192,11 +192,11 @@ def test_a_record_page_has_a_strong_etag_and_answers_304(client, long_record):
 def test_a_records_page_follows_a_change_of_its_status_while_its_viewer_is_cached(app, client, long_record):
     from sqlalchemy import update
 
-    from api.models import Record
+    from api.platform.models import Record
 
     url = f"/records/{long_record['id']}"
     before = client.get(url)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         session.execute(update(Record).where(Record.id == long_record["id"]).values(status="hidden"))
         session.commit()
     after = client.get(url, headers={"If-None-Match": before.headers["ETag"]})
@@ -248,7 +248,7 @@ def test_the_moved_card_and_what_it_carried_glow_on_the_servers_board(client, su
 
 
 def test_a_board_tells_the_css_how_long_its_longest_column_is(client):
-    from api.routes.pages import LONGEST_BUCKETS, board_view, longest_bucket
+    from api.pages.views import LONGEST_BUCKETS, board_view, longest_bucket
 
     view = board_view(Game.from_code("YU1-C-AAAAAAB").position)
     assert longest_bucket(view) == 12  # 6 face-down and 5 face-up cards

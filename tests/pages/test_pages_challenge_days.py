@@ -11,9 +11,9 @@ import pytest
 from html_tree import parse
 from sqlalchemy import select, update
 
-from api import boards
-from api.challenges import window
-from api.models import Challenge, Record
+from api.boards import reads as boards
+from api.challenges.windows import window
+from api.platform.models import Challenge, Record
 from engine import Game
 from tests.engine.engine_helpers import find_win
 from tests.play import play_greedy
@@ -44,7 +44,7 @@ def days(app, submit):
     today = submit("ann", TODAY_CODE, " ".join(play_greedy(TODAY_CODE, 12)))
     now = datetime.now(UTC)
     yesterday = window("daily", now)[0] - timedelta(days=1)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         stored = session.get(Record, ann["id"])
         tie = Record(**{column.key: getattr(stored, column.key) for column in Record.__table__.columns
                         if column.key not in ("id", "player", "player_id", "log_hash")},
@@ -189,7 +189,7 @@ def test_the_player_page_pages_records_with_dates_bests_streaks_and_stats_first(
     second = get(client, older.attrs["href"])
     rest = rows(second.find("table", class_="player-records"))
     assert {row[0] for row in rest}.isdisjoint(row[0] for row in first)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         total = len(session.scalars(select(Record.id).where(Record.player == "ann")).all())
     assert len(first) + len(rest) == total == 23
     bests = rows(document.find("section", data_bests=True))
@@ -221,7 +221,7 @@ def test_the_streak_calendar_says_won_played_missed_and_leaves_today_open(client
 
 
 def test_boards_and_the_record_header_show_the_time_the_server_measured_first(client, days, app):
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         session.execute(update(Record).where(Record.id == days["ann"]["id"]).values(elapsed_ms=999_000,
                                                                                     server_elapsed_ms=447_400))
         session.execute(update(Record).where(Record.id == days["bob"]["id"]).values(elapsed_ms=61_000))
@@ -235,12 +235,12 @@ def test_boards_and_the_record_header_show_the_time_the_server_measured_first(cl
 
 
 def test_a_clean_record_has_no_decisions_block_and_a_hidden_win_is_not_gold_and_says_why(client, days, app):
-    from api import fairplay
+    from api.fairplay import judging as fairplay
 
     document = get(client, f"/records/{days['ann']['id']}")
     assert document.find_all("section", data_decisions=True) == []  # nothing decided, nothing flagged
     assert document.find("p", data_result=True).find_all("span", class_="won-mark") != []
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         fairplay.decide(session, session.get(Record, days["ann"]["id"]), "hidden", "admin-key", "a shared account")
         session.commit()
     document = get(client, f"/records/{days['ann']['id']}")
@@ -332,7 +332,7 @@ def long_solution(app):
     """A Forty Thieves daily challenge closed the day before yesterday, whose solution is a long line."""
     line = long_line()
     start = window("daily", datetime.now(UTC))[0] - timedelta(days=2)
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         challenge = Challenge(variant="forty-thieves", kind="daily", starts_at=start, ends_at=start + timedelta(days=1),
                               code=LONG_CODE, candidate=0, attempts_required=False, par=len(line),
                               par_line=" ".join(line), prepared_at=start)

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from flask import render_template
 
-from api import boards
-from api.models import Challenge
-from api.stats import challenge_ranks, player_stats
+from api.boards import reads as boards
+from api.platform.models import Challenge
+from api.players.stats import challenge_ranks, player_stats
 
-UTC = timezone.utc
+UTC = UTC
 
 
 def add_challenge(app, kind, start, code="FT1-N-AAAAAAB", attempts_required=False):
     """A challenge; by default one from before attempts existed (its code public, its board
     counting every record in the window). Its id."""
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         challenge = Challenge(variant="forty-thieves", kind=kind, starts_at=start,
                               ends_at=start + timedelta(days=1 if kind == "daily" else 7), code=code, candidate=0,
                               par=123, par_line="S", prepared_at=start, attempts_required=attempts_required)
@@ -64,14 +64,14 @@ def test_the_player_statistics_partial_renders_the_stats_and_the_rank_on_each_ch
     add_challenge(app, "daily", datetime.combine(now.date(), datetime.min.time(), UTC))
     submit("amy", "FT1-N-AAAAAAB", "S S")
     submit("bob", "FT1-N-AAAAAAB", "S")
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         stats = player_stats(session, "bob")
         ranks = challenge_ranks(session, "bob")
     assert [(r["code"], r["kind"], r["entries"]) for r in ranks] == [("FT1-N-AAAAAAB", "daily", 2)]
     with app.test_request_context("/?lang=ko"):
         from flask import g
 
-        from api.routes import pages
+        from api.pages import views as pages
 
         g.lang, g.explicit_lang = "ko", "ko"
         html = render_template("_player_stats.html", stats=stats, challenge_ranks=ranks,
@@ -115,7 +115,7 @@ def test_a_record_of_a_running_challenge_has_a_spoiler_safe_page_until_the_windo
     korean = client.get(f"{link}?lang=ko").get_data(as_text=True)
     assert "재생은" in korean and "FT1-N-AAAAAAB" not in korean
     assert client.get("/records/999999").status_code == 404
-    with app.extensions["api.db"].sessions() as session:  # the window closes: the whole record
+    with app.extensions["api.platform.db"].sessions() as session:  # the window closes: the whole record
         challenge = session.get(Challenge, daily)
         challenge.starts_at -= timedelta(days=2)
         challenge.ends_at -= timedelta(days=2)

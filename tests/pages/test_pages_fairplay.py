@@ -52,8 +52,8 @@ def test_an_unknown_player_is_a_404_page(client):
 
 
 def test_a_record_cleared_by_review_shows_its_history_and_the_flag_as_cleared(client, submit, app):
-    from api import fairplay
-    from api.models import Record
+    from api.fairplay import judging as fairplay
+    from api.platform.models import Record
 
     moves = play_legal("YU1-C-AAAAAAD", 12)
     fast = submit("quick", "YU1-C-AAAAAAD", " ".join(moves), times=[40 * (i + 1) for i in range(len(moves))])
@@ -64,7 +64,7 @@ def test_a_record_cleared_by_review_shows_its_history_and_the_flag_as_cleared(cl
     assert "timing" in decisions.find("ul", data_flags_in_force=True).text
     assert decisions.find_all("ul", data_flags_cleared=True) == []
     assert "No decision has been made" in decisions.text
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         stored = session.get(Record, fast["id"])
         fairplay.decide(session, stored, "visible", "reviewer-key", "watched the video: played by hand")
         session.commit()

@@ -10,9 +10,19 @@ import pytest
 from babel.messages.pofile import read_po
 from flask import Flask
 
-from api.i18n import (DEFAULT, LANGUAGES, accepted_language, card_name, catalog_path, gettext, page_language,
-                      rule_message, rule_sentence, translations)
-from api.i18n import extract
+from api.pages.i18n import (
+    DEFAULT,
+    LANGUAGES,
+    accepted_language,
+    card_name,
+    catalog_path,
+    extract,
+    gettext,
+    page_language,
+    rule_message,
+    rule_sentence,
+    translations,
+)
 from engine import DECK, Card, IllegalActionError
 from engine.messages import MESSAGES
 from verifier import replay
@@ -50,7 +60,7 @@ def test_every_page_string_is_translated_with_the_same_placeholders(lang):
 
 
 def test_the_catalogs_hold_exactly_what_the_sources_use():
-    """``python -m api.i18n.extract --check``: nothing to add, nothing stale."""
+    """``python -m api.pages.i18n.extract --check``: nothing to add, nothing stale."""
     assert extract.main(["--check"]) == 0
     template = extract.extract()
     ids = set(extract.ids(template))

@@ -1,12 +1,12 @@
 """The pages' game and rule set names come from the engine's registry: each one is a
-msgid the extractor finds (``api.i18n.REGISTRY_TITLES``) with a Korean and a Finnish entry."""
+msgid the extractor finds (``api.pages.i18n.REGISTRY_TITLES``) with a Korean and a Finnish entry."""
 
 from __future__ import annotations
 
 from babel.messages.pofile import read_po
 
-from api.i18n import GAME_NAMES, LANGUAGES, REGISTRY_TITLES, catalog_path
-from api.routes.pages import VARIANTS
+from api.pages.i18n import GAME_NAMES, LANGUAGES, REGISTRY_TITLES, catalog_path
+from api.pages.views import VARIANTS
 from engine.rules import RULE_SETS
 
 
@@ -15,7 +15,7 @@ def registry_titles() -> set[str]:
 
 
 def test_pages_and_game_names_follow_the_registry():
-    assert VARIANTS == tuple((rule_set.variant, rule_set.title) for rule_set in RULE_SETS)
+    assert tuple((rule_set.variant, rule_set.title) for rule_set in RULE_SETS) == VARIANTS
     assert set(GAME_NAMES) == {rule_set.game.title for rule_set in RULE_SETS}
     assert set(REGISTRY_TITLES) == registry_titles()
 

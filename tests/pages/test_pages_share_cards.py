@@ -11,11 +11,11 @@ import pytest
 from html_tree import parse
 from PIL import Image
 from test_pages_challenges import add_challenge, attempt_record
+
+from api.pages import sharecard
+from api.platform.models import Challenge
 from tests.engine.engine_helpers import find_win
 from tests.play import play_greedy
-
-from api import sharecard
-from api.models import Challenge
 
 #: the most a share image may weigh
 MOST_BYTES = 60_000
@@ -125,7 +125,7 @@ def test_a_record_of_a_running_challenge_has_a_card_with_its_result_and_no_board
     assert mine.board is None and anyone.board is None
     assert mine.result == "ann: rank 1 of 1" and anyone.result == "Par: 123 moves"
     assert anyone.details == ["Nobody has won this challenge yet."]
-    with app.extensions["api.db"].sessions() as session:  # the window closes: the opening
+    with app.extensions["api.platform.db"].sessions() as session:  # the window closes: the opening
         challenge = session.get(Challenge, daily)
         challenge.starts_at -= timedelta(days=2)
         challenge.ends_at -= timedelta(days=2)

@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 
 import pytest
 from html_tree import parse
+
+from api.boards import reads as boards
+from api.challenges.windows import window
+from api.platform.models import Challenge
 from tests.engine.engine_helpers import find_win
 from tests.play import play_greedy
-
-from api import boards
-from api.challenges import window
-from api.models import Challenge
 
 WIN_CODE = "YU1-C-AAAAAAB"  # today's daily challenge of Yukon classic, which the test search wins
 WEEK_CODE = "YU1-C-AAAAAAC"  # this week's
@@ -23,7 +23,7 @@ def prepare(app, variant, kind, code):
     """A challenge of the current window, as the worker tier prepared it before attempts existed (its
     board counts every record received in the window: the standings of these tests need no attempts)."""
     start, end = window(kind, datetime.now(UTC))
-    with app.extensions["api.db"].sessions() as session:
+    with app.extensions["api.platform.db"].sessions() as session:
         challenge = Challenge(variant=variant, kind=kind, starts_at=start, ends_at=end, code=code, candidate=0,
                               par=100, par_line="", prepared_at=start, attempts_required=False)
         session.add(challenge)
