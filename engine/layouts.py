@@ -96,11 +96,11 @@ class Layouts:
         if len(old) == size and self.marks[index] == mark:
             return
         if self.marks[index] != mark:
-            data = (bytes((mark,)) if mark == WASTE else bytes((index, mark))) + _cards(cards, 0, end)
+            data = b"".join((bytes((mark,)) if mark == WASTE else bytes((index, mark)), _cards(cards, 0, end)))
         elif size < len(old):
             data = old[:size]
         else:
-            data = old + _cards(cards, len(old) - head, end)
+            data = b"".join((old, _cards(cards, len(old) - head, end)))
         halves = _HALVES.unpack(_digest(data))
         high: int = halves[0]  # (typed: the compiled XORs are then of machine words)
         low: int = halves[1]
