@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine import GameCode  # noqa: E402
-from engine.rules import RULE_SETS  # noqa: E402
+from engine.rules import RULE_SETS, by_variant  # noqa: E402
 from engine.shuffle import SplitMix64  # noqa: E402
 
 CORPORA = ROOT / "bench" / "corpora"
@@ -57,6 +57,15 @@ NODE_BUDGETS = {"yukon-classic": 1_000_000, "yukon-relaxed": 1_500_000, "forty-t
 #: deals per rule set that ``--rate`` solves, and the node budget of each
 RATE_DEALS, RATE_NODES = 8, 40_000
 PREFIX = {s.variant: (s.game.letters, s.letter) for s in RULE_SETS}
+#: the word naming each game in the per-game options (``--yukon``, ``--forty-seconds``): its name's first word
+GAME_WORDS = {s.game.name.split("-")[0]: s.game.title for s in RULE_SETS}
+if len(GAME_WORDS) != len({s.game.name for s in RULE_SETS}):
+    raise ValueError(f"two games share their name's first word, which names their options: {sorted(GAME_WORDS)}")
+
+
+def game_word(variant: str) -> str:
+    """The word of ``variant``'s game in the per-game options: ``forty-thieves`` → ``forty``."""
+    return by_variant(variant).game.name.split("-")[0]
 
 
 def deal_numbers(game: str, count: int) -> list[int]:
@@ -258,14 +267,12 @@ def screen(deals: int, nodes: int | None, variants: list[str] | None = None) -> 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small corpora and short budgets")
-    parser.add_argument("--yukon", type=int, help="deals per Yukon rule set")
-    parser.add_argument("--forty", type=int, help="Forty Thieves deals")
-    parser.add_argument("--yukon-seconds", type=float, help="budget per Yukon deal")
-    parser.add_argument("--forty-seconds", type=float, help="budget per Forty Thieves deal")
+    for word, title in GAME_WORDS.items():
+        parser.add_argument(f"--{word}", type=int, help=f"deals per {title} rule set")
+        parser.add_argument(f"--{word}-seconds", type=float, help=f"budget per {title} deal")
+        parser.add_argument(f"--{word}-nodes", type=int, help=f"node budget per {title} deal (no time limit)")
     parser.add_argument("--nodes", action="store_true",
                         help="node budgets (NODE_BUDGETS) instead of seconds: figures that do not depend on the load")
-    parser.add_argument("--yukon-nodes", type=int, help="node budget per Yukon deal (no time limit)")
-    parser.add_argument("--forty-nodes", type=int, help="node budget per Forty Thieves deal (no time limit)")
     parser.add_argument("--cpu-clock", action="store_true",
                         help="time budgets count the worker's CPU seconds, not wall seconds (a shared machine)")
     parser.add_argument("--rate", action="store_true", help="print the solver's nodes per CPU second and stop")
@@ -296,15 +303,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if ok else 1
     plan: dict[str, tuple[int, float | None, int | None]] = {}
     for variant, (count, seconds) in (QUICK if args.quick else FULL).items():
-        yukon = variant.startswith("yukon")
-        count = (args.yukon if yukon else args.forty) if (args.yukon if yukon else args.forty) is not None else count
-        nodes = args.yukon_nodes if yukon else args.forty_nodes
+        word = game_word(variant).replace("-", "_")
+        asked = getattr(args, word)
+        count = asked if asked is not None else count
+        nodes = getattr(args, f"{word}_nodes")
         if args.nodes and nodes is None:
             nodes = NODE_BUDGETS[variant]
         if nodes is not None:
             plan[variant] = (count, None, nodes)
         else:
-            plan[variant] = (count, (args.yukon_seconds if yukon else args.forty_seconds) or seconds, None)
+            plan[variant] = (count, getattr(args, f"{word}_seconds") or seconds, None)
     if args.only:
         plan = {v: plan[v] for v in args.only}
     out = open(args.jsonl, "w", encoding="utf-8") if args.jsonl else None

@@ -1,4 +1,4 @@
-"""The game engine: codes, deals, rules, scoring and undo for Yukon and Forty Thieves.
+"""The game engine: codes, deals, rules, scoring and undo for the games of :mod:`engine.rules.registry`.
 
 Standard library only, and no I/O: text and values in, values out. The same files
 also run compiled by mypyc where ``pip install`` found a C compiler (:mod:`engine.build`).

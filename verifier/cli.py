@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from engine import BUILD, BUILD_NOTE, RULES_VERSION, EngineError, Game, GameCode, InvalidCodeError, __version__
 from engine.build import COMPILED, PURE, pure_asked
+from engine.rules.registry import games_in_words
 
 from .batch import PARALLEL_FROM, run_batch
 from .inputs import EXIT_ILLEGAL, EXIT_OK, EXIT_UNUSABLE, UnusableInput, read_log_file
@@ -115,7 +116,7 @@ def version() -> str:
 def build_parser(solver: bool = True) -> argparse.ArgumentParser:
     """The command line's parser; ``solver=False`` leaves out ``solve`` and ``hint`` (and the solver's import)."""
     parser = argparse.ArgumentParser(
-        prog="verifier", description="Deals and move-log verification for Yukon and Forty Thieves game codes."
+        prog="verifier", description=f"Deals and move-log verification for {games_in_words()} game codes."
     )
     parser.add_argument("--version", action="version", version=version())
     sub = parser.add_subparsers(dest="command", required=True)

@@ -50,6 +50,7 @@ from api.players.stats import player_stats
 from api.routes.challenges import current_or_prepare
 from api.routes.leaderboard import with_records, withheld_codes
 from engine.rules import by_variant
+from engine.rules.registry import Scoring
 
 #: rows of a challenge's board on its page, and on the variant's page
 DAY_BOARD_ROWS, CURRENT_BOARD_ROWS = 25, 10
@@ -59,10 +60,10 @@ RECENT_DAYS = 7
 FIRST_MONTH = date(2000, 1, 1)
 
 
-def score_tells(variant: str) -> bool:
-    """Whether the scores of won games of ``variant`` differ: not in Yukon (every win without
-    take-backs scores 625), so its boards show moves and the difference from par instead."""
-    return by_variant(variant).scoring.waste_to_column != 0
+def scoring_of(variant: str) -> Scoring:
+    """The registry's scoring table of ``variant``, which the boards' columns and caption follow
+    (:attr:`~engine.rules.registry.Scoring.wins_differ`, :attr:`~engine.rules.registry.Scoring.takeback_loop`)."""
+    return by_variant(variant).scoring
 
 
 def left_text(seconds: int) -> str:
@@ -127,7 +128,7 @@ def weekday_names() -> list[str]:
 
 @bp.context_processor
 def _challenge_helpers() -> dict[str, Any]:
-    return {"day_url": day_url, "challenge_title": challenge_title, "score_tells": score_tells,
+    return {"day_url": day_url, "challenge_title": challenge_title, "scoring_of": scoring_of,
             "deal_challenges": deal_challenges, "record_challenge": record_challenge,
             "weekday_names": weekday_names, "record_time": record_time, "streaks_today": streaks_today,
             "challenges_url": challenges_url, "visitor": visitor, "today_strip": today_strip}

@@ -45,7 +45,7 @@ from engine.cards import SUIT_CHARS, SUIT_SYMBOLS
 from engine.codes import RULES as RULE_LETTERS
 from engine.codes import VERSION as CODE_VERSION
 from engine.rules import RULE_SETS, UNDO_DEPTH
-from engine.rules.registry import GAMES
+from engine.rules.registry import GAMES, game_titles
 from verifier import replay
 
 bp = Blueprint("pages", __name__)
@@ -114,6 +114,12 @@ def _(message: str, **params: Any) -> str:
     return gettext(g.lang, message, **params)
 
 
+def games_in_words() -> str:
+    """The registry's games in the page's language, in a sentence: ``Yukon and Forty Thieves``."""
+    names = [_(title) for title in game_titles()]
+    return _("{games} and {last}", games=", ".join(names[:-1]), last=names[-1]) if len(names) > 1 else names[0]
+
+
 def page_url(endpoint: str, **values: Any) -> str:
     """``url_for``, keeping an explicitly chosen ``lang``."""
     if g.explicit_lang:
@@ -143,7 +149,7 @@ def _template_helpers() -> dict[str, Any]:
             "language_url": language_url, "module_scripts": module_scripts,
             "variant_title": lambda variant: _(VARIANT_TITLES.get(variant) or variant), "card_face": card_face,
             "card_short": card_short, "card_url": card_url, "card_size": sharecard.SIZE,
-            "longest_bucket": longest_bucket}
+            "longest_bucket": longest_bucket, "games_in_words": games_in_words, "first_variant": VARIANTS[0][0]}
 
 
 def card_face(text: str) -> dict[str, str]:
@@ -452,7 +458,7 @@ def home_page(status: int, code: str, error: str | None) -> tuple[str, int]:
     boards = [(variant, name, standings_entries(variant)) for variant, name in VARIANTS]
     return render("home.html", status, title=_("Solitaire records"), variants=VARIANTS, boards=boards, code=code,
                   code_error=error, example=EXAMPLE_CODE, page_scripts=["js/player.js"],
-                  description=_("Verified games of Yukon and Forty Thieves, replayed action by action."))
+                  description=_("Verified games of {games}, replayed action by action.", games=games_in_words()))
 
 
 @bp.get("/deals")

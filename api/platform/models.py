@@ -33,6 +33,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
 from api.boards import earned as earned_points
+from engine.rules.registry import VARIANT_ID_MAX
 
 #: a record's visibility: ``hidden`` records stay readable by id but leave leaderboards and the default list;
 #: ``review`` records wait for an admin's decision (``api.fairplay.judging``) and take no part in leaderboards either
@@ -112,7 +113,7 @@ class Record(Base):
     id: Mapped[int] = mapped_column(Id, primary_key=True)
     player: Mapped[str] = mapped_column(String(64))
     code: Mapped[str] = mapped_column(String(16), index=True)       # canonical game code
-    variant: Mapped[str] = mapped_column(String(16))                # yukon-classic, yukon-relaxed, forty-thieves
+    variant: Mapped[str] = mapped_column(String(VARIANT_ID_MAX))    # a variant id of engine.rules.registry
     number: Mapped[int] = mapped_column(BigInteger)                 # the deal number, 0 … 2^35 − 1
     canonical: Mapped[str] = mapped_column(Text)                    # the canonical log, text form
     log_hash: Mapped[str] = mapped_column(String(64))               # SHA-256 of ``canonical``, hex
@@ -226,7 +227,7 @@ class Solvability(Base):
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)
     code: Mapped[str] = mapped_column(String(16))                   # canonical game code
-    variant: Mapped[str] = mapped_column(String(16))
+    variant: Mapped[str] = mapped_column(String(VARIANT_ID_MAX))
     budget: Mapped[str] = mapped_column(String(64))                 # the budget's identity: ``10s``, ``2s+5000n``
     budget_seconds: Mapped[float] = mapped_column(Double)
     budget_nodes: Mapped[int | None] = mapped_column(BigInteger)
@@ -454,7 +455,7 @@ class Challenge(Base):
     )
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)
-    variant: Mapped[str] = mapped_column(String(16))
+    variant: Mapped[str] = mapped_column(String(VARIANT_ID_MAX))
     kind: Mapped[str] = mapped_column(String(8))
     starts_at: Mapped[datetime] = mapped_column(UTCDateTime)
     ends_at: Mapped[datetime] = mapped_column(UTCDateTime)

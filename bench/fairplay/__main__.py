@@ -24,7 +24,7 @@ import os
 
 from . import sweep
 from .attacks import ATTACKS
-from .measure import RULE_SETS, run
+from .measure import RULE_SETS, prefix, run
 from .report import summary
 
 
@@ -39,8 +39,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="processes playing the honest games while the service searches their deals "
                              "(the figures do not depend on it)")
     parser.add_argument("--attacks", default=",".join(ATTACKS), help="which attacks, comma-separated (default all)")
-    parser.add_argument("--attack-rule-sets", default="YU1-C,YU1-R,FT1-N",
-                        help="the rule sets the attacks are run on, comma-separated (default all three)")
+    parser.add_argument("--attack-rule-sets", default=",".join(map(prefix, RULE_SETS)),
+                        help="the rule sets the attacks are run on, comma-separated (default all)")
     parser.add_argument("--json", metavar="OUT", help="write the whole report (every record's state) here")
     parser.add_argument("--report", metavar="IN", help="print the tables of a report written by --json, and stop")
     parser.add_argument("--sweep", action="store_true",
@@ -66,9 +66,11 @@ def main(argv: list[str] | None = None) -> None:
     unknown = set(kinds) - set(ATTACKS)
     if unknown:
         parser.error(f"no attack {', '.join(sorted(unknown))}; the attacks are {', '.join(ATTACKS)}")
-    rule_sets = tuple((text[:2], text[4:]) for text in args.attack_rule_sets.split(",") if text)
-    if not set(rule_sets) <= set(RULE_SETS):
-        parser.error(f"--attack-rule-sets: the rule sets are {', '.join('{}1-{}'.format(*r) for r in RULE_SETS)}")
+    known = {prefix(r): r for r in RULE_SETS}
+    asked = [text for text in args.attack_rule_sets.split(",") if text]
+    if not set(asked) <= set(known):
+        parser.error(f"--attack-rule-sets: the rule sets are {', '.join(known)}")
+    rule_sets = tuple(known[text] for text in asked)
     report = run(args.games, args.seed, args.database_url, args.nodes, args.workers, kinds, rule_sets)
     print(summary(report))
     if args.json:

@@ -22,13 +22,15 @@ from multiprocessing import Pool
 from typing import Any
 
 from engine import Game, GameCode
+from engine.rules import RULE_SETS as DECLARED
+from engine.rules.registry import rule_set as declared
 
 from . import attacks
 from .policies import POLICIES, HonestGame, Profile, layout, make_profile, play
 
 API = "/api/v1"
-#: the rule sets measured, as (game letters, rule letter)
-RULE_SETS = (("YU", "C"), ("YU", "R"), ("FT", "N"))
+#: the rule sets measured, as (game letters, rule letter): every rule set of the registry, in its order
+RULE_SETS = tuple((s.game.letters, s.letter) for s in DECLARED)
 #: flags listed even when no record carries them (any other flag seen is listed too)
 KNOWN_FLAGS = ("assisted", "copy", "solver-like", "timing")
 #: share of a rule set's games played on its challenge-like deals, and players on an ordinary deal
@@ -37,6 +39,19 @@ CHALLENGE_SHARE, GROUP = 0.3, (3, 8)
 TRIES = 40
 #: deals a hint walker tries before giving up
 WALKS = 3
+
+
+def prefix(rules: tuple[str, str]) -> str:
+    """The code prefix of a measured rule set: ``("YU", "C")`` → ``YU1-C``."""
+    return declared(*rules).code_prefix
+
+
+def title(rules: tuple[str, str]) -> str:
+    """A measured rule set in the tables, from the registry's names: ``("YU", "C")`` → ``Yukon classic``,
+    ``("FT", "N")`` → ``Forty Thieves`` (a game of one rule set goes by its title alone)."""
+    rule_set = declared(*rules)
+    alone = sum(s.game is rule_set.game for s in DECLARED) == 1
+    return rule_set.game.title if alone else f"{rule_set.game.title} {rule_set.rules_name}"
 
 
 def wilson(hits: int, total: int, z: float = 1.96) -> tuple[float, float]:
@@ -70,7 +85,7 @@ def person(seed: int, index: int) -> Profile:
 
 
 def plan(games: int, seed: int) -> tuple[list[Planned], int]:
-    """Which person plays which deal: per rule set a third of the games, ``CHALLENGE_SHARE`` of them
+    """Which person plays which deal: per rule set an equal share of the games, ``CHALLENGE_SHARE`` of them
     on one or two challenge-like deals that many play, the rest in groups of 3-8 players a deal.
     The players of a deal are consecutive people, so every policy plays every deal of 3 players or more."""
     rng = random.Random(f"{seed}:plan")

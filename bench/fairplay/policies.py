@@ -93,28 +93,17 @@ def layout(position: Position) -> str:
     return " ".join(str(position).split()[1:5])
 
 
-def _built(rules_tag: str, lower: object, upper: object) -> bool:
-    """Whether ``upper`` lies on ``lower`` as the build rule of the rule set wants."""
-    if upper.rank != lower.rank - 1:  # type: ignore[attr-defined]
-        return False
-    if rules_tag == "YU1-C":
-        return upper.red != lower.red  # type: ignore[attr-defined]
-    if rules_tag == "FT1-N":
-        return upper.suit == lower.suit  # type: ignore[attr-defined]
-    return True
-
-
 def evaluate(position: Position) -> float:
     """How good a position looks to a player: cards home, cards turned up, order in the columns,
     empty columns, and (Forty Thieves) a short waste."""
-    tag = position.rules.tag
+    builds_on = position.rules.builds_on  # the rule set's own build rule
     value = 10.0 * position.foundation_cards - 6.0 * sum(position.down)
     for column, down in zip(position.columns, position.down):
         if not column:
             value += 4.0
             continue
         for index in range(down + 1, len(column)):
-            value += 1.0 if _built(tag, column[index - 1], column[index]) else -1.5
+            value += 1.0 if builds_on(column[index], column[index - 1]) else -1.5
     value -= 0.4 * len(position.waste) + 0.2 * len(position.stock)
     return value - _buried(position)
 

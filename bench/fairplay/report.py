@@ -6,9 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .attacks import ATTACKS, SHOULD_RANK
-from .measure import KNOWN_FLAGS, RULE_SETS, wilson
-
-RULE_SET_NAMES = {"YU1-C": "Yukon classic", "YU1-R": "Yukon relaxed", "FT1-N": "Forty Thieves"}
+from .measure import KNOWN_FLAGS, RULE_SETS, prefix, title, wilson
 
 
 def rate(hits: int, total: int) -> str:
@@ -32,8 +30,7 @@ def honest_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     """Per rule set and in total: games, wins, and per flag how many honest records carry it (in the end)."""
     games = report["honest"]
     names = flag_names(g["final"] for g in games)
-    groups = [(RULE_SET_NAMES["{}1-{}".format(*r)], [g for g in games if g["code"].startswith("{}1-{}".format(*r))])
-              for r in RULE_SETS]
+    groups = [(title(r), [g for g in games if g["code"].startswith(prefix(r) + "-")]) for r in RULE_SETS]
     rows = []
     for label, mine in [*groups, ("all", games)]:
         row = {"rule set": label, "games": len(mine), "wins": sum(g["won"] for g in mine),
@@ -93,8 +90,8 @@ def markdown(report: dict[str, Any]) -> str:
                                                               for n in names) + ".")
     changed = sum(g["final"] != g["at_submission"] for g in report["honest"])
     lines += [f"- Honest records whose evidence changed after submission: {changed}.", ""]
-    sets = ["{}1-{}".format(*r) for r in RULE_SETS]
-    lines += ["| attack | " + " | ".join(RULE_SET_NAMES[s] for s in sets) + " |", "|---|" + "---|" * len(sets)]
+    sets = [prefix(r) for r in RULE_SETS]
+    lines += ["| attack | " + " | ".join(title(r) for r in RULE_SETS) + " |", "|---|" + "---|" * len(sets)]
     for kind in ATTACKS:
         cells = {a["rule_set"]: attack_cell(a) for a in report["attacks"] if a["attack"] == kind}
         if cells:

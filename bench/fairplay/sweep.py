@@ -28,7 +28,7 @@ from engine import GameCode
 from engine.layouts import effective_line
 
 from . import attacks
-from .measure import RULE_SETS, Planned, _play, wilson
+from .measure import RULE_SETS, Planned, _play, prefix, title, wilson
 from .policies import HonestGame
 
 #: the thresholds of the table
@@ -153,14 +153,14 @@ def markdown(report: dict[str, Any]) -> str:
     runs flagged, with Wilson 95 % intervals (the threshold in force marked)."""
     honest, found = report["honest"], report["attacks"]
     names = [name for name, _, _ in SWEPT_ATTACKS if any(a["attack"] == name for a in found)]
-    sets = [("YU1-C", "Yukon classic"), ("YU1-R", "Yukon relaxed"), ("FT1-N", "Forty Thieves")]
+    sets = [(prefix(r) + "-", title(r)) for r in RULE_SETS]
     lines = ["| overlap ≥ | honest games | won honest games | " + " | ".join(label for _, label in sets) + " | "
              + " | ".join(names) + " |", "|---:|" + "---:|" * (2 + len(sets) + len(names))]
     for threshold in THRESHOLDS_SWEPT:
         def flagged(row: dict[str, Any], threshold: float = threshold) -> bool:
             return bool(row["equal"] or row["overlap"] >= threshold)
-        groups = [honest, [r for r in honest if r["won"]]] + [[r for r in honest if r["code"].startswith(prefix)]
-                                                             for prefix, _ in sets]
+        groups = [honest, [r for r in honest if r["won"]]] + [[r for r in honest if r["code"].startswith(start)]
+                                                             for start, _ in sets]
         groups += [[a for a in found if a["attack"] == name] for name in names]
         mark = " (in force)" if threshold == THRESHOLDS.copy_overlap else ""
         lines.append(f"| {threshold:.2f}{mark} | " + " | ".join(_rate(sum(map(flagged, group)), len(group))

@@ -9,7 +9,7 @@ gunicorn.conf.py, a Celery worker of 2 processes, one of 2 for the webhook deliv
 beat, the Redis broker ``--broker``, a fresh PostgreSQL database on ``--database-url``'s
 server, a webhook receiver checking the Standard Webhooks signatures), or uses a running one (``--attach URL`` with its
 database, broker and an admin key). It sends honest games (:mod:`bench.soak.games`: per-action
-times, popular and new deals, Yukon and Forty Thieves) with reads and hints
+times, popular and new deals, every rule set of the registry) with reads and hints
 (:mod:`bench.soak.traffic`), ramps (``--ramp-from`` … ``--ramp-to``, ``--ramp-seconds`` a
 step) to the highest rate whose records keep p99 <= 300 ms with no error, then holds
 ``--rate`` for ``--minutes``, printing a table a minute (p50/p95/p99 per endpoint, errors,

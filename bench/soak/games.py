@@ -1,6 +1,6 @@
 """The soak's games: honest people (``bench.fairplay``'s policies: random, greedy and
-lookahead players who mis-click, undo, take back and give up, each with a pace) on both
-games (Yukon classic and relaxed, Forty Thieves), on popular deals (a third of each rule
+lookahead players who mis-click, undo, take back and give up, each with a pace) on every
+rule set of the registry, on popular deals (a share of each rule
 set's games on one or two deals that many play, as a daily challenge is) and on new ones
 (3 to 8 players a deal). Each game carries what its player's client sends: per-action
 times (most clients), only ``elapsed_ms``, or neither.

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import psycopg
 
+from engine.rules import RULE_SETS
+
 from . import invariants
 from .games import SoakGame
 from .layout import PREFIX, Layout, get, start_receiver
@@ -193,7 +195,7 @@ def seen(layout: Layout, samples: Samples, watch: Watch, warmup_minutes: float) 
 def challenges_ready(layout: Layout, seconds: float) -> float | None:
     """Seconds until every variant's daily challenge answers 200 (the worker tier proves its deal), None if not."""
     began = time.monotonic()
-    variants = ("yukon-classic", "yukon-relaxed", "forty-thieves")
+    variants = [rule_set.variant for rule_set in RULE_SETS]
     while time.monotonic() - began < seconds:
         if all(get(f"{layout.base}{PREFIX}/challenges/daily?variant={v}")[0] == 200 for v in variants):
             return time.monotonic() - began

@@ -3,9 +3,12 @@
 A :class:`RuleSet` names a rule set (code letters, names, variant id, display
 name) and holds what is data rather than rule logic: the deal's layout, the
 stock policy and the scoring table. Game codes, position text forms, the API's
-enums and the pages derive from :data:`RULE_SETS`; the solver registers its part
-of each rule set by variant id (:mod:`engine.solver.registry`), so the rules never
-import it. ``docs/adding-a-game.md`` says what a new game adds.
+enums, the pages' names and score wording and the benchmarks' lists of rule sets
+derive from :data:`RULE_SETS`; the databases' ``variant`` columns are
+:data:`VARIANT_ID_MAX` wide, which :func:`check_rule_sets` holds every variant id to.
+The solver registers its part of each rule set by variant id
+(:mod:`engine.solver.registry`), so the rules never import it.
+``docs/adding-a-game.md`` says what a new game adds.
 
 >>> by_variant("yukon-relaxed").code_prefix
 'YU1-R'
@@ -25,6 +28,10 @@ from ..position import Position
 from .base import Rules
 from .forty_thieves import FortyThieves
 from .yukon import Yukon
+
+#: the longest variant id: the databases' ``variant`` columns hold this many characters
+#: (``api.platform.models``), and the registry refuses a longer one when it loads
+VARIANT_ID_MAX: Final = 16
 
 # (Plain classes of read-only fields rather than dataclasses: a dataclass costs every
 # process about a millisecond to define, and these are read once per process.)
@@ -59,7 +66,10 @@ class StockPolicy:
 
 class Scoring:
     """Points for a card onto a foundation, a face-down card turned up, a waste card
-    onto a column and a take-back; the score never falls below 0."""
+    onto a column and a take-back; the score never falls below 0.
+
+    What the boards and pages say about a score derives from this table, so a new
+    source of points (a field here) has to say how the two properties below change."""
 
     __slots__ = ("foundation", "flip", "waste_to_column", "takeback")
 
@@ -68,6 +78,24 @@ class Scoring:
         self.flip: Final = flip
         self.waste_to_column: Final = waste_to_column
         self.takeback: Final = takeback
+
+    @property
+    def wins_differ(self) -> bool:
+        """Whether won games earn different points. A win puts every card on the foundations and
+        turns every face-down card up, so only the waste cards played to a column differ from win
+        to win (take-backs aside, which earned points cancel). Where wins earn alike (Yukon: 625),
+        the boards show no earned column: moves and the difference from par tell the wins apart.
+
+        >>> by_variant("yukon-classic").scoring.wins_differ, by_variant("forty-thieves").scoring.wins_differ
+        (False, True)
+        """
+        return self.waste_to_column != 0
+
+    @property
+    def takeback_loop(self) -> int:
+        """What a card taken back from a foundation and put up again adds to the app's score
+        (Yukon: 10; negative where a take-back costs more than the card brought)."""
+        return self.foundation + self.takeback
 
 
 class GameFamily:
@@ -170,6 +198,23 @@ _BY_LETTERS = {(s.game.letters, s.letter): s for s in RULE_SETS}
 _BY_VARIANT = {s.variant: s for s in RULE_SETS}
 _BY_PREFIX = {s.code_prefix: s for s in RULE_SETS}
 
+
+def check_rule_sets(rule_sets: tuple[RuleSet, ...]) -> None:
+    """Refuse declarations the rest of the service cannot hold: a variant id longer than
+    :data:`VARIANT_ID_MAX` or not in lower-case letters, digits and hyphens (it is a URL path
+    segment and a board key), and a repeated variant id, code prefix, game's letters or game name."""
+    for s in rule_sets:
+        if not 0 < len(s.variant) <= VARIANT_ID_MAX or s.variant.strip("abcdefghijklmnopqrstuvwxyz0123456789-"):
+            raise ValueError(f"variant id {s.variant!r}: 1 to {VARIANT_ID_MAX} lower-case letters, digits and hyphens")
+    games = list(dict.fromkeys(s.game for s in rule_sets))
+    for what, values in (("variant id", [s.variant for s in rule_sets]),
+                         ("code prefix", [s.code_prefix for s in rule_sets]),
+                         ("game's letters", [g.letters for g in games]), ("game name", [g.name for g in games])):
+        if len(set(values)) != len(values):
+            raise ValueError(f"a {what} is declared twice: {values}")
+
+
+check_rule_sets(RULE_SETS)
 for _set in RULE_SETS:
     Position.register_rules(_set.rules)
 
@@ -192,6 +237,17 @@ def by_prefix(prefix: str) -> RuleSet:
 def rule_letters(game: str) -> dict[str, str]:
     """The rule letters a game accepts and their names: ``{"C": "classic", "R": "relaxed"}``."""
     return {s.letter: s.rules_name for s in RULE_SETS if s.game.letters == game}
+
+
+def game_titles() -> tuple[str, ...]:
+    """Each game's title, in the registry's order: ``('Yukon', 'Forty Thieves')``."""
+    return tuple(game.title for game in GAMES.values())
+
+
+def games_in_words() -> str:
+    """The games' titles in an English sentence (the verifier's help): ``Yukon and Forty Thieves``."""
+    names = game_titles()
+    return " and ".join((", ".join(names[:-1]), names[-1])) if len(names) > 1 else names[0]
 
 
 def titles() -> tuple[str, ...]:
