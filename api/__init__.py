@@ -17,7 +17,7 @@ from werkzeug.utils import cached_property
 from werkzeug.wsgi import LimitedStream, get_input_stream
 
 from api import commands, routes, tasks
-from api.boards import reads as board_reads  # noqa: F401 (its ORM hooks)
+from api.boards import upkeep  # noqa: F401 (its ORM hooks keep the boards)
 from api.pages import cards as page_cards  # noqa: F401 (adds views to page_views.bp)
 from api.pages import challenges as page_challenges  # noqa: F401 (adds views to page_views.bp)
 from api.pages import players as page_players  # noqa: F401 (adds views to page_views.bp)

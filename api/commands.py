@@ -27,9 +27,11 @@ from sqlalchemy import func, select
 
 import engine
 from api import tasks
-from api.fairplay.judging import decide, review_queue
+from api.boards.upkeep import rebuild_all
+from api.challenges.windows import derivation_key, pool_size, prepare_challenges, refill_winnable_pool, screening_budget
+from api.fairplay.judging import backfill_lines, decide, judge_pending, reevaluate_all, review_queue, waiting_deals
 from api.platform.auth import ApiKeyError, create_key, revoke_key
-from api.platform.db import alembic_config, get_db
+from api.platform.db import alembic_config, get_db, unbounded
 from api.platform.models import STATUSES, ApiKey, Record
 from api.players.accounts import clear_name_review, issue_token, names_for_review
 from api.records.backup import (
@@ -67,8 +69,6 @@ def fairplay_reevaluate() -> None:
     effective lines of records that have none, then judge every deal's ranked records again
     with what the service knows of each deal (as the worker tier does when it learns a new
     line); records that lose their rank get a history entry saying why."""
-    from api.fairplay.judging import backfill_lines, judge_pending, reevaluate_all, waiting_deals
-
     with get_db().sessions() as session:
         judged = 0
         while codes := waiting_deals(session, datetime.now(UTC)):  # (before their lines are filled in below)
@@ -86,9 +86,6 @@ def fairplay_reevaluate() -> None:
 @boards_cli.command("rebuild")
 def rebuild_boards() -> None:
     """Build every board, standing and player total again from the records (one transaction)."""
-    from api.boards.reads import rebuild_all
-    from api.platform.db import unbounded
-
     with get_db().engine.begin() as connection, unbounded(connection):  # long by nature: no statement timeout
         rebuild_all(connection)
     click.echo("boards, standings and player totals rebuilt from the records")
@@ -421,8 +418,6 @@ def _reverify_on_workers(celery_app: Any, first: int, last: int, chunk: int, upd
 def prepare_command(day: datetime | None, ahead: int) -> None:
     """Prove and store every variant's daily and weekly challenge for DAY and the days ahead
     (with them, the next week's). Exit status 1 if a window has no candidate proved winnable."""
-    from api.challenges.windows import derivation_key, prepare_challenges, screening_budget
-
     first = (day.date() if day else datetime.now(UTC).date())
     with get_db().sessions() as session:
         key = derivation_key(session, current_app.config["CHALLENGE_KEY"])
@@ -445,8 +440,6 @@ def prepare_command(day: datetime | None, ahead: int) -> None:
               help="most searches per variant in this run")
 def refill_pool_command(variant: tuple[str, ...], searches: int) -> None:
     """Search random deals until each variant's pool holds WINNABLE_POOL_SIZE deals proved winnable."""
-    from api.challenges.windows import pool_size, refill_winnable_pool, screening_budget
-
     target = current_app.config["WINNABLE_POOL_SIZE"]
     budget = screening_budget(current_app.config, "WINNABLE_POOL_NODES")
     with get_db().sessions() as session:

@@ -167,7 +167,7 @@ class RecordRequestSchema(VerifyRequestSchema):
     player = Name(_setting("MAX_PLAYER_LENGTH"))
     elapsed_ms = StrictInteger(allow_none=True, validate=validate.Range(min=0, max=MAX_SAFE_INT))
     client = Name(100, allow_none=True)
-    #: per-action times, ms from the game's start (``api.fairplay.judging.check_times``)
+    #: per-action times, ms from the game's start (``api.records.submit.check_times``)
     times = WholeNumbers(allow_none=True)
     #: the challenge attempt this game is (``api.challenges.windows.attempt_values``)
     attempt = StrictInteger(allow_none=True, validate=validate.Range(min=1, max=2 ** 63 - 1))

@@ -1,5 +1,5 @@
 """Record inserts on PostgreSQL: the SQLAlchemy Core path of ``POST /records``
-(:func:`api.records.submit.insert_record`: the record and its boards' upkeep in one statement,
+(:func:`api.records.store.insert_record`: the record and its boards' upkeep in one statement,
 autocommit) against the raw driver SQL it replaced (``exec_driver_sql`` of a hand-written
 ``INSERT … ON CONFLICT DO NOTHING RETURNING id``, then the upkeep, then a commit), in one
 process, the paths alternating round by round. A second pair isolates the statement
@@ -26,10 +26,10 @@ from sqlalchemy import Connection
 from sqlalchemy.dialects import postgresql
 
 from api import create_app
-from api.boards import reads as boards
+from api.boards import upkeep
 from api.platform.db import get_db, scratch_postgres_database
 from api.platform.models import Record
-from api.records.submit import SAME_GAME, insert_record, new_record
+from api.records.store import SAME_GAME, insert_record, new_record
 from verifier import replay
 
 from . import add_service_options
@@ -51,7 +51,7 @@ def raw_with_upkeep(connection: Connection, values: dict[str, Any]) -> None:
     with connection.begin():
         new_id = connection.exec_driver_sql(RAW_INSERT, values).scalar()
         assert new_id is not None
-        boards.record_stored(connection, new_id)
+        upkeep.record_stored(connection, new_id)
 
 
 def core_insert_only(connection: Connection, values: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@
   play a lot, most a little;
 - a year of timestamps, oldest first, and one daily challenge per variant and day
   (about a tenth of the records are on the day's challenge deal);
-- then every board, standing and total built in one pass (``api.boards.reads.rebuild_all``).
+- then every board, standing and total built in one pass (``api.boards.upkeep.rebuild_all``).
 
 Records go in with ``COPY``; a player's same log of the same deal is drawn once.
 """
@@ -30,11 +30,11 @@ import psycopg
 from sqlalchemy import make_url
 
 import engine
-from api.boards.earned import earned
-from api.boards.reads import rebuild_all
+from api.boards.upkeep import rebuild_all
 from api.platform.db import Database, unbounded
 from engine import BY_VARIANT, Game, GameCode
 from verifier import replay
+from verifier.earned import earned
 from verifier.solving import solve_code
 
 #: the share of each variant's deals

@@ -27,7 +27,7 @@ from api import create_app
 from api.platform.db import get_db, scratch_postgres_database
 from api.platform.models import Record
 from api.records.reverify import reverify_records
-from api.records.submit import new_record
+from api.records.store import new_record
 from verifier import replay
 
 from . import add_service_options

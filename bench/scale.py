@@ -39,13 +39,14 @@ from sqlalchemy import make_url, text
 from api import create_app
 from api.boards import reads as boards
 from api.platform.db import fresh_postgres_database, postgres_database_url, scratch_postgres_database
+from api.records import store
 from engine import GameCode
 from engine.rules import RULE_SETS, by_prefix
 
 from .load_records import build_logs, load, playout
 
 #: the store statement as the service runs it (post_rounds swaps it for plain_insert)
-real_store = boards.store_with_upkeep
+real_store = store.store_statement
 
 API = "/api/v1"
 WARMUP = 3
@@ -191,12 +192,12 @@ def post_rounds(client: Any, app: Any, logs: dict[str, Any], count: int, rates: 
     real = real_store
     for round_, order in enumerate([(True, False)] + [(True, False), (False, True)] * 2):
         for upkeep in order:
-            boards.store_with_upkeep = real if upkeep else plain_insert
+            store.store_statement = real if upkeep else plain_insert
             try:
                 tag = f"{round_}-{'with' if upkeep else 'without'}"
                 rate, cpu = throughput(client, app, posts(app, logs, count if round_ else 20, tag))
             finally:
-                boards.store_with_upkeep = real
+                store.store_statement = real
             if round_:
                 rates.setdefault("with" if upkeep else "without", []).append(rate)
                 rates.setdefault("cpu with" if upkeep else "cpu without", []).append(cpu)

@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from api.boards import kinds
 from api.boards import reads as boards
 from api.challenges.windows import KINDS, window
 from api.platform.models import BoardEntry, Challenge
@@ -80,7 +81,7 @@ def find(session: Session, variant: str, kind: str, day: date) -> Challenge | No
 def winners(session: Session, challenge: Challenge) -> list[Any]:
     """The entries ranked first on a challenge's board that won the game: all players tied
     first, and nobody on a day nobody won (a top row that did not win is no winner)."""
-    top = boards.leaders(session.connection(), boards.board(boards.CHALLENGE, challenge.id))
+    top = boards.leaders(session.connection(), boards.board(kinds.CHALLENGE, challenge.id))
     return [row for row in top if row.won]
 
 
@@ -111,7 +112,7 @@ def streak_calendar(session: Session, player: str, moment: datetime, weeks: int 
         Challenge.variant.in_([rule_set.variant for rule_set in RULE_SETS]), Challenge.kind == "daily",
         Challenge.starts_at >= since, Challenge.starts_at <= moment)).all()  # by the (variant, kind, starts_at) key
     held = {row.id: (row.variant, row.starts_at.date()) for row in daily}
-    names = [boards.CHALLENGE.name(challenge_id) for challenge_id in held]
+    names = [kinds.CHALLENGE.name(challenge_id) for challenge_id in held]
     played = session.execute(select(BoardEntry.challenge_id, BoardEntry.won).where(
         BoardEntry.board.in_(names), BoardEntry.player == player)).all() if names else []  # primary key probes
     states = {held[row.challenge_id]: "won" if row.won else "played" for row in played}

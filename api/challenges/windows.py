@@ -63,7 +63,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 import engine
-from api.boards import reads as boards
+from api.boards import upkeep
 from api.platform.models import Challenge, ChallengeAttempt, Player, Record, ServiceKey, Solvability
 from api.players.accounts import Submitter
 from api.solver.queue import WINNABLE, Budget, DealSearch, Query, now
@@ -184,7 +184,7 @@ def prepare(session: Session, variant: str, kind: str, moment: datetime, budget:
                               prepared_at=now())
         session.add(challenge)
         session.flush()
-        boards.fill_challenge(session.connection(), challenge.id)
+        upkeep.fill_challenge(session.connection(), challenge.id)
         session.commit()
         log.info("challenge %s %s from %s: prepared (candidate %d, par %d)", variant, kind, start.date(), index,
                  challenge.par)

@@ -24,8 +24,8 @@ import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
+from api.fairplay.flags import ASSISTED, COPY, SOLVER_LIKE, TIMING, UNTIMED, Finding
 from engine import Position
 
 # the layout hashes and the effective line are the engine's, so that their loop is compiled
@@ -146,7 +146,7 @@ def share(line: frozenset[int], known: frozenset[int] | set[int]) -> float:
 @dataclass(frozen=True)
 class EarlierRecord:
     """A record stored before the one judged: its id, player, positions, what it copies and its
-    log's hash (:func:`api.records.submit.log_hash`)."""
+    log's hash (:func:`api.records.store.log_hash`)."""
 
     id: int
     player_id: int | None
@@ -174,16 +174,6 @@ class Known:
     log_hash: str | None = None
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One piece of evidence: a flag's name, its reason and what it rests on."""
-
-    flag: str
-    reason: str
-    evidence: dict[str, Any]
-    copy_of: int | None = None
-
-
 def judge_line(code: str, positions: frozenset[int], known: Known,
                limits: Thresholds = THRESHOLDS) -> list[Finding]:
     """The evidence on a record's effective line (``positions``) against what is known of its deal."""
@@ -192,11 +182,11 @@ def judge_line(code: str, positions: frozenset[int], known: Known,
     if copied is not None:
         found.append(copied)
     if known.own_hint_at is not None:
-        found.append(Finding("assisted", "the player took a hint on this deal before submitting",
+        found.append(Finding(ASSISTED.name, "the player took a hint on this deal before submitting",
                              {"first_hint_at": known.own_hint_at}))
     if len(positions) >= limits.min_positions:
         line = _known_line(code, positions, known, limits)
-        if line is not None and not (line.flag == "assisted" and known.own_hint_at is not None):
+        if line is not None and not (line.flag == ASSISTED.name and known.own_hint_at is not None):
             found.append(line)
     return found
 
@@ -261,7 +251,7 @@ def copy_finding(original: int, shared: int, mine: int, theirs: int, limits: Thr
     evidence names the original, the positions shared, their share of the original's line and
     of this one's, and the overlap judged."""
     of_original = shared / theirs if theirs else 0.0
-    return Finding("copy", f"the game goes through {of_original:.0%} of the positions of record {original} of "
+    return Finding(COPY.name, f"the game goes through {of_original:.0%} of the positions of record {original} of "
                            f"another player ({shared} positions, {shared / mine if mine else 0:.0%} of this game's)",
                    {"original": original, "shared_positions": shared, "share_of_original": round(of_original, 4),
                     "share_of_game": round(shared / mine, 4) if mine else 0.0,
@@ -281,11 +271,11 @@ def _known_line(code: str, positions: frozenset[int], known: Known, limits: Thre
                 "known_share": round(on_known, 4), "positions": len(positions)}
     hinted_to = sorted({player for spot in positions & hinted for player in known.hints[spot]})
     if on_solver >= limits.solver_share or (on_known >= limits.known_share and on_solver >= on_hints):
-        return Finding("solver-like", f"{on_solver:.0%} of the game's positions lie on the service's solver line "
+        return Finding(SOLVER_LIKE.name, f"{on_solver:.0%} of the game's positions lie on the service's solver line "
                                       f"for this deal ({on_known:.0%} on lines the service knows)",
                        {**evidence, "threshold": limits.solver_share})
     if on_hints >= limits.hint_share or on_known >= limits.known_share:
-        return Finding("assisted", f"{on_hints:.0%} of the game's positions were reached by hints the service "
+        return Finding(ASSISTED.name, f"{on_hints:.0%} of the game's positions were reached by hints the service "
                                    f"handed out on this deal", {**evidence, "hinted_players": hinted_to,
                                                                 "threshold": limits.hint_share})
     return None
@@ -301,7 +291,7 @@ def judge_times(times: Sequence[int] | None, elapsed_ms: int | None, actions: in
     if not times:
         found = []
         if required:
-            found.append(Finding("untimed", "the game has no per-action times: it cannot be judged on time", {}))
+            found.append(Finding(UNTIMED.name, "the game has no per-action times: it cannot be judged on time", {}))
         if elapsed_ms is not None and elapsed_ms < limits.min_ms_per_action * actions:
             found.append(_too_quick(elapsed_ms, actions, limits))
         return found
@@ -310,17 +300,17 @@ def judge_times(times: Sequence[int] | None, elapsed_ms: int | None, actions: in
     median = statistics.median(gaps)
     instant = sum(1 for gap in gaps if gap < limits.instant_gap_ms) / len(gaps)
     if median < limits.min_median_gap_ms:
-        found.append(Finding("timing", f"the median gap between actions is {median:g} ms, under the "
+        found.append(Finding(TIMING.name, f"the median gap between actions is {median:g} ms, under the "
                                        f"{limits.min_median_gap_ms} ms people need",
                              {"median_gap_ms": median, "threshold_ms": limits.min_median_gap_ms}))
     elif instant > limits.instant_share:
-        found.append(Finding("timing", f"{instant:.0%} of the gaps between actions are under "
+        found.append(Finding(TIMING.name, f"{instant:.0%} of the gaps between actions are under "
                                        f"{limits.instant_gap_ms} ms: more than people play that fast",
                              {"instant_share": round(instant, 4), "instant_gap_ms": limits.instant_gap_ms,
                               "threshold": limits.instant_share}))
     total = times[-1] if elapsed_ms is None else max(elapsed_ms, times[-1])
     if elapsed_ms is not None and not times[-1] <= elapsed_ms <= times[-1] + limits.elapsed_slack_ms:
-        found.append(Finding("timing", f"elapsed_ms ({elapsed_ms} ms) disagrees with the last action's time "
+        found.append(Finding(TIMING.name, f"elapsed_ms ({elapsed_ms} ms) disagrees with the last action's time "
                                        f"({times[-1]} ms)", {"elapsed_ms": elapsed_ms, "last_action_ms": times[-1],
                                                              "slack_ms": limits.elapsed_slack_ms}))
     elif total < limits.min_ms_per_action * actions and not found:
@@ -342,13 +332,13 @@ def judge_server_time(server_elapsed_ms: int | None, elapsed_ms: int | None,
     claimed = max([value for value in (elapsed_ms, times[-1] if times else None) if value is not None], default=None)
     if server_elapsed_ms is None or claimed is None or claimed <= server_elapsed_ms:
         return []
-    return [Finding("timing", f"the client claims {claimed} ms of play, more than the {server_elapsed_ms} ms the "
+    return [Finding(TIMING.name, f"the client claims {claimed} ms of play, more than the {server_elapsed_ms} ms the "
                               f"server measured from the attempt's start to the record's arrival",
                     {"claimed_ms": claimed, "server_elapsed_ms": server_elapsed_ms})]
 
 
 def _too_quick(total: int, actions: int, limits: Thresholds) -> Finding:
-    return Finding("timing", f"{actions} actions in {total} ms: under the {limits.min_ms_per_action} ms an action "
+    return Finding(TIMING.name, f"{actions} actions in {total} ms: under the {limits.min_ms_per_action} ms an action "
                              f"people need", {"total_ms": total, "actions": actions,
                                               "threshold_ms_per_action": limits.min_ms_per_action})
 

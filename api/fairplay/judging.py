@@ -14,8 +14,6 @@ A flag that sends a record to review gives it the status ``review``; an admin de
 from __future__ import annotations
 
 import logging
-import random
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,12 +31,10 @@ from sqlalchemy import (
     cast,
     column,
     func,
-    literal,
     literal_column,
     null,
     or_,
     select,
-    text,
     union_all,
 )
 from sqlalchemy import table as sql_table
@@ -49,16 +45,26 @@ from api.fairplay.evidence import (
     Finding,
     Known,
     effective_line,
-    hash64,
     index_keys,
     judge_line,
     pack,
     position_hash,
     unpack,
 )
-from api.pages.i18n import N_
+from api.fairplay.flags import (
+    PENDING,
+    PENDING_REASON,
+    REVIEW_FLAGS,
+    flag,
+    flags_of,
+    is_pending,
+    judgement,
+)
+from api.platform import metrics
+from api.platform.columns import UTCDateTime, dialect_insert
 from api.platform.db import DollarStatement, packed_values
 from api.platform.models import (
+    BoardEntry,
     Challenge,
     DealVersion,
     Hint,
@@ -67,9 +73,10 @@ from api.platform.models import (
     Record,
     RecordStatus,
     Solvability,
-    UTCDateTime,
 )
 from api.players.accounts import Claim, Submitter, name_params, named, named_player
+from api.records.deal_lock import deal_lock_key, hold_deal, lock_deal
+from api.records.store import version_upsert
 from api.records.times import pack_times
 from api.schemas import record_json
 from api.webhooks import delivery as webhooks
@@ -78,74 +85,10 @@ from engine import EngineError, Game
 log = logging.getLogger(__name__)
 
 
-#: the flag of a record whose line the worker tier has not judged yet (``FAIRPLAY_JUDGE=worker``)
-PENDING = "pending"
-PENDING_REASON = "stored before its judgement: the worker tier judges its line within seconds"
-
-
-@dataclass(frozen=True)
-class FlagKind:
-    """A fair-play flag: its name, whether it sends the record to review, the line the
-    record and player pages show (translated; ``{id}`` is the original of a copy), and
-    when it is raised, as ``docs/fair-play.md`` says it."""
-
-    name: str
-    review: bool
-    page: str
-    docs: str
-
-
-#: every fair-play flag, once; the review set, the pages' texts, the docs' table and the contract's enum derive from it
-FLAGS: tuple[FlagKind, ...] = (
-    FlagKind("assisted", False, N_("assisted: a hint was taken on this deal before submitting"),
-             "the player took a hint on the deal before submitting, or the game's positions lie mostly on "
-             "positions hints reached, whoever was handed them"),
-    FlagKind("copy", False, N_("copy: the game goes through {share} of the positions of record {id}, stored "
-                               "earlier by another player"),
-             "the game's effective line shares a long part with the line of one earlier record of another player, "
-             "in positions no third player's earlier line reached (at least `min_positions` of them, making "
-             "`copy_overlap` of the longer line), or equals it"),
-    FlagKind("solver-like", True, N_("solver-like: the log follows the service's solver line"),
-             "the game's positions lie mostly on a solver line the service stored for the deal"),
-    FlagKind("timing", True, N_("timing: faster than people play, or the times disagree"),
-             "the per-action times are faster than people play, or the game's time disagrees with them"),
-    FlagKind("untimed", False, N_("untimed: the game has no per-action times"),
-             "the record has no per-action times (`FAIRPLAY_TIMES_REQUIRED`)"),
-    FlagKind(PENDING, False, N_("pending: this game is still being judged"),
-             "the record waits for the worker tier to judge it (`FAIRPLAY_JUDGE=worker`), within seconds of its "
-             "submission; the judgement then replaces this flag"),
-    FlagKind("empty-log", False, N_("empty log: the game has no action"),
-             "only on records stored before 0005 with no action; new empty logs are refused"),
-)
-FLAG_KINDS = {kind.name: kind for kind in FLAGS}
-#: what a flag does when present: every flag unranks; these also send the record to review
-REVIEW_FLAGS = frozenset(kind.name for kind in FLAGS if kind.review)
 #: most records listed per review page
 REVIEW_PAGE = 100
 #: the actor of the history entries fair play writes itself
 ACTOR = "fair-play"
-
-
-def page_values(stored: dict[str, Any], copy_of: int | None) -> dict[str, Any]:
-    """The values a flag's page text names (:attr:`FlagKind.page`) from a stored flag: ``id``, the
-    original of a copy, and ``share``, the share of the original's positions the game goes through
-    (``?`` where a stored flag does not say)."""
-    share = (stored.get("evidence") or {}).get("share_of_original")
-    return {"id": copy_of or "?", "share": "?" if share is None else f"{round(100 * share)} %"}
-
-
-def flag(name: str, reason: str, **evidence: Any) -> dict[str, Any]:
-    """One flag as records store and show it."""
-    return {"flag": name, "reason": reason, "review": FLAG_KINDS[name].review, "evidence": evidence}
-
-
-def is_pending(flags: Iterable[dict[str, Any]] | None) -> bool:
-    """Whether stored ``flags`` say the record waits for its judgement (:data:`PENDING`)."""
-    return any(found.get("flag") == PENDING for found in flags or [])
-
-
-def flags_of(findings: Iterable[Finding]) -> list[dict[str, Any]]:
-    return [flag(found.flag, found.reason, **found.evidence) for found in findings]
 
 
 # -- the columns of a new record ---------------------------------------------
@@ -155,61 +98,10 @@ def columns(findings: Sequence[Finding], times: list[int] | None, pending: bool 
     ``copy_of``, ``times``. ``pending``: its line is judged later (:func:`judge_pending`), so it
     carries the flag ``pending`` until then."""
     flags = flags_of(findings) + ([flag(PENDING, PENDING_REASON)] if pending else [])
-    copy_of = next((found.copy_of for found in findings if found.copy_of is not None), None)
-    return {"flags": flags, "ranked": not flags, "status": "review" if any(f["review"] for f in flags) else "visible",
-            "copy_of": copy_of, "times": None if times is None else pack_times(times)}
+    return {**judgement(flags, findings, "visible"), "times": None if times is None else pack_times(times)}
 
 
 # -- what the database knows of a deal --------------------------------------------
-
-def lock_deal(session: Session) -> None:
-    """SQLite: take the write lock before the deal is read (a write that changes nothing), so
-    that submissions queue up and each judges by what the one before stored. PostgreSQL
-    takes no lock at first: a record is stored only if its deal's version is still the one
-    read with the evidence (:func:`api.boards.reads.store_with_upkeep`); a submission that lost that
-    race holds the deal (:func:`hold_deal`) and reads and judges again."""
-    if session.get_bind().dialect.name != "postgresql":
-        session.execute(text("UPDATE line_bands SET band = band WHERE 0 = 1"))
-
-
-def hold_deal(session: Session, code: str) -> None:
-    """PostgreSQL: a transaction that holds the deal ``code`` until it ends (an advisory lock
-    keyed by the deal), for a submission that lost a race for it: the others' writes give way
-    (:func:`api.boards.reads.version_upsert` only tries the lock), and the submissions that wait for it
-    take it in turn, so none loses again to a first attempt, however busy the deal.
-    :class:`DealBusy` after :data:`HOLD_SECONDS`."""
-    if session.get_bind().dialect.name != "postgresql":
-        return
-    autocommit = session.connection().get_execution_options().get("isolation_level") == "AUTOCOMMIT"
-    # (the lost attempt wrote nothing, but in a transaction it holds the version's row: end it,
-    # or it would wait for the holder that waits for that row)
-    session.commit()
-    if autocommit:
-        session.connection(execution_options={"isolation_level": "READ COMMITTED"})
-    # polled, not waited for: each statement stays short (a long one would count as a database
-    # that stopped answering); the others' writes give way while it is held
-    key, deadline = literal(deal_lock_key(code), BigInteger), time.monotonic() + HOLD_SECONDS
-    while not session.scalar(select(func.pg_try_advisory_xact_lock(key))):
-        if time.monotonic() > deadline:
-            session.rollback()
-            raise DealBusy(code)
-        time.sleep(HOLD_POLL_SECONDS * (0.5 + random.random()))
-
-
-#: longest wait for a deal other submissions hold (:func:`hold_deal`), in seconds
-HOLD_SECONDS = 20
-#: how often a submission that waits for a deal asks for it again (jittered), in seconds
-HOLD_POLL_SECONDS = 0.03
-
-
-class DealBusy(Exception):
-    """The deal was held by other submissions for :data:`HOLD_SECONDS`."""
-
-
-def deal_lock_key(code: str) -> int:
-    """The advisory lock's key of a deal (PostgreSQL)."""
-    return hash64(f"deal {code}")
-
 
 #: most earlier records (those sharing the most index keys) a submission compares its line with
 CANDIDATES = 200
@@ -467,10 +359,6 @@ def judge_pending(session: Session, code: str) -> list[int]:
     is the original whichever worker judges. The flag gives way to the line's findings and
     the times' (judged at submission); a record without any ranks and joins its boards (the
     records' update hook), and ``record.created`` is sent. The ids judged; commits."""
-    from api.boards.reads import version_upsert
-    from api.platform import metrics
-    from api.platform.models import dialect_insert
-
     bump = version_upsert(dialect_insert(session.get_bind().dialect.name))
     unjudged = select(Record.id).where(Record.code == code, Record.line.is_(None)).limit(1)
     if session.execute(unjudged).first() is None:  # nothing waits (the index of records without their line)
@@ -489,9 +377,9 @@ def judge_pending(session: Session, code: str) -> list[int]:
         flags = [found for found in record.flags or [] if found.get("flag") != PENDING]
         found_now = judge_line(code, positions, read.known)
         flags += flags_of(found_now)
-        record.line, record.flags, record.ranked = pack(positions), flags, not flags
-        record.status = "review" if any(found.get("review") for found in flags) else record.status
-        record.copy_of = next((found.copy_of for found in found_now if found.copy_of is not None), None)
+        record.line = pack(positions)
+        for name, value in judgement(flags, found_now, record.status).items():
+            setattr(record, name, value)
         session.add_all(LineBand(band=band, record_id=record.id) for band in bands)
         session.flush()  # (the update hook keeps the player's boards and totals)
         # (a submission judged meanwhile, FAIRPLAY_JUDGE switched back, judges again with this line)
@@ -522,11 +410,10 @@ def _judge_again(record: Record, findings: list[Finding]) -> bool:
     new = [found for found in findings if found.flag not in present]
     if not new:
         return False
-    record.flags = [*(record.flags or []), *flags_of(new)]
-    record.ranked = False
-    record.copy_of = record.copy_of or next((f.copy_of for f in new if f.copy_of is not None), None)
-    status = "review" if any(FLAG_KINDS[found.flag].review for found in new) else record.status
-    record.status = status
+    for name, value in judgement([*(record.flags or []), *flags_of(new)], new, record.status,
+                                 record.copy_of).items():
+        setattr(record, name, value)
+    status = record.status
     reason = "re-evaluated with what the service learned of the deal since: " + "; ".join(
         f"{found.flag}: {found.reason}" for found in new)
     record.history.append(RecordStatus(status=status, actor=ACTOR, at=datetime.now(UTC), reason=reason[:500]))
@@ -540,8 +427,6 @@ def in_a_top(session: Session, code: str, top: int) -> bool:
     ``sort_key`` on its board, so it is within ``top`` when no board has a ``top``-th entry
     or its key is not below that entry's: one correlated read of at most ``top`` index rows
     a board (``ix_board_entries_order``), however long the board."""
-    from api.platform.models import BoardEntry
-
     other = aliased(BoardEntry)
     last = (select(other.sort_key).where(other.board == BoardEntry.board).order_by(other.sort_key)
             .offset(top - 1).limit(1).correlate(BoardEntry).scalar_subquery())  # the top-th key, if any

@@ -19,6 +19,7 @@ from typing import Any
 from flask import g
 from flask.wrappers import Response
 
+from api.boards import kinds
 from api.boards import reads as boards
 from api.challenges import days as challenge_days
 from api.challenges import windows as challenges
@@ -90,7 +91,7 @@ def record_card_of(found: Record) -> tuple[sharecard.Card, str]:
         if sealing is None:
             raise Problem(404, f"there is no record {found.id}")
         connection = db.session().connection()
-        place = boards.standing(connection, boards.board(boards.CHALLENGE, sealing.id), found.player)
+        place = boards.standing(connection, boards.board(kinds.CHALLENGE, sealing.id), found.player)
         return challenge_record_card(found, sealing, place, NO_BOARD)
     of = record_challenge(found)
     if of is not None:
@@ -138,7 +139,7 @@ def record_card(record_id: int) -> Response:
 def day_card_of(challenge: Challenge, moment: datetime) -> sharecard.Card:
     """A challenge day's card: the visitor's result (``?player=``) when they played, else its par and winners."""
     title = f"{challenge_title(challenge)} · {_(VARIANT_TITLES[challenge.variant])}"
-    board = boards.board(boards.CHALLENGE, challenge.id)
+    board = boards.board(kinds.CHALLENGE, challenge.id)
     connection = db.session().connection()
     name = visitor()
     found = find_player(db.session(), name) if name is not None else None

@@ -24,6 +24,7 @@ from flask.typing import ResponseReturnValue
 from flask.wrappers import Response
 from sqlalchemy import select
 
+from api.boards import kinds
 from api.boards import reads as boards
 from api.challenges import days as challenge_days
 from api.challenges import windows as challenges
@@ -161,7 +162,7 @@ def challenge_page(variant: str) -> Any:
         item: dict[str, Any] = {"kind": kind, "challenge": challenge,
                                 "code": challenge and challenges.public_code(challenge, moment)}
         if challenge is not None:
-            top = boards.page(session.connection(), boards.board(boards.CHALLENGE, challenge.id),
+            top = boards.page(session.connection(), boards.board(kinds.CHALLENGE, challenge.id),
                               CURRENT_BOARD_ROWS, None)
             item.update(countdown=countdown(challenge, moment),
                         entries=rows_with_par(with_records(top["ranked"]), challenge.par))
@@ -197,7 +198,7 @@ def challenge_day(variant: str, kind: str, day: str) -> ResponseReturnValue:
         return error_page(404, _("No such challenge"), _("There is no such challenge."))
     if challenge.starts_at.date() != first:  # a weekly challenge by any day of its week: its Monday
         return redirect(day_url(challenge, **request.args.to_dict()), 308)
-    board = boards.board(boards.CHALLENGE, challenge.id)
+    board = boards.board(kinds.CHALLENGE, challenge.id)
     try:
         found = boards.page(session.connection(), board, DAY_BOARD_ROWS, request.args.get("cursor") or None)
     except boards.BadCursor:
@@ -296,7 +297,7 @@ def record_challenge(record: Record) -> dict[str, Any] | None:
 
 def place_on_board(challenge: Challenge, record: Record) -> tuple[Any, bool]:
     """The record's player's place on the challenge's board, and whether their entry there is this record."""
-    board = boards.board(boards.CHALLENGE, challenge.id)
+    board = boards.board(kinds.CHALLENGE, challenge.id)
     connection = db.session().connection()
     entry = boards.find(connection, board, record.player)
     return boards.standing(connection, board, record.player), entry is not None and entry.record_id == record.id
@@ -383,7 +384,7 @@ def today_item(variant: str, kind: str, moment: datetime, name: str | None) -> d
         return item
     item["left"] = left_text(int((challenge.ends_at - moment).total_seconds()))
     if name is not None:
-        board, connection = boards.board(boards.CHALLENGE, challenge.id), db.session().connection()
+        board, connection = boards.board(kinds.CHALLENGE, challenge.id), db.session().connection()
         entry = boards.find(connection, board, name)
         item.update(place=boards.standing(connection, board, name) if entry else None,
                     won=bool(entry and entry.won))

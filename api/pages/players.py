@@ -19,7 +19,7 @@ from sqlalchemy import select
 
 from api.boards import reads as boards
 from api.challenges import days as challenge_days
-from api.fairplay.judging import page_values
+from api.fairplay.flags import page_values
 from api.pages.views import FLAG_TEXTS, VARIANTS, _, bp, error_page, render
 from api.platform import db
 from api.platform.models import Record

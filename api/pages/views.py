@@ -29,11 +29,12 @@ from flask.wrappers import Response
 from markupsafe import Markup
 
 from api.boards import reads as boards
-from api.fairplay.judging import FLAGS, page_values
+from api.fairplay.flags import FLAGS, page_values
 from api.pages import assets, sharecard
 from api.pages.framecache import FrameCache, Picture, accepts_gzip, pack
-from api.pages.i18n import LANGUAGE_NAMES, N_, card_name, card_names, gettext, page_language, rule_sentence
+from api.pages.i18n import LANGUAGE_NAMES, card_name, card_names, gettext, page_language, rule_sentence
 from api.platform import db, metrics
+from api.platform.marks import N_
 from api.platform.models import Record
 from api.platform.problems import Problem
 from api.records.times import unpack_times
@@ -596,7 +597,7 @@ def record(record_id: int) -> Any:
         share_url=url_for("pages.record", record_id=stored.id, _external=True, **lang)))
 
 
-#: what each fair-play flag means, for the record and player pages (declared in ``api.fairplay.judging.FLAGS``)
+#: what each fair-play flag means, for the record and player pages (declared in ``api.fairplay.flags.FLAGS``)
 FLAG_TEXTS = {kind.name: kind.page for kind in FLAGS}
 
 

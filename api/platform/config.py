@@ -7,12 +7,16 @@ meaning. :func:`load_settings` parses from it, and the table below and the READM
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
+
+from limits import parse_many
+from limits.storage import SCHEMES
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -96,8 +100,6 @@ def parse_optional_positive_int(name: str, value: Any) -> int | None:
 
 def parse_rate_limit(name: str, value: Any) -> str:
     """A Flask-Limiter rate limit such as ``60 per minute`` or ``10/second;500/hour``."""
-    from limits import parse_many
-
     text = str(value).strip()
     try:
         if not parse_many(text):
@@ -110,8 +112,6 @@ def parse_rate_limit(name: str, value: Any) -> str:
 
 def parse_storage_uri(name: str, value: Any) -> str:
     """A storage URI the ``limits`` package knows (``memory://``, ``redis://…``, ``redis+sentinel://…`` …)."""
-    from limits.storage import SCHEMES
-
     text = str(value).strip()
     scheme = text.split("://", 1)[0] if "://" in text else ""
     if scheme not in SCHEMES or scheme.startswith("async+"):
@@ -194,8 +194,6 @@ def parse_queue_prefix(name: str, value: Any) -> str:
 
 def parse_networks(name: str, value: Any) -> tuple[str, ...]:
     """Addresses and networks, separated by commas or spaces (``10.0.0.5, 10.1.0.0/16``); empty: none."""
-    import ipaddress
-
     items = value if isinstance(value, list | tuple) else str(value or "").replace(",", " ").split()
     try:
         return tuple(str(ipaddress.ip_network(str(item).strip(), strict=False)) for item in items)

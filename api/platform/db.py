@@ -433,8 +433,6 @@ def postgres_database_url(admin_url: str, name: str | None = None) -> str:
 
 
 def _as_admin(admin_url: str, *statements: str) -> None:
-    import psycopg
-
     with psycopg.connect(postgres_database_url(admin_url), autocommit=True) as conn:
         for statement in statements:
             conn.execute(statement)

@@ -35,6 +35,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
     multiprocess,
+    start_http_server,
     values,
 )
 from prometheus_client.core import GaugeMetricFamily
@@ -267,8 +268,6 @@ def start_worker_server(port: int) -> None:
     """Serve the worker tier's metrics on ``port`` (all addresses, like a node exporter), from
     the calling process: a Celery worker's main process, whose pool processes (forked) write to
     ``PROMETHEUS_MULTIPROC_DIR`` (made here when unset: :func:`make_multiproc_dir`)."""
-    from prometheus_client import start_http_server
-
     if not os.environ.get(MULTIPROC_DIR):
         make_multiproc_dir()
     clear_multiproc_dir()

@@ -7,18 +7,16 @@ migrations and these models agree.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
     JSON,
     BigInteger,
     CheckConstraint,
-    DateTime,
     Double,
     ForeignKey,
     Index,
-    Integer,
     LargeBinary,
     MetaData,
     String,
@@ -28,18 +26,17 @@ from sqlalchemy import (
     text,
     true,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
-from sqlalchemy.types import TypeDecorator
 
-from api.boards import earned as earned_points
+from api.platform.columns import Id, UTCDateTime
 from engine.rules.registry import VARIANT_ID_MAX
+from verifier.earned import of_row
 
 #: a record's visibility: ``hidden`` records stay readable by id but leave leaderboards and the default list;
 #: ``review`` records wait for an admin's decision (``api.fairplay.judging``) and take no part in leaderboards either
 STATUSES = ("visible", "hidden", "review")
 #: the CHECK of both status columns
-STATUS_CHECK = "status IN ('visible', 'hidden', 'review')"
+STATUS_CHECK = "status IN ({})".format(", ".join(f"'{status}'" for status in STATUSES))
 
 #: a solvability answer: ``pending`` until a search has ended, then what it found
 SOLVABILITY_STATUSES = ("pending", "winnable", "unwinnable", "unknown")
@@ -53,37 +50,17 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
-#: an auto-incrementing 64-bit id (SQLite only auto-increments ``INTEGER PRIMARY KEY``)
-Id = BigInteger().with_variant(Integer, "sqlite")
-
-
-class UTCDateTime(TypeDecorator[datetime]):
-    """A point in time, stored with its zone and always read back in UTC
-    (SQLite keeps no zone, PostgreSQL answers in the session's zone)."""
-
-    impl = DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            raise ValueError("UTCDateTime needs a time with a zone")
-        return None if value is None else value.astimezone(UTC)
-
-    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
-        if value is None:
-            return None
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-def dialect_insert(dialect: str) -> Any:
-    """The ``insert`` of ``dialect`` that has ``on_conflict_do_*`` (PostgreSQL's, else SQLite's)."""
-    return postgresql.insert if dialect == "postgresql" else sqlite.insert
-
-
 def claims(score: int | None, moves: int | None, won: bool | None) -> dict[str, Any] | None:
     """A record's claims as the client sent them: the ones it made, or None for none."""
     made = {"score": score, "moves": moves, "won": won}
     return {name: value for name, value in made.items() if value is not None} or None
+
+
+def earned_default(context: Any) -> int:
+    """The ``records.earned`` of a row inserted without it (an import of an older backup, rows
+    written outside the API), from the row's own code, log, score and take-backs."""
+    row = context.get_current_parameters()
+    return of_row(row["code"], row["canonical"], row["score"], row["takebacks"])
 
 
 class Base(DeclarativeBase):
@@ -125,8 +102,8 @@ class Record(Base):
     takebacks: Mapped[int]
     foundation_cards: Mapped[int]
     #: what the boards rank by: the score with every take-back cancelling its card's points
-    #: (``api.boards.earned``); computed from the row's own columns when an insert leaves it out
-    earned: Mapped[int] = mapped_column(default=earned_points.column_default)
+    #: (``verifier.earned``); computed from the row's own columns when an insert leaves it out
+    earned: Mapped[int] = mapped_column(default=earned_default)
     claimed_score: Mapped[int | None] = mapped_column(BigInteger)
     claimed_moves: Mapped[int | None] = mapped_column(BigInteger)
     claimed_won: Mapped[bool | None]
@@ -142,9 +119,9 @@ class Record(Base):
     player_id: Mapped[int | None] = mapped_column(Id, ForeignKey("players.id"))
     #: whether leaderboards count it: no evidence against it (``api.fairplay.judging``)
     ranked: Mapped[bool] = mapped_column(default=True, server_default=true())
-    #: the evidence: ``[{"flag", "reason", "review", "evidence"}]`` (``api.fairplay.judging.flag``)
+    #: the evidence: ``[{"flag", "reason", "review", "evidence"}]`` (``api.fairplay.flags.flag``)
     flags: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
-    #: per-action times (ms from the game's start), delta-encoded varints (``api.fairplay.judging.pack_times``)
+    #: per-action times (ms from the game's start), delta-encoded varints (``api.records.times.pack_times``)
     times: Mapped[bytes | None] = mapped_column(LargeBinary)
     #: a copy: the record whose log it repeats
     copy_of: Mapped[int | None] = mapped_column(Id, ForeignKey("records.id"))
@@ -418,7 +395,7 @@ class BoardEntry(Base):
     """One player's best eligible record on one board, kept up to date on every write
     (``api/boards/reads.py``). A board is named ``deal:<code>``, ``deal-nt:<code>`` (no
     take-backs), ``variant:<variant>``, ``variant-nt:<variant>`` or ``challenge:<id>``.
-    ``sort_key`` packs won, earned points, take-backs and moves (``api.boards.reads.RECORD_CHAIN``) so
+    ``sort_key`` packs won, earned points, take-backs and moves (``api.boards.kinds.RECORD_CHAIN``) so
     that one ascending index column orders the board (lower is better) and equal keys share a rank."""
 
     __tablename__ = "board_entries"

@@ -20,6 +20,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from api.boards import reads as boards
+from api.challenges import windows as challenges
 from api.platform.models import BoardEntry, Challenge, PlayerStats
 
 
@@ -67,9 +69,6 @@ def player_stats(session: Session, player: str, variant: str | None = None,
 def challenge_ranks(session: Session, player: str, limit: int = 10) -> list[dict[str, Any]]:
     """The player's entries on their latest ``limit`` challenges, newest first, each with its
     rank on the challenge's board and the board's size (counts over one challenge's board)."""
-    from api.boards import reads as boards
-    from api.challenges import windows as challenges
-
     rows = session.execute(
         select(Challenge, BoardEntry).join(BoardEntry, BoardEntry.challenge_id == Challenge.id)
         .where(BoardEntry.player == player, BoardEntry.challenge_id.is_not(None))

@@ -37,11 +37,13 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
 import engine
+from api.boards.upkeep import rebuild_all
 from api.fairplay.judging import backfill_lines
+from api.platform.db import get_db, unbounded
 from api.platform.models import STATUSES, Base, ChallengeAttempt, Record, RecordStatus
 from api.platform.problems import field_errors
 from api.players.accounts import adopt
-from api.records.submit import log_hash
+from api.records.store import log_hash
 from api.records.times import pack_times
 from api.schemas import StrictBoolean, StrictInteger
 from engine import GameCode, InvalidCodeError
@@ -138,8 +140,6 @@ def _line(data: dict[str, Any]) -> str:
 
 def header(session: Session) -> dict[str, Any]:
     """The first line: the format, where it comes from, and each table's columns in the order rows give them."""
-    from api.platform.db import get_db
-
     try:
         schema = sorted(get_db().current())
     except RuntimeError:  # outside an app: not known
@@ -289,9 +289,6 @@ def restore(session: Session, number: int, head: dict[str, Any], rows: Iterator[
             progress: Callable[[int], None] = lambda n: None) -> RestoreReport:
     """Import a backup (its header on line ``number``, then ``rows``) into an empty database,
     a batch at a time; all or nothing (:class:`BackupError` rolls everything back)."""
-    from api.boards.reads import rebuild_all
-    from api.platform.db import unbounded
-
     tables = _tables_of(number, head)
     report = RestoreReport(dict.fromkeys(tables, 0))
     batch: list[dict[str, Any]] = []

@@ -18,10 +18,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 import engine
-from api.boards.earned import earned
 from api.platform.models import Record
 from engine import EngineError
 from verifier import Verdict, replay
+from verifier.earned import earned
 
 BATCH = 500
 #: the stored fields a replay recomputes

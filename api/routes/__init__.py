@@ -113,6 +113,7 @@ def credentials(session: Session) -> Player | ApiKey | None:
 
 def init_app(app: Flask) -> None:
     errors.init_app(app)
+    # (a real cycle: each view module imports this package's request helpers)
     from api.routes import (
         challenges,
         deals,

@@ -15,6 +15,7 @@ from flask import Blueprint, Response, current_app
 from sqlalchemy import select
 
 from api import tasks
+from api.boards import kinds
 from api.boards import reads as boards
 from api.challenges import windows as challenges
 from api.platform import db
@@ -49,7 +50,7 @@ def _json(challenge: Challenge, moment: datetime, podium: bool = False) -> dict[
             "par": challenge.par, "candidate": challenges.public_candidate(challenge, moment),
             "final": challenge.ends_at <= moment}
     if podium:
-        top = boards.page(db.session().connection(), boards.board(boards.CHALLENGE, challenge.id), PODIUM, None)
+        top = boards.page(db.session().connection(), boards.board(kinds.CHALLENGE, challenge.id), PODIUM, None)
         body["podium"] = with_records(top["ranked"])
     return body
 
@@ -114,7 +115,7 @@ def get_challenge(challenge_id: int) -> Response:
 def challenge_board(challenge_id: int) -> Response:
     args = query(BoardPagingSchema())
     challenge = find_challenge(challenge_id)
-    found = read_board(boards.board(boards.CHALLENGE, challenge.id), args)
+    found = read_board(boards.board(kinds.CHALLENGE, challenge.id), args)
     return conditional(CHALLENGE_BOARD.dump({
         "challenge": _json(challenge, datetime.now(UTC)), "limit": args["limit"],
         **board_body(found, with_records)}))

@@ -3,11 +3,11 @@
 
 ``/leaderboard`` ranks each player's best record, on one deal (``code``) or across
 a variant (deals unlike each other). Best means the record kinds' rank chain
-(``api.boards.reads.RECORD_CHAIN``): won first, then more earned points (``api.boards.earned``),
+(``api.boards.kinds.RECORD_CHAIN``): won first, then more earned points (``verifier.earned``),
 then fewer take-backs, then the lower move counter, then the earlier submission.
 Records equal in all four share a rank (1, 2, 2, 4). ``/standings`` is the
 like-for-like variant board: challenge points. Records that are not eligible
-(``api.boards.reads.eligible``: visible and ranked) take no part.
+(``api.boards.kinds.eligible``: visible and ranked) take no part.
 
 Every board answers with an ``ETag`` and ``304`` to a matching ``If-None-Match``;
 pages go on with ``cursor`` (keyset: no page counts the rows before it);

@@ -45,7 +45,6 @@ user only) the tickets run eagerly, inside the request that sends them.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import random
@@ -63,8 +62,10 @@ from sqlalchemy.orm import Session
 
 import engine
 from api.platform import metrics
+from api.platform.columns import dialect_insert
 from api.platform.db import Database
-from api.platform.models import HintAnswer, HintRequest, Solvability, SolverJob, dialect_insert
+from api.platform.models import HintAnswer, HintRequest, Solvability, SolverJob
+from api.records.store import log_hash
 from engine import Game, GameCode, Position
 from verifier import Played
 from verifier.solving import Hint, continue_played, hint_played, position_key, solve_code, start
@@ -166,10 +167,6 @@ def now() -> datetime:
 def _rows(result: Any) -> int:
     """The rows an UPDATE changed (its result is a ``CursorResult``)."""
     return int(result.rowcount)
-
-
-def log_hash(log_text: str) -> str:
-    return hashlib.sha256(log_text.encode("utf-8")).hexdigest()
 
 
 SearchRow = Solvability | HintAnswer

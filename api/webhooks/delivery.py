@@ -616,9 +616,10 @@ def announce_closed_challenges(session: Session, now: datetime) -> int:
 
 def challenge_data(session: Session, challenge: Challenge) -> dict[str, Any]:
     """A closed challenge and its podium: every entry ranked 1 to 3 on its board."""
+    from api.boards import kinds
     from api.boards import reads as boards
 
-    page = boards.page(session.connection(), boards.board(boards.CHALLENGE, challenge.id), 10, None)
+    page = boards.page(session.connection(), boards.board(kinds.CHALLENGE, challenge.id), 10, None)
     podium = [{"rank": rank, "player": row.player, "record_id": row.record_id, "won": row.won, "score": row.score,
                "moves": row.moves} for rank, row in page["ranked"] if rank <= 3]
     return {"id": challenge.id, "variant": challenge.variant, "kind": challenge.kind, "code": challenge.code,

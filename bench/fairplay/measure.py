@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from multiprocessing import Pool
 from typing import Any
 
+from api.fairplay.flags import ASSISTED, COPY, SOLVER_LIKE, TIMING
 from engine import Game, GameCode
 from engine.rules import RULE_SETS as DECLARED
 from engine.rules.registry import rule_set as declared
@@ -32,7 +33,7 @@ API = "/api/v1"
 #: the rule sets measured, as (game letters, rule letter): every rule set of the registry, in its order
 RULE_SETS = tuple((s.game.letters, s.letter) for s in DECLARED)
 #: flags listed even when no record carries them (any other flag seen is listed too)
-KNOWN_FLAGS = ("assisted", "copy", "solver-like", "timing")
+KNOWN_FLAGS = tuple(kind.name for kind in (ASSISTED, COPY, SOLVER_LIKE, TIMING))
 #: share of a rule set's games played on its challenge-like deals, and players on an ordinary deal
 CHALLENGE_SHARE, GROUP = 0.3, (3, 8)
 #: deals tried for an attack before giving up on finding a winnable one within the budget

@@ -23,11 +23,11 @@ depends_on: str | Sequence[str] | None = None
 
 Id = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 VISIBLE = sa.text("status = 'visible'")
-#: api.boards.reads.eligible as this revision has it: visible and ranked (0005 added ``ranked``)
+#: api.boards.kinds.eligible as this revision has it: visible and ranked (0005 added ``ranked``)
 ELIGIBLE = "status = 'visible' AND ranked"
 WINNABLE = sa.text("status = 'winnable' AND verified")
 CHALLENGE_ENTRY = sa.text("challenge_id IS NOT NULL")
-#: the same packing as api.boards.reads.SORT_KEY: won, then the higher score, then fewer moves; lower is better
+#: the same packing as api.boards.kinds.SORT_KEY: won, then the higher score, then fewer moves; lower is better
 SORT_KEY = ("(CASE WHEN won THEN 0 ELSE 1 END) * 2305843009213693952 + (1073741823 - score) * 2147483648 + moves")
 #: a record's boards, one row each (as api.boards.reads.board_rows builds them)
 BOARD_ROWS = " UNION ALL ".join(

@@ -3,11 +3,11 @@
 What the migration adds, and computes for the stored records:
 
 - ``records.earned``: the app's score with every take-back cancelling its card's points
-  (``api.boards.earned``), computed here by replaying each record's stored log (a log that does
+  (``verifier.earned``), computed here by replaying each record's stored log (a log that does
   not replay, none should, gets it from its score and take-backs);
 - ``board_entries.earned``: the same, beside the score;
 - the boards again: every entry's rank key is now won, then more earned points, then
-  fewer take-backs, then fewer moves (``api.boards.reads.RECORD_CHAIN``), so each player's best
+  fewer take-backs, then fewer moves (``api.boards.kinds.RECORD_CHAIN``), so each player's best
   record of a board is chosen again from their records, and the standings (whose dates
   come from the entries) follow. No record changes but for its new column.
 
@@ -30,9 +30,9 @@ down_revision: str | Sequence[str] | None = "0016"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-#: api.boards.reads.eligible as this revision has it
+#: api.boards.kinds.eligible as this revision has it
 ELIGIBLE = "r.status = 'visible' AND r.ranked"
-#: api.boards.reads.sort_key as this revision packs it: won (bit 62), 4095 − earned (12 bits from bit 50),
+#: api.boards.kinds.sort_key as this revision packs it: won (bit 62), 4095 − earned (12 bits from bit 50),
 #: take-backs (25 bits from bit 25), moves (25 bits); a value outside its bits counts as the nearest end
 SORT_KEY = ("(CASE WHEN r.won THEN 0 ELSE 1 END) * 4611686018427387904 "
             "+ (4095 - CASE WHEN r.earned > 4095 THEN 4095 WHEN r.earned < 0 THEN 0 ELSE r.earned END) "

@@ -57,6 +57,7 @@ def places(app, client, records, code: str, log: list[str], rival: dict) -> tupl
     """On an empty service: a rival's record (stored as imported), then ``cheat``'s game of ``log``
     submitted, then a challenge whose window holds both. The cheat's record and its rank on every
     board of the deal's kinds (``inf``: not on it)."""
+    from api.boards import kinds, upkeep
     from api.boards import reads as boards
     from api.platform.models import Challenge
 
@@ -74,11 +75,11 @@ def places(app, client, records, code: str, log: list[str], rival: dict) -> tupl
                               prepared_at=now, attempts_required=False)
         session.add(challenge)
         session.flush()
-        boards.fill_challenge(session.connection(), challenge.id)
+        upkeep.fill_challenge(session.connection(), challenge.id)
         session.commit()
         scopes = {"deal": code, "deal-nt": code, "variant": variant, "variant-nt": variant,
                   "challenge": challenge.id, "standings": variant}
-        assert set(scopes) == set(boards.KINDS)  # every kind of board
+        assert set(scopes) == set(kinds.KINDS)  # every kind of board
         connection = session.connection()
         ranks = {}
         for kind, scope in scopes.items():
@@ -125,7 +126,7 @@ def test_a_board_entry_shows_the_earned_points_beside_the_apps_score(app, client
 
 
 def held(code: str, log: list[str]) -> int:
-    """What a game's final position holds, counted apart from ``api.boards.earned``: 10 a foundation card,
+    """What a game's final position holds, counted apart from ``verifier.earned``: 10 a foundation card,
     5 a face-down card turned up, 5 a waste card played to a column by an action still in effect."""
     game, waste_plays = Game.from_code(code), []
     faces_down = sum(game.position.down)
@@ -163,7 +164,7 @@ def test_earned_points_are_what_the_final_position_holds_whatever_the_path(code)
     holds, and a loop inserted changes nothing."""
     import random
 
-    from api.boards.earned import earned
+    from verifier.earned import earned
 
     rng = random.Random(code)
     for _ in range(8):
@@ -186,7 +187,7 @@ def test_where_forty_thieves_floor_bit_the_earned_points_come_from_a_replay():
     the earned points replay the game and are what it holds."""
     import random
 
-    from api.boards.earned import earned, estimate
+    from verifier.earned import earned, estimate
 
     code = "FT1-N-AAAAAAB"
     log = random_game(code, random.Random(2), 60, 0.5, 0.0)  # (a game the floor bites in, found by search)

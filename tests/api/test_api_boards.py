@@ -212,7 +212,7 @@ def test_boards_answer_with_an_etag_and_304_while_it_holds(client, records):
 def test_rebuilding_everything_gives_the_boards_kept_on_write(app, records):
     from sqlalchemy import select
 
-    from api.boards import reads as boards
+    from api.boards import upkeep
     from api.platform.models import Standing
 
     for n in range(12):
@@ -226,7 +226,7 @@ def test_rebuilding_everything_gives_the_boards_kept_on_write(app, records):
 
     kept = snapshot()
     with app.extensions["api.platform.db"].engine.begin() as connection:
-        boards.rebuild_all(connection)
+        upkeep.rebuild_all(connection)
     assert snapshot() == kept and kept[0] and kept[1]
 
 
@@ -235,7 +235,7 @@ def test_rebuilding_everything_gives_the_boards_kept_on_write(app, records):
 def test_each_kind_packs_its_rank_chain_into_63_bits():
     """The record kinds' key is won (bit 62), 4095 − earned (12 bits), take-backs and moves (25 bits
     each), a value past its bits counted as the largest; the standings' is −points."""
-    from api.boards.reads import KINDS, RECORD_KINDS
+    from api.boards.kinds import KINDS, RECORD_KINDS
 
     for won, earned, takebacks, moves in [(True, 625, 0, 88), (False, 0, 0, 0), (False, 0, 2 ** 25 - 1, 2 ** 25 - 1),
                                           (True, 1360, 3, 3)]:
@@ -260,7 +260,7 @@ def test_each_kind_packs_its_rank_chain_into_63_bits():
 def test_the_sql_key_of_a_kind_is_its_python_key(app, records):
     from sqlalchemy import select
 
-    from api.boards.reads import KINDS
+    from api.boards.kinds import KINDS
 
     for won, score, takebacks, moves in [(True, 625, 0, 88), (False, 310, 0, 41), (False, 0, 0, 1),
                                          (True, 655, 3, 2 ** 31 - 1), (False, 5000, 2 ** 26, 2 ** 26)]:
@@ -289,7 +289,7 @@ def test_leaders_are_every_row_tied_first_and_nobody_on_an_empty_board(app, reco
 def test_docs_list_every_board_kind_with_what_it_ranks():
     from pathlib import Path
 
-    from api.boards.reads import KINDS
+    from api.boards.kinds import KINDS
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
     table = text[text.index("| kind | one row |"):].split("\n\n")[0].splitlines()[2:]

@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 import pytest
 from sqlalchemy import select, update
 
-from api.boards import reads as boards
+from api.boards import upkeep
 from api.challenges import windows as challenges
 from api.platform.models import Challenge, Record, Solvability, SolverJob
 from api.players.stats import streaks
@@ -135,7 +135,7 @@ def make_challenge(session, variant="forty-thieves", kind="daily", day=date(2025
                           par_line="S", prepared_at=start - timedelta(hours=1), attempts_required=attempts_required)
     session.add(challenge)
     session.flush()
-    boards.fill_challenge(session.connection(), challenge.id)
+    upkeep.fill_challenge(session.connection(), challenge.id)
     session.commit()
     return challenge
 

@@ -12,7 +12,7 @@ import yaml
 
 from api import tasks
 from api.fairplay import evidence
-from api.fairplay.judging import FLAGS, REVIEW_FLAGS
+from api.fairplay.flags import FLAGS, REVIEW_FLAGS
 from bench.fairplay import attacks
 from engine import Game, GameCode
 from tests.api.conftest import play_legal
@@ -558,7 +558,7 @@ def test_a_challenges_par_line_with_its_foundation_moves_put_off_is_solver_like(
 
     from sqlalchemy import update
 
-    from api.boards import reads as boards
+    from api.boards import upkeep
     from api.challenges import windows as challenges
     from api.platform.models import Challenge, ChallengeAttempt
 
@@ -571,7 +571,7 @@ def test_a_challenges_par_line_with_its_foundation_moves_put_off_is_solver_like(
                               prepared_at=start - timedelta(hours=1), attempts_required=True)
         session.add(challenge)
         session.flush()
-        boards.fill_challenge(session.connection(), challenge.id)
+        upkeep.fill_challenge(session.connection(), challenge.id)
         session.commit()
         challenge_id = challenge.id
 

@@ -107,7 +107,7 @@ def test_a_continued_hint_replaces_a_pending_search_and_the_line_stays_private(m
     from datetime import UTC, datetime
 
     import engine
-    from api.solver.queue import log_hash
+    from api.records.store import log_hash
 
     app = make_empty_app()
     client = app.test_client()
@@ -152,7 +152,7 @@ def test_a_new_line_joins_the_line_kept_for_the_position_its_hint_reaches(make_e
     from datetime import UTC, datetime
 
     import engine
-    from api.solver.queue import log_hash
+    from api.records.store import log_hash
     from verifier.solving import hint_code, position_key
 
     app = make_empty_app()

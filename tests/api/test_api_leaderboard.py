@@ -142,7 +142,7 @@ def test_a_code_of_another_variant_says_so(client):
 
 
 def test_unranked_records_and_records_in_review_never_appear(client, records):
-    """Leaderboards count ranked, visible records only (``api.boards.reads.eligible``)."""
+    """Leaderboards count ranked, visible records only (``api.boards.kinds.eligible``)."""
     records.create(player="fair", score=10, moves=10)
     records.create(player="copycat", score=900, moves=5, ranked=False,
                    flags=[{"flag": "copy", "reason": "copied", "review": False, "evidence": {"original": 1}}])

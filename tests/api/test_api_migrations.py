@@ -466,7 +466,7 @@ def test_0017_gives_every_record_its_earned_points_and_ranks_the_boards_by_them(
 
     from sqlalchemy import select
 
-    from api.boards import reads as boards
+    from api.boards import upkeep
     from api.platform.models import BoardEntry, Standing
     from tests.api.test_api_board_loops import with_loops, with_undos
     from tests.engine.engine_helpers import find_win
@@ -529,7 +529,7 @@ def test_0017_gives_every_record_its_earned_points_and_ranks_the_boards_by_them(
                         for table in (BoardEntry, Standing)]
 
             migrated = snapshot()
-            boards.rebuild_all(connection)
+            upkeep.rebuild_all(connection)
             assert snapshot() == migrated and migrated[1]
         with database.engine.begin() as connection:
             command.downgrade(alembic_config(connection), migration.down_revision)

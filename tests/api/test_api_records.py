@@ -246,12 +246,12 @@ def test_names_may_hold_any_printable_text(client):
 
 def test_a_record_judged_at_an_old_version_of_its_deal_is_not_stored(app, count_records):
     """The write stores a record only while its deal's version is the one its evidence was read
-    at (``seen``), bumping it; a stale one raises :class:`api.records.submit.Stale` and stores nothing
+    at (``seen``), bumping it; a stale one raises :class:`api.records.store.Stale` and stores nothing
     (no record, no new player): the submission is then judged again."""
     from sqlalchemy import func, select
 
     from api.platform.models import DealVersion, Player
-    from api.records.submit import Stale, insert_record, new_record
+    from api.records.store import Stale, insert_record, new_record
 
     def values(player):
         verdict = replay(CODE, "T7>F S")
@@ -286,8 +286,8 @@ def test_a_dollar_statement_binds_every_type_as_sqlalchemy_does(app):
     from sqlalchemy.dialects import postgresql
 
     from api.fairplay.evidence import pack
+    from api.platform.columns import UTCDateTime
     from api.platform.db import DollarStatement, packed_values
-    from api.platform.models import UTCDateTime
 
     with app.app_context():
         engine_ = app.extensions["api.platform.db"].engine

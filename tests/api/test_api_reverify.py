@@ -117,7 +117,7 @@ def test_records_are_read_a_batch_at_a_time(app, stored, monkeypatch):
 # -- with a broker: the workers must use the command's database ------------------------
 
 def old_records(app, count: int) -> None:
-    from api.records.submit import new_record
+    from api.records.store import new_record
 
     verdict = replay(CODE, LOG)
     with app.extensions["api.platform.db"].sessions() as session:

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select
 
 import api.solver.queue
-from api.boards import reads as boards
+from api.boards import upkeep
 from api.fairplay.judging import in_a_top
 from api.platform.models import BoardEntry, Solvability
 from api.solver.queue import ClientBusy, Query, QueueFull, Solver
@@ -39,7 +39,7 @@ def populate(app, codes=POPULATED, players=PLAYERS, **values):
                         "score", 100 + index), moves=200 + index)
         finally:
             RecordFactory._meta.sqlalchemy_session = None
-        boards.rebuild_all(session.connection())
+        upkeep.rebuild_all(session.connection())
         session.commit()
 
 

@@ -19,6 +19,7 @@ from alembic import command
 from sqlalchemy import inspect, select
 from sqlalchemy.exc import IntegrityError
 
+import api.records.store
 import api.solver.queue
 import engine
 from api.platform.config import ConfigError, load_settings
@@ -497,7 +498,7 @@ def test_a_pending_hint_is_answered_202_with_where_to_poll(app, client):
 
     moment = datetime.now(UTC)
     with app.extensions["api.platform.db"].sessions() as session:
-        row = HintAnswer(code=WINNABLE_YUKON, log_hash=api.solver.queue.log_hash(""), log="", after_actions=0,
+        row = HintAnswer(code=WINNABLE_YUKON, log_hash=api.records.store.log_hash(""), log="", after_actions=0,
                          budget=app.extensions["api.solver"].hints.budget.key, engine_version=engine.__version__,
                          rules_version=engine.RULES_VERSION, status="pending", reason="queued", attempts=1,
                          requested_at=moment, queued_at=moment)

@@ -271,7 +271,7 @@ def test_health_answers_while_searches_are_in_flight(tier):
 # -- re-verification on the tier -------------------------------------------------
 
 def test_reverify_sends_id_ranges_to_the_workers(tier, legal_log):
-    from api.records.submit import new_record
+    from api.records.store import new_record
 
     app = tier.app()
     code = "FT1-N-AAAAAAB"

@@ -136,7 +136,7 @@ def prepare_challenges(app: Any, server: LiveServer) -> None:
 
     from sqlalchemy import update
 
-    from api.boards import reads as boards
+    from api.boards import upkeep
     from api.challenges.windows import window
     from api.platform.models import BoardEntry, Challenge, Record
 
@@ -169,7 +169,7 @@ def prepare_challenges(app: Any, server: LiveServer) -> None:
         session.add_all(challenges)
         session.flush()
         for challenge in challenges:
-            boards.fill_challenge(session.connection(), challenge.id)
+            upkeep.fill_challenge(session.connection(), challenge.id)
         server.solution = next(challenge.id for challenge in challenges if challenge.par_line)
         session.commit()
 

@@ -11,7 +11,7 @@ import pytest
 from html_tree import parse
 from sqlalchemy import select, update
 
-from api.boards import reads as boards
+from api.boards import upkeep
 from api.challenges.windows import window
 from api.platform.models import Challenge, Record
 from engine import Game
@@ -68,7 +68,7 @@ def days(app, submit):
                       ends_at=window("weekly", now)[1], code="YU1-C-AAAAAAE", candidate=0, attempts_required=False, par=70, par_line="",
                       prepared_at=yesterday)])
         session.flush()
-        boards.rebuild_all(session.connection())
+        upkeep.rebuild_all(session.connection())
         session.commit()
         tie_id = tie.id
         won_id, today_id = (session.scalar(select(Challenge.id).where(Challenge.code == code))

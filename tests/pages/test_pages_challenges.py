@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from flask import render_template
 
-from api.boards import reads as boards
+from api.boards import upkeep
 from api.platform.models import Challenge
 from api.players.stats import challenge_ranks, player_stats
 
@@ -22,7 +22,7 @@ def add_challenge(app, kind, start, code="FT1-N-AAAAAAB", attempts_required=Fals
                               par=123, par_line="S", prepared_at=start, attempts_required=attempts_required)
         session.add(challenge)
         session.flush()
-        boards.fill_challenge(session.connection(), challenge.id)
+        upkeep.fill_challenge(session.connection(), challenge.id)
         session.commit()
         return challenge.id
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from html_tree import parse
 
-from api.boards import reads as boards
+from api.boards import upkeep
 from api.challenges.windows import window
 from api.platform.models import Challenge
 from tests.engine.engine_helpers import find_win
@@ -28,7 +28,7 @@ def prepare(app, variant, kind, code):
                               par=100, par_line="", prepared_at=start, attempts_required=False)
         session.add(challenge)
         session.flush()
-        boards.fill_challenge(session.connection(), challenge.id)
+        upkeep.fill_challenge(session.connection(), challenge.id)
         session.commit()
 
 

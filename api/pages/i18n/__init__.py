@@ -27,6 +27,7 @@ from babel.messages.pofile import read_po
 from babel.support import Translations
 from flask import after_this_request, has_request_context, request
 
+from api.platform.marks import N_
 from engine import Card
 from engine.messages import MESSAGES
 from engine.rules import RULE_SETS
@@ -41,11 +42,6 @@ DEFAULT = "en"
 LANGUAGE_NAMES = {"en": "English", "ko": "한국어", "fi": "Suomi"}
 HERE = Path(__file__).resolve().parent
 DOMAIN = "messages"
-
-
-def N_(message: str) -> str:
-    """Mark ``message`` for extraction without translating it (Babel's default keyword)."""
-    return message
 
 
 #: the registry's titles of games and rule sets (``api.pages.i18n.extract`` puts them in the catalogs)
