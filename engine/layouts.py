@@ -196,7 +196,7 @@ class Line:
     """A game played with its effective line kept as it goes (:func:`effective_line`): each
     action in effect leaves the settled hash (:func:`settled_hash`) of the position it
     reached, whether a draw reached it, and the points it earned for good (its score's share,
-    a take-back's card −(a foundation card's points): ``api.boards.earned``); an undo takes its
+    a take-back's card −(a foundation card's points): ``verifier.earned``); an undo takes its
     action's entry off again. So one replay gives the verdict, the line fair play judges and
     the earned points. ``game`` is played in place; the line starts from its position."""
 
@@ -242,7 +242,7 @@ class Line:
 
     @property
     def earned(self) -> int:
-        """The points the actions in effect earned for good (``api.boards.earned``)."""
+        """The points the actions in effect earned for good (``verifier.earned``)."""
         return sum(self.shares)
 
 

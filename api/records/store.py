@@ -58,7 +58,7 @@ def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None 
                replayed_earned: int | None = None) -> dict[str, Any]:
     """A new record's column values (all but its id), from a verified replay and the submission's
     own fields; ``replayed_earned``: the earned points that replay kept (:class:`engine.layouts.Line`),
-    else worked out here (:func:`api.boards.earned.earned`)."""
+    else worked out here (:func:`verifier.earned.earned`)."""
     claimed = body.get("claimed") or {}
     now = datetime.now(UTC)
     canonical = verdict.canonical_text

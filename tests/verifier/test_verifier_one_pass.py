@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from api.boards.earned import earned, replayed
+from verifier.earned import earned, replayed
 from engine import Game
 from engine.layouts import Layouts, loop_erased
 from tests.engine.test_engine_layouts import CODES, random_game, reference_line
