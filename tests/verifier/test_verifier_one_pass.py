@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.earned import earned, replayed
 from engine import Game
 from engine.layouts import Layouts, loop_erased
 from tests.engine.test_engine_layouts import CODES, random_game, reference_line
 from verifier import play, replay
+from verifier.earned import earned, replayed
 
 
 def line_afresh(code: str, actions: list[str]) -> list[int]:
