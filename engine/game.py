@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any, final
 
 from .actions import Action, parse_action, parse_text
+from .cards import Card
 from .codes import GameCode
 from .position import Position
 from .rules import Rules, UndoStack
@@ -61,6 +62,19 @@ class Game:
         """A game that starts at a position's text form, with nothing to undo."""
         position = Position.from_text(text)
         return cls(position.rules, position)
+
+    def copy(self) -> Game:
+        """An independent game at the same position with the same undo stack and counters: a line
+        can be tried on it (and undo back into the game's own actions) without replaying them."""
+        position = self.position.copy()
+        mine = self.position
+        piles: dict[int, list[Card]] = {id(mine.stock): position.stock, id(mine.waste): position.waste}
+        for old, new in zip(mine.columns + mine.foundations, position.columns + position.foundations):
+            piles[id(old)] = new
+        other = Game(self.rules, position, self.code)
+        other.actions, other.undos, other.in_effect, other.won = self.actions, self.undos, self.in_effect, self.won
+        other.stack = self.stack.copy(piles)
+        return other
 
     # -- playing -------------------------------------------------------
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from hashlib import blake2b
 from struct import Struct
-from typing import Final, final
+from typing import Any, Final, final
 
 from .cards import Card
 from .game import Game
@@ -96,11 +96,11 @@ class Layouts:
         if len(old) == size and self.marks[index] == mark:
             return
         if self.marks[index] != mark:
-            data = (bytes((mark,)) if mark == WASTE else bytes((index, mark))) + _cards(cards, 0, end)
+            data = b"".join((bytes((mark,)) if mark == WASTE else bytes((index, mark)), _cards(cards, 0, end)))
         elif size < len(old):
             data = old[:size]
         else:
-            data = old + _cards(cards, len(old) - head, end)
+            data = b"".join((old, _cards(cards, len(old) - head, end)))
         halves = _HALVES.unpack(_digest(data))
         high: int = halves[0]  # (typed: the compiled XORs are then of machine words)
         low: int = halves[1]
@@ -191,6 +191,61 @@ def settled_hash(position: Position) -> int:
     return Layouts(position, settle=True).hash(position)
 
 
+@final
+class Line:
+    """A game played with its effective line kept as it goes (:func:`effective_line`): each
+    action in effect leaves the settled hash (:func:`settled_hash`) of the position it
+    reached, whether a draw reached it, and the points it earned for good (its score's share,
+    a take-back's card −(a foundation card's points): ``verifier.earned``); an undo takes its
+    action's entry off again. So one replay gives the verdict, the line fair play judges and
+    the earned points. ``game`` is played in place; the line starts from its position."""
+
+    __slots__ = ("game", "layouts", "hashes", "drawn", "shares")
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.layouts = Layouts(game.position, settle=True)
+        #: the settled hashes of the positions of the actions in effect, the start first
+        self.hashes = [self.layouts.hash(game.position)]
+        #: whether each was reached by a draw (the start counts as one: it is left out)
+        self.drawn = [True]
+        #: the points each action in effect earned for good (the start none)
+        self.shares = [0]
+
+    def push_items(self, items: Iterable[Any], canonical: list[str], text_log: bool = False) -> None:
+        """Play ``items`` as :meth:`Game.push_items` does (the same canonical texts, the same
+        error at the same item, the game left before it), keeping the line of each action played."""
+        game = self.game
+        position = game.position
+        foundation = game.rules.score_foundation
+        for item in items:
+            score, takebacks, played = position.score, position.takebacks, len(canonical)
+            game.push_items((item,), canonical, text_log)
+            if len(canonical) == played:  # (nothing applied: never without an error)
+                continue
+            here = self.layouts.hash(position)  # (after an undo too: keeps the piles' sizes in step)
+            if canonical[-1] == "U":
+                if len(self.hashes) > 1:
+                    self.hashes.pop()
+                    self.drawn.pop()
+                    self.shares.pop()
+                continue
+            self.hashes.append(here)
+            self.drawn.append(canonical[-1] == "S")
+            self.shares.append(-foundation if position.takebacks > takebacks else position.score - score)
+
+    def positions(self) -> list[int]:
+        """The effective line: the settled positions of the actions in effect, loops cut out
+        (:func:`loop_erased`), then those a draw reached left out."""
+        hashes, drawn = self.hashes, self.drawn
+        return [hashes[step] for step in loop_erased(hashes) if not drawn[step]]
+
+    @property
+    def earned(self) -> int:
+        """The points the actions in effect earned for good (``verifier.earned``)."""
+        return sum(self.shares)
+
+
 def effective_line(code: str, actions: Iterable[str]) -> list[int]:
     """The settled hashes (:func:`settled_hash`) of the path a game went through, in order:
     the positions on the undo stack when the log ends, each loop cut out where a position is
@@ -199,27 +254,11 @@ def effective_line(code: str, actions: Iterable[str]) -> list[int]:
     game of the deal draws the same cards in the same order, so they say nothing of how it
     was played (the next move's position still has the stock and waste it was made with).
     ``actions`` are a verified log's canonical texts; an action the engine refuses raises
-    :class:`ValueError`."""
-    game = Game.from_code(code)
-    layouts = Layouts(game.position, settle=True)
-    stack = [layouts.hash(game.position)]  # the positions of the actions in effect, the start first
-    drawn = [True]  # whether each was reached by a draw (the start counts as one: it is left out)
-    done: list[str] = []
-    index = 0
-    for text in actions:
-        game.push_items([text], done, True)
-        if len(done) == index:
-            raise ValueError(f"action {index} {text!r} is not a legal action here: not a verified log")
-        index += 1
-        here = layouts.hash(game.position)  # (after an undo too: keeps the piles' sizes in step)
-        if done[-1] == "U":
-            if len(stack) > 1:
-                stack.pop()
-                drawn.pop()
-            continue
-        stack.append(here)
-        drawn.append(done[-1] == "S")
-    return [stack[step] for step in loop_erased(stack) if not drawn[step]]
+    its error (:class:`~engine.errors.EngineError`). A replay that judges the log as well
+    keeps its :class:`Line` instead (``verifier.play``)."""
+    line = Line(Game.from_code(code))
+    line.push_items(actions, [], True)
+    return line.positions()
 
 
 def loop_erased(walk: list[int]) -> list[int]:

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from engine import Game, GameCode, Position
+from engine import Game, GameCode, IllegalActionError, InvalidActionError, Position
 from engine.solver import DEFAULT_SECONDS, SHORTEN_STEPS, UNKNOWN, UNWINNABLE, WINNABLE, coverage_for, solve
 
 from .inputs import EXIT_ILLEGAL, EXIT_OK, EXIT_UNDECIDED, EXIT_UNUSABLE, read_log_file
-from .replay import replay
+from .replay import Played, play
 from .verdict import ActionError
 
 __all__ = [
@@ -36,10 +36,14 @@ __all__ = [
     "IllegalLogError",
     "SolveAnswer",
     "continue_line",
+    "continue_played",
     "hint_code",
+    "hint_played",
     "position_key",
     "register",
     "solve_code",
+    "solve_played",
+    "start",
 ]
 
 
@@ -97,26 +101,31 @@ class SolveAnswer:
         }
 
 
-def _start(
-    code: GameCode | str, log: Any, path: list[Position] | None = None
-) -> tuple[GameCode, Game, tuple[str, ...]]:
-    """Replay ``log`` with the verifier; return the code, the game after it and the canonical
-    prefix. ``path``, when given, gets every position before the last: the start, then the
-    position after each action but the last."""
+def start(code: GameCode | str, log: Any, path: list[Position] | None = None) -> Played:
+    """Replay ``log`` with the verifier, once: the game after it and its canonical prefix
+    (:class:`verifier.replay.Played`); :class:`IllegalLogError` for an illegal log. ``path``,
+    when given, gets every position before the last: the start, then the position after each
+    action but the last."""
     if not isinstance(code, GameCode):
         code = GameCode.from_text(code)
-    game = Game.from_code(code)
-    if log is None or log == "" or log == []:
-        return code, game, ()
-    verdict = replay(code, log)
-    if not verdict.legal:
-        assert verdict.error is not None
-        raise IllegalLogError(verdict.error)
-    for text in verdict.canonical:  # the same actions again, for the undo stack the position has
-        if path is not None:
-            path.append(game.position.copy())
-        game.push_text(text)
-    return code, game, tuple(verdict.canonical)
+    played = play(code, [] if log is None or log == "" else log, path=path)
+    if not played.verdict.legal:
+        assert played.verdict.error is not None
+        raise IllegalLogError(played.verdict.error)
+    return played
+
+
+def _line_after(game: Game, line: Sequence[str]) -> tuple[bool, list[str], str]:
+    """Whether ``line`` played after ``game`` (on a copy: the log is not replayed) is legal and
+    wins; its canonical texts; and, when it does not win, why (the action refused and its rule)."""
+    trial, canonical = game.copy(), list[str]()
+    try:
+        trial.push_items(line, canonical, True)
+    except IllegalActionError as error:
+        return False, canonical, f"action {game.actions + len(canonical)} {line[len(canonical)]}: {error.rule}"
+    except InvalidActionError:
+        return False, canonical, f"action {game.actions + len(canonical)} {line[len(canonical)]}: syntax"
+    return trial.is_won, canonical, "" if trial.is_won else "the line does not end in a won game"
 
 
 def position_key(position: Position) -> str:
@@ -151,15 +160,18 @@ def solve_code(
     (a log that is neither text nor a list) or :class:`IllegalLogError`.
     """
     path: list[Position] = []
-    code, game, prefix = _start(code, log, path if forward else None)
-    result = solve(
-        game.position,
-        budget_seconds=budget_seconds,
-        max_nodes=max_nodes,
-        max_table=max_table,
-        shorten_steps=shorten_steps,
-        avoid=path,
-    )
+    played = start(code, log, path if forward else None)
+    budget = {"seconds": budget_seconds, "nodes": max_nodes, "table": max_table}
+    return solve_played(played, budget, shorten_steps, path)
+
+
+def solve_played(played: Played, budget: dict[str, Any], shorten_steps: int = SHORTEN_STEPS,
+                 avoid: Sequence[Position] = ()) -> SolveAnswer:
+    """:func:`solve_code` from a log played already (:func:`start`; ``budget``: its seconds, nodes
+    and table): the line found is checked by playing it after the game, not by replaying the log."""
+    game, prefix = played.game, tuple(played.verdict.canonical)
+    result = solve(game.position, budget_seconds=budget["seconds"], max_nodes=budget["nodes"],
+                   max_table=budget["table"], shorten_steps=shorten_steps, avoid=list(avoid))
     coverage = dict(result.coverage)
     if game.can_undo:
         coverage["left_out"] = list(coverage.get("left_out", [])) + [UNDO_LEFT_OUT]
@@ -169,22 +181,17 @@ def solve_code(
         "seconds": round(result.seconds, 3),
         "table_bytes": result.table_bytes,
     }
-    budget = {"seconds": budget_seconds, "nodes": max_nodes, "table": max_table}
     status, reason, actions, verified = result.status, result.reason, result.actions, False
     if status == WINNABLE:
-        verdict = replay(code, list(prefix + actions))
-        if verdict.legal and verdict.won:
+        won, _, detail = _line_after(game, actions)
+        if won:
             verified = True
         else:  # a solver bug: never hand out a line the verifier rejects
-            detail = (
-                f"action {verdict.error.index} {verdict.error.action}: {verdict.error.rule}"
-                if verdict.error
-                else "the line does not end in a won game"
-            )
             status, actions = UNKNOWN, ()
             reason = f"solver error: the line found did not replay as a legal, won game ({detail})"
     found = result.found_length if status == WINNABLE else 0
-    return SolveAnswer(code, status, reason, prefix, tuple(actions), verified, search, coverage, budget, found)
+    return SolveAnswer(played.verdict.code, status, reason, prefix, tuple(actions), verified, search, coverage, budget,
+                       found)
 
 
 @dataclass(frozen=True)
@@ -244,16 +251,23 @@ def continue_line(code: GameCode | str, log: Any, line: Sequence[str]) -> Hint |
     """The hint that continues ``line``, a winning line an earlier answer found from the position
     after ``log`` (kept under its :func:`position_key`), without a search; None when the log and
     the line do not replay as a legal, won game (the line belongs elsewhere)."""
-    code, game, prefix = _start(code, log)
-    verdict = replay(code, list(prefix) + list(line))
-    if not (verdict.legal and verdict.won) or (game.is_won and line):
+    return continue_played(start(code, log), line)
+
+
+def continue_played(played: Played, line: Sequence[str]) -> Hint | None:
+    """:func:`continue_line` after a log played already (:func:`start`): the line is played on a
+    copy of the game, so that trying several lines replays the log none the more."""
+    game, prefix = played.game, tuple(played.verdict.canonical)
+    won, canonical, _ = _line_after(game, line)
+    if not won or (game.is_won and line):
         return None
+    code = played.verdict.code
     coverage = coverage_for(code.game)
     if game.can_undo:
         coverage["left_out"] = [UNDO_LEFT_OUT]
     search = {"nodes": 0, "positions": 0, "seconds": 0.0, "table_bytes": 0}
     reason = f"a winning line of {len(line)} actions, found earlier"
-    answer = SolveAnswer(code, WINNABLE, reason, prefix, tuple(verdict.canonical[len(prefix):]), True, search,
+    answer = SolveAnswer(code, WINNABLE, reason, prefix, tuple(canonical), True, search,
                          coverage, {"seconds": None, "nodes": None, "table": None}, len(line))
     return _first(answer, game, True)
 
@@ -270,17 +284,32 @@ def hint_code(
     """The first action of a verified winning line from the position after ``log``: the line
     ``known(key)`` gives for the position's :func:`position_key` (an earlier answer's, continued
     when it replays as a win), else a new search whose line never goes back to a position the
-    log went through, unless none avoids them (``forward`` of :func:`solve_code`)."""
+    log went through, unless none avoids them (``forward`` of :func:`solve_code`). The log is
+    replayed once, keeping the positions the search avoids."""
+    path: list[Position] = []
+    played = start(code, log, path)
+    return hint_played(played, path, budget_seconds=budget_seconds, max_nodes=max_nodes, max_table=max_table,
+                       known=known)
+
+
+def hint_played(
+    played: Played,
+    path: Sequence[Position],
+    *,
+    budget_seconds: float | None = DEFAULT_SECONDS,
+    max_nodes: int | None = None,
+    max_table: int | None = None,
+    known: Callable[[str], Sequence[str] | None] | None = None,
+) -> Hint:
+    """:func:`hint_code` after a log played already (:func:`start`, with ``path``: the positions it went through)."""
     if known is not None:
-        _, game, _ = _start(code, log)
-        line = known(position_key(game.position))
-        hint = continue_line(code, log, line) if line is not None else None
+        line = known(position_key(played.game.position))
+        hint = continue_played(played, line) if line is not None else None
         if hint is not None:
             return hint
-    answer = solve_code(code, log, budget_seconds=budget_seconds, max_nodes=max_nodes, max_table=max_table,
-                        forward=True)
+    answer = solve_played(played, {"seconds": budget_seconds, "nodes": max_nodes, "table": max_table}, avoid=path)
     if answer.status == WINNABLE:
-        return _first(answer, _start(code, log)[1], False)
+        return _first(answer, played.game, False)
     if answer.status == UNWINNABLE:
         why = "no winning line from here: every position the moves reach was examined and none is won"
         if answer.coverage.get("left_out"):

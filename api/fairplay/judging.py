@@ -244,19 +244,24 @@ def known_from(rows: Iterable[Any], code: str) -> Known:
 
 # -- re-evaluation: the service learned a new line of a deal -----------------------
 
-def reevaluate_deal(session: Session, code: str) -> list[int]:
+def reevaluate_deal(session: Session, code: str, copies: bool = True) -> list[int]:
     """Judge the ranked records of a deal again against everything now known of it (solver
     lines, hints handed out, earlier records); a record with new evidence loses its rank
     (or goes to review) and its history says why; its boards are rebuilt (``api.boards.reads``).
-    The ids of the records that changed. Commits."""
+    The ids of the records that changed. Commits.
+
+    ``copies=False``: the deal learned a solver line or a hint's position, which can only add
+    the findings of the lines the service knows (:func:`reevaluate_known`): a record is judged a
+    copy against the records stored *before* it, and a new record or line changes none of
+    those, so the copy check (the costly part: each record against its candidates) is left
+    out. The operator's command (:func:`reevaluate_all`) judges everything."""
+    if not copies:
+        return reevaluate_known(session, code)
     records = session.scalars(select(Record).where(Record.code == code, Record.line.is_not(None))
                               .order_by(Record.id)).all()
     if not any(record.ranked and record.status == "visible" for record in records):
         return []
-    solver_lines: list[str] = list(session.scalars(
-        select(Solvability.solution).where(Solvability.code == code, Solvability.solution.is_not(None))))
-    solver_lines += list(session.scalars(select(Challenge.par_line).where(Challenge.code == code)))
-    hints = session.execute(select(Hint.player_id, Hint.at, Hint.reached).where(Hint.code == code)).all()
+    solver_lines, hints = _known_lines(session, code)
     reached: dict[int, set[int]] = {}
     for player_id, _, spot in hints:
         if spot is not None:
@@ -281,6 +286,47 @@ def reevaluate_deal(session: Session, code: str) -> list[int]:
                 webhooks.emit(session, "record.ranked_changed", record_json(record))
         for band in bands.get(record.id, []):
             by_band.setdefault(band, []).append(record)
+    session.commit()
+    return changed
+
+
+def _known_lines(session: Session, code: str) -> tuple[list[str], list[Any]]:
+    """The deal's solver lines (solvability answers, challenge par lines) and its hints (player, at, reached)."""
+    solver_lines: list[str] = list(session.scalars(
+        select(Solvability.solution).where(Solvability.code == code, Solvability.solution.is_not(None))))
+    solver_lines += list(session.scalars(select(Challenge.par_line).where(Challenge.code == code)))
+    return solver_lines, list(session.execute(select(Hint.player_id, Hint.at, Hint.reached).where(Hint.code == code)))
+
+
+def reevaluate_known(session: Session, code: str) -> list[int]:
+    """:func:`reevaluate_deal` after the deal learned a solver line or a hint: each ranked record's
+    line against the lines the service knows (``solver-like``, ``assisted``) and its player's own
+    hints, read as columns; only a record that changes is loaded whole. Nothing is read when the
+    deal has no known line. The ids of the records that changed; commits."""
+    solver_lines, hints = _known_lines(session, code)
+    if not solver_lines and not hints:
+        return []
+    reached: dict[int, set[int]] = {}
+    for player_id, _, spot in hints:
+        if spot is not None:
+            reached.setdefault(spot, set()).add(player_id)
+    rows: Sequence[Any] = session.execute(select(Record.id, Record.player_id, Record.received_at, Record.line,
+                                                 Record.flags).where(
+        Record.code == code, Record.line.is_not(None), Record.ranked.is_(True), Record.status == "visible")
+        .order_by(Record.id)).all()
+    changed: list[int] = []
+    for record_id, player_id, received_at, line, flags in rows:
+        own = [at for who, at, _ in hints if who == player_id and at <= received_at]
+        known = Known(solver_lines=solver_lines, hints=reached, own_hint_at=min(own).isoformat() if own else None)
+        present = {found.get("flag") for found in flags or []}
+        findings = [found for found in judge_line(code, unpack(line), known) if found.flag not in present]
+        if not findings:
+            continue
+        record = session.get_one(Record, record_id)
+        if _judge_again(record, findings):
+            changed.append(record_id)
+            session.flush()
+            webhooks.emit(session, "record.ranked_changed", record_json(record))
     session.commit()
     return changed
 
@@ -314,6 +360,10 @@ def judge_pending(session: Session, code: str) -> list[int]:
     the times' (judged at submission); a record without any ranks and joins its boards (the
     records' update hook), and ``record.created`` is sent. The ids judged; commits."""
     bump = version_upsert(dialect_insert(session.get_bind().dialect.name))
+    unjudged = select(Record.id).where(Record.code == code, Record.line.is_(None)).limit(1)
+    if session.execute(unjudged).first() is None:  # nothing waits (the index of records without their line)
+        session.commit()
+        return []
     hold_deal(session, code)
     lock_deal(session)
     waiting = [record for record in session.scalars(
@@ -461,17 +511,17 @@ def review_queue(session: Session, after: int = 0, limit: int = REVIEW_PAGE) -> 
 
 # -- hints and solutions --------------------------------------------------------
 
-def log_hint(session: Session, player: Player, code: str, actions: int, position: str,
+def log_hint(session: Session, player: Player, code: str, actions: int, game: Game,
              action: str | None) -> bool:
-    """Store a hint given (who, which deal, when, at which position, which action, and the
-    position that action reaches: a known line of the deal). True if it handed out an action."""
+    """Store a hint given (who, which deal, when, at the position of ``game``, which action, and
+    the position that action reaches: a known line of the deal). True if it handed out an action."""
     reached = None
     if action is not None:
-        game = Game.from_position(position)
-        game.push_text(action)
-        reached = position_hash(game.position)
+        ahead = game.copy()
+        ahead.push_text(action)
+        reached = position_hash(ahead.position)
     session.add(Hint(player_id=player.id, code=code, at=datetime.now(UTC), actions=actions,
-                     position=position, action=action, reached=reached))
+                     position=str(game.position), action=action, reached=reached))
     session.commit()
     return reached is not None
 

@@ -54,17 +54,22 @@ def log_hash(canonical: str) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None = None) -> dict[str, Any]:
-    """A new record's column values (all but its id), from a verified replay and the submission's own fields."""
+def new_record(verdict: Verdict, body: dict[str, Any], submitted_by: str | None = None,
+               replayed_earned: int | None = None) -> dict[str, Any]:
+    """A new record's column values (all but its id), from a verified replay and the submission's
+    own fields; ``replayed_earned``: the earned points that replay kept (:class:`engine.layouts.Line`),
+    else worked out here (:func:`verifier.earned.earned`)."""
     claimed = body.get("claimed") or {}
     now = datetime.now(UTC)
     canonical = verdict.canonical_text
+    points = (earned(str(verdict.code), canonical.split(), verdict.score, verdict.takebacks)
+              if replayed_earned is None else replayed_earned)
     return dict(  # noqa: C408 (the columns read best as keywords)
         player=body.get("player"), code=str(verdict.code), variant=verdict.code.variant, number=verdict.code.number,
         canonical=canonical, log_hash=log_hash(canonical),
         won=verdict.won, score=verdict.score, moves=verdict.moves, actions=verdict.actions, undos=verdict.undos,
         takebacks=verdict.takebacks, foundation_cards=verdict.foundation_cards,
-        earned=earned(str(verdict.code), canonical.split(), verdict.score, verdict.takebacks),
+        earned=points,
         claimed_score=claimed.get("score"), claimed_moves=claimed.get("moves"), claimed_won=claimed.get("won"),
         elapsed_ms=body.get("elapsed_ms"), client=body.get("client"),
         engine_version=engine.__version__, rules_version=engine.RULES_VERSION,

@@ -24,7 +24,7 @@ from api.records.shape import record_json
 from api.records.store import Stale, new_record, settle_player, store_record
 from api.webhooks import delivery as webhooks
 from engine import GameCode
-from verifier import Verdict, replay
+from verifier import Verdict, play
 
 # -- a submission ---------------------------------------------------------------
 
@@ -85,6 +85,25 @@ def check_times(times: list[int] | None, actions: int) -> None:
 JUDGEMENTS = 20
 
 
+def replayed(code: GameCode, body: dict[str, Any], submitted_by: str | None,
+             judge_later: bool) -> tuple[dict[str, Any], frozenset[int], list[int]]:
+    """The log's one replay: a verified game's column values (its line packed in them), its
+    effective line's positions and their index keys (none when its line is ``judge_later``);
+    :class:`RejectedLog` for an illegal log or claims that do not match."""
+    played = play(code, body["moves"], body.get("claimed"), line=not judge_later)
+    verdict = played.verdict
+    metrics.verified(verdict)
+    if not verdict.verified:
+        raise RejectedLog(verdict)
+    values = new_record(verdict, body, submitted_by, None if played.line is None else played.line.earned)
+    if judge_later:
+        return values, frozenset(), []  # (judged later: nothing to read by)
+    line = played.positions
+    positions = frozenset(line)
+    values["line"] = evidence.pack(positions)
+    return values, positions, evidence.index_keys(line)
+
+
 def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any], submitted_by: str | None,
            times_required: bool, judge_later: bool = False) -> Submitted:
     """Replay a submitted game, judge it on its effective line and its times, and store it once.
@@ -105,17 +124,8 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
         raise EmptyLog("the log has no action: there is no game to store")
     times = body.get("times")
     check_times(times, len(body["moves"]))
-    verdict = replay(code, body["moves"], body.get("claimed"))
-    metrics.verified(verdict)
-    if not verdict.verified:
-        raise RejectedLog(verdict)
-    values = new_record(verdict, body, submitted_by)
+    values, positions, bands = replayed(code, body, submitted_by, judge_later)
     actions = values["canonical"].split()
-    positions, bands = frozenset[int](), list[int]()  # (judged later: nothing to read by)
-    if not judge_later:
-        line = evidence.effective_line(values["code"], actions)
-        positions, bands = frozenset(line), evidence.index_keys(line)
-        values["line"] = evidence.pack(positions)
     time_findings = evidence.judge_times(times, body.get("elapsed_ms"), len(actions), times_required)
     # judged later, a claimed name's player is settled in the store's own statement (one round trip);
     # a challenge attempt needs its player before (its attempt is read by player)

@@ -32,8 +32,8 @@ from api.routes import json_body, load, parse_code, query, request_player
 from api.routes.schemas import HintRequestSchema, SolvabilityQuerySchema, SolvabilitySchema
 from api.solver.queue import NoSuchHint, Solver
 from api.solver.searches import PENDING, Query
-from engine import Position
-from verifier import replay
+from engine import Game
+from verifier import play
 
 bp = Blueprint("solver", __name__)
 log = logging.getLogger(__name__)
@@ -95,10 +95,10 @@ def get_solvability(code: str) -> tuple[dict, int, dict[str, str]]:
     return disclose(ANSWER.dump(row), admin), 200, {}
 
 
-def hint_answer(row: HintAnswer, player: Player, position: str | None,
+def hint_answer(row: HintAnswer, player: Player, game: Game | None,
                 token: str | None = None) -> tuple[dict, int, dict[str, str]]:
-    """A hint row as ``player`` sees it: the hint (200), logged as handed to them at
-    ``position`` (worked out from the row's log when not given), or pending (202) with
+    """A hint row as ``player`` sees it: the hint (200), logged as handed to them at the
+    position of ``game`` (replayed from the row's log when not given), or pending (202) with
     where to poll; either way under the player's own ``token`` (made now when not given)."""
     solver = get_solver()
     code, status, answer, after_actions, reason = row.code, row.status, row.answer, row.after_actions, row.reason
@@ -111,9 +111,9 @@ def hint_answer(row: HintAnswer, player: Player, position: str | None,
                 "after_actions": after_actions, "continued": False, "search": None, "coverage": None}
         return {**body, "id": token, "poll": poll}, 202, {
             "Retry-After": str(solver.hints.retry_after), "Location": poll}
-    if position is None:
-        position = replay(parse_code(code), log_text).position
-    if log_hint(db.session(), player, code, after_actions, position, answer.get("hint")):
+    if game is None:
+        game = play(parse_code(code), log_text).game
+    if log_hint(db.session(), player, code, after_actions, game, answer.get("hint")):
         events.line_learned.send(None, code=code)  # a hint's position is a new known line of the deal
     return {"continued": False, **answer, "id": token, "poll": poll}, 200, {}  # (answers kept from before: a search)
 
@@ -124,7 +124,8 @@ def hint() -> tuple[dict, int, dict[str, str]]:
     solver = get_solver()
     body = load(REQUEST, json_body())
     code = parse_code(body["code"])
-    verdict = replay(code, body["moves"])
+    played = play(code, body["moves"])  # (the log's one replay: the hint's lines are tried after its game)
+    verdict = played.verdict
     if not verdict.legal:
         raise rejected_log(verdict)
     made: list[str] = []  # the token stored with a new row, in the request's one commit
@@ -134,10 +135,9 @@ def hint() -> tuple[dict, int, dict[str, str]]:
         made[:] = [handed.token]
         return [handed]
 
-    position = Position.from_text(verdict.position)
-    row = solver.hint(db.session(), Query(code, verdict.canonical_text, verdict.actions), position,
+    row = solver.hint(db.session(), Query(code, verdict.canonical_text, verdict.actions), played,
                       client=search_client, charge=charge_search, with_new_row=token_for)
-    return hint_answer(row, player, verdict.position, made[0] if made else None)
+    return hint_answer(row, player, played.game, made[0] if made else None)
 
 
 @bp.get("/hints/<hint_id>")

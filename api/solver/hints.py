@@ -27,7 +27,8 @@ from api.solver.searches import (
     timed_out_reason,
 )
 from engine import Game, Position
-from verifier.solving import Hint, continue_line, hint_code, position_key
+from verifier import Played
+from verifier.solving import Hint, continue_played, hint_played, position_key, start
 
 #: kept lines tried at most for continuing one to a position (each is replayed before it is used)
 LINES_TRIED = 3
@@ -56,8 +57,12 @@ class HintSearch(SearchKind):
         return {"solved_at": None, "answer": None}
 
     def search(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
-        """The hint as ``verifier.solving`` gives it, with its line and where it leads (for :meth:`stored`)."""
-        return with_line(hint_code(code, log_text, budget_seconds=budget.seconds, max_nodes=budget.nodes))
+        """The hint as ``verifier.solving`` gives it, with its line and where it leads (for :meth:`stored`),
+        and the log as played (``played``: :meth:`joined` tries a line after it; never stored)."""
+        path: list[Position] = []
+        played = start(code, log_text, path)  # (the log's one replay here: :meth:`joined` plays after its game)
+        hint = hint_played(played, path, budget_seconds=budget.seconds, max_nodes=budget.nodes)
+        return {**with_line(hint), "played": played}
 
     def timed_out(self, code: str, log_text: str, budget: Budget) -> dict[str, Any]:
         return {"code": code, "status": UNKNOWN, "hint": None, "line_length": None,
@@ -68,20 +73,21 @@ class HintSearch(SearchKind):
         status = answer["status"]
         if status not in (WINNABLE, UNWINNABLE, UNKNOWN):
             raise ValueError(f"not a storable hint: status {status!r}")
-        shown = {name: value for name, value in answer.items() if name not in ("line", "next_key")}
+        shown = {name: value for name, value in answer.items() if name not in ("line", "next_key", "played")}
         return {"status": status, "reason": answer["reason"], "answer": shown, "line": answer.get("line"),
                 "next_key": answer.get("next_key"), "solved_at": now()}
 
-    def continued(self, session: Session, query: Query, position: Position) -> HintAnswer | None:
-        """The hint for ``query`` without a search, when a line goes on from its position: the
-        line of a kept answer whose hint reaches it (the player's own previous hint first: the
-        answer for the log without its last action), else, at the start, the deal's stored
-        line. Stored as the answer for ``query`` (a new row, or one pending, unknown or
-        expired) and returned; None when no line goes on from here."""
-        key, log_text = position_key(position), query.log
+    def continued(self, session: Session, query: Query, played: Played) -> HintAnswer | None:
+        """The hint for ``query`` (its log ``played`` already) without a search, when a line goes
+        on from its position: the line of a kept answer whose hint reaches it (the player's own
+        previous hint first: the answer for the log without its last action), else, at the
+        start, the deal's stored line. Each line is tried after the game played, not by
+        replaying the log. Stored as the answer for ``query`` (a new row, or one pending,
+        unknown or expired) and returned; None when no line goes on from here."""
+        key = position_key(played.game.position)
         hint = None
         for line in self._lines_to(session, query, key):
-            hint = continue_line(query.code, log_text, line.split())
+            hint = continue_played(played, line.split())
             if hint is not None:
                 break
         if hint is None:
@@ -137,7 +143,8 @@ class HintSearch(SearchKind):
             *self.identity_of_deal(query), HintAnswer.log_hash == log_hash(after), HintAnswer.status == WINNABLE,
             HintAnswer.line.is_not(None), HintAnswer.solved_at >= now() - self.kept))
         joined = [line[0], *(kept or "").split()]
-        if not kept or joined == line or continue_line(query.code, query.log, joined) is None:
+        played = answer.get("played") or start(query.code, query.log)
+        if not kept or joined == line or continue_played(played, joined) is None:
             return answer
         return {**answer, "line": " ".join(joined), "line_length": len(joined),
                 "reason": f"the first of {len(joined)} actions of a winning line (verified by replay)"}

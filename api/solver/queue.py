@@ -76,7 +76,8 @@ from api.solver.searches import (
     now,
     queued_reason,
 )
-from engine import GameCode, Position
+from engine import GameCode
+from verifier import Played
 
 log = logging.getLogger(__name__)
 
@@ -256,16 +257,16 @@ class Solver:
             session.refresh(row)
         return row
 
-    def hint(self, session: Session, query: Query, position: Position, client: Client = "ip:unknown",
+    def hint(self, session: Session, query: Query, played: Played, client: Client = "ip:unknown",
              charge: Callable[[], None] = lambda: None,
              with_new_row: Callable[[Any], list[Any]] | None = None) -> HintAnswer:
-        """The hint for ``query`` (the game at ``position``): the stored answer; else the next
+        """The hint for ``query`` (its log ``played``: :func:`verifier.play`): the stored answer; else the next
         action of a line that goes on from here (the line of the hint that led here, or the
         deal's), at once and without a search; else :meth:`request`'s (a search on its way).
         A line that goes on replaces a pending, ``unknown`` or expired answer too."""
         row = self.hints.find(session, query)
         if self.enabled and (row is None or row.status in (PENDING, UNKNOWN) or self.hints.expired(row)):
-            continued = self.hints.continued(session, query, position)
+            continued = self.hints.continued(session, query, played)
             if continued is not None:
                 if self.hints.made >= CLEANUP_EVERY:  # what expired goes, as after a search
                     self.hints.made = 0

@@ -25,7 +25,8 @@ log = logging.getLogger(__name__)
 def reevaluate_deal(code: str | list[str], solve: bool = False, pending_only: bool = False) -> dict[str, Any]:
     """Judge a deal's records stored before their judgement (``FAIRPLAY_JUDGE=worker``:
     :func:`api.fairplay.judging.judge_pending`), then, unless ``pending_only`` (the ask of a new
-    record), its ranked records again with what is known of it now (``api.fairplay.judging``);
+    record, which changes no other record's judgement), its ranked records again with the
+    solver lines and hints known of it now (:func:`api.fairplay.judging.reevaluate_known`);
     with ``solve``, also have the deal searched if none was and one of its records is in the
     first ``FAIRPLAY_SOLVE_TOP`` places of a board (through the solver's fair queue, as the
     client ``task:fair-play``: a full queue skips it, the next high record asks again).
@@ -51,8 +52,8 @@ def reevaluate_deal(code: str | list[str], solve: bool = False, pending_only: bo
 def _reevaluate_one(app: Flask, code: str, solve: bool, pending_only: bool = False) -> tuple[list[int], bool]:
     with app.extensions["api.platform.db"].sessions() as session:
         changed = fairplay.judge_pending(session, code)
-        if not pending_only:
-            changed += fairplay.reevaluate_deal(session, code)
+        if not pending_only:  # (a solver line or a hint learned: only known-line findings can be new)
+            changed += fairplay.reevaluate_deal(session, code, copies=False)
         top = app.config["FAIRPLAY_SOLVE_TOP"]
         if solve and top and app.config["SOLVER_ENABLED"] and not fairplay.is_searched(session, code) \
                 and fairplay.in_a_top(session, code, top):
@@ -141,9 +142,10 @@ class Asks:
 
 
 def evidence_learned(app: Flask, code: str, solve: bool = False, pending_only: bool = False) -> None:
-    """The service learned a new line of deal ``code`` (a solver line, a hint handed out, a
-    ranked record), or stored a record before its judgement (``pending_only``): have its
-    records judged (again) on the bulk queue, within a quarter second (:class:`Asks`;
+    """The service learned a new line of deal ``code`` (a solver line, a hint handed out): have
+    its ranked records judged again; or stored a record (``pending_only``): have it judged if it
+    waits for its judgement, and with ``solve`` its deal searched if it ranks high. On the bulk
+    queue, within a quarter second (:class:`Asks`;
     embedded: here, now). Never fails its caller: the evidence of the moment is stored already."""
     try:
         if app.config["CELERY_BROKER_URL"] is None:
@@ -166,10 +168,12 @@ def line_learned(sender: Any, code: str) -> None:
 
 def record_submitted(sender: Any, code: str, pending: bool, ranked_unsearched: bool) -> None:
     """A new record of deal ``code``: judged on the worker tier within seconds when it waits for
-    its judgement; either way, with ``FAIRPLAY_SOLVE_TOP``, its deal is searched if it ranks high."""
+    its judgement; either way, with ``FAIRPLAY_SOLVE_TOP``, its deal is searched if it ranks high.
+    Never more: a new record changes no other record's judgement (each is judged against the
+    records stored before it)."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     solve = bool(app.config["FAIRPLAY_SOLVE_TOP"])
     if pending:
         evidence_learned(app, code, solve=solve, pending_only=True)
     elif ranked_unsearched and solve:
-        evidence_learned(app, code, solve=True)
+        evidence_learned(app, code, solve=True, pending_only=True)

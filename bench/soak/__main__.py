@@ -80,6 +80,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sample-web", action="store_true",
                         help="the web processes sample their request threads' stacks (bench.soak.sampler); "
                              "printed at the end")
+    parser.add_argument("--trace-worker", action="store_true",
+                        help="the worker's pool processes trace their allocations (bench.soak.memory; slower): "
+                             "the growth by line is printed at the end")
     parser.add_argument("--attach", metavar="URL", default=None,
                         help="a running service on this machine (e.g. http://127.0.0.1:8000; it needs "
                              "WEBHOOK_ALLOW_PRIVATE=1): nothing is started but the receiver, no fault is made, and "
@@ -98,8 +101,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.attach:
         if urlsplit(args.attach).hostname not in ("127.0.0.1", "localhost", "::1"):
             parser.error("--attach: only a service on a loopback address")
-        if not (args.admin_key and args.api_key) or args.faults or args.set or args.sample_web:
-            parser.error("--attach needs --admin-key and --api-key, and takes no --faults, --set or --sample-web")
+        if not (args.admin_key and args.api_key) or args.faults or args.set or args.sample_web or args.trace_worker:
+            parser.error("--attach needs --admin-key and --api-key, and takes no --faults, --set, --sample-web or "
+                         "--trace-worker")
     return args
 
 
@@ -144,7 +148,7 @@ def soak(args: argparse.Namespace, layout: Layout, games: list[soak_games.SoakGa
         attach_layout(layout)
         print(f"attached to {layout.base}", flush=True)
     else:
-        start_layout(layout, args.worker_concurrency, args.sample_web, args.webhook_concurrency)
+        start_layout(layout, args.worker_concurrency, args.sample_web, args.webhook_concurrency, args.trace_worker)
         print(f"layout up in {time.monotonic() - began:.0f} s: gunicorn at {layout.base}; processes "
               f"{', '.join(sorted(layout.pids()))}; settings {' '.join(args.set) or 'as deploy/'}", flush=True)
     ready = challenges_ready(layout, args.challenge_wait)
@@ -181,6 +185,11 @@ def soak(args: argparse.Namespace, layout: Layout, games: list[soak_games.SoakGa
 
         print("\nwhere the web processes' request threads were (wall-clock samples, ramp and hold):\n"
               + sampled(layout.samples_dir))
+    if args.trace_worker:
+        from .memory import summary as traced
+
+        print("\nthe worker's pool processes' allocations, from the first minute to the last (tracemalloc):\n"
+              + traced(layout.memory_dir))
     text, ok = invariants.report(findings)
     print("\ninvariants:\n" + text)
     write_json(layout.workdir / "figures.json", {"args": vars(args), **figures, "faults": result.faults,

@@ -96,6 +96,10 @@ class Layout:
         return self.workdir / "web-samples"
 
     @property
+    def memory_dir(self) -> Path:
+        return self.workdir / "worker-memory"
+
+    @property
     def deliveries_file(self) -> Path:
         return self.workdir / "deliveries.jsonl"
 
@@ -168,9 +172,10 @@ def wait_until(check, what: str, process: Process | None = None, seconds: float 
 
 
 def start_layout(layout: Layout, worker_concurrency: int = 2, sample_web: bool = False,
-                 webhook_concurrency: int = 2) -> None:
+                 webhook_concurrency: int = 2, trace_worker: bool = False) -> None:
     """Migrate, make the keys, start the tiers and the receiver, register the webhook. ``sample_web``:
-    the web processes sample their request threads' stacks (:mod:`bench.soak.sampler`)."""
+    the web processes sample their request threads' stacks (:mod:`bench.soak.sampler`);
+    ``trace_worker``: the worker's pool processes trace their allocations (:mod:`bench.soak.memory`)."""
     layout.flask("db", "upgrade")
     layout.admin_key = layout.flask("keys", "create", "soak-admin", "--admin").split()[0]
     layout.api_key = layout.flask("keys", "create", "soak-backend").split()[0]
@@ -185,10 +190,14 @@ def start_layout(layout: Layout, worker_concurrency: int = 2, sample_web: bool =
                                f"127.0.0.1:{layout.web_port}",
                                "bench.soak.sampler:app()" if sample_web else "api:create_app()"], web_env)
     webhooks_queue = f"{layout.prefix}.webhooks"
-    layout.start("worker", [sys.executable, "-m", "celery", "--app", "api.tasks", "worker", "--exclude-queues",
+    worker_env = {"PROMETHEUS_MULTIPROC_DIR": str(worker_metrics), "WORKER_METRICS_PORT": str(layout.metrics_port)}
+    if trace_worker:
+        worker_env["SOAK_MEMORY_DIR"] = str(layout.memory_dir)
+        layout.memory_dir.mkdir(exist_ok=True)
+    layout.start("worker", [sys.executable, "-m", "celery", "--app",
+                            "bench.soak.memory:celery" if trace_worker else "api.tasks", "worker", "--exclude-queues",
                             webhooks_queue, "--concurrency", str(worker_concurrency), "--loglevel", "INFO",
-                            "--hostname", f"{layout.tag}@%h"],
-                 {"PROMETHEUS_MULTIPROC_DIR": str(worker_metrics), "WORKER_METRICS_PORT": str(layout.metrics_port)})
+                            "--hostname", f"{layout.tag}@%h"], worker_env)
     webhooks_metrics = layout.workdir / "webhooks-metrics"
     webhooks_metrics.mkdir(exist_ok=True)
     layout.start("webhooks", [sys.executable, "-m", "celery", "--app", "api.tasks", "worker", "--queues",

@@ -77,6 +77,14 @@ class UndoStack:
         if self.size < UNDO_DEPTH:
             self.size += 1
 
+    def copy(self, piles: dict[int, list[Card]]) -> UndoStack:
+        """The same records over other piles: ``piles`` maps each pile's ``id`` to its copy (:meth:`Game.copy`)."""
+        other = UndoStack()
+        other.records = [UndoRecord(piles[id(record.src)], piles[id(record.dst)], record.count, record.flip,
+                                    record.score, record.takebacks) for record in self.records]
+        other.top, other.size = self.top, self.size
+        return other
+
     def pop(self) -> UndoRecord:
         """The most recent record (there must be one)."""
         record = self.records[self.top]

@@ -81,7 +81,7 @@ class FortyState:
     def _colkey(self, i: int) -> bytes:
         """Column ``i``'s key: its length, then its cards, a byte each."""
         col = self.cols[i]
-        return _LENGTHS[len(col)] + bytes(col)
+        return b"".join((_LENGTHS[len(col)], bytes(col)))
 
     def stage(self) -> int:
         """Cards left in the stock: no move adds one (engine.solver.search.stage_beam)."""
@@ -93,11 +93,11 @@ class FortyState:
     def key(self) -> bytes:
         """Stock size, waste, and the columns sorted; the foundations follow
         from the cards that are left (two copies of a card are one value)."""
-        return bytes([self.n_stock, len(self.waste)]) + bytes(self.waste) + b"".join(sorted(self.colkey))
+        return b"".join((bytes([self.n_stock, len(self.waste)]), bytes(self.waste), *sorted(self.colkey)))
 
     def encode(self) -> bytes:
         """Everything needed to :meth:`decode` this position again (slots and columns in order)."""
-        return bytes(self.found) + bytes([self.n_stock, len(self.waste)]) + bytes(self.waste) + b"".join(self.colkey)
+        return b"".join((bytes(self.found), bytes([self.n_stock, len(self.waste)]), bytes(self.waste), *self.colkey))
 
     def decode(self, data: bytes) -> None:
         self.found = list(data[:8])
@@ -137,7 +137,7 @@ class FortyState:
         A pile's counts depend on its cards alone, so they are remembered by the
         pile's bytes: most piles recur many times in a search."""
         memo = self._memo
-        blocked, unbuilt = _remembered(memo, _LENGTHS[len(self.waste)] + bytes(self.waste))
+        blocked, unbuilt = _remembered(memo, b"".join((_LENGTHS[len(self.waste)], bytes(self.waste))))
         for pile in self.colkey:
             counts = _remembered(memo, pile)
             blocked += counts[0]

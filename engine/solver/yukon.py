@@ -628,17 +628,17 @@ def _column_key(col: list[CardValue], down: int) -> bytes:
     A move makes its columns' new keys from the old ones' bytes instead (:func:`_key_cut`,
     :func:`_key_grown`): compiled, ``bytes(col)`` of a list is a generic call, several times a
     slice's cost."""
-    return _HEADS[len(col) << 3 | down] + bytes(col)
+    return b"".join((_HEADS[len(col) << 3 | down], bytes(col)))
 
 
 def _key_cut(key: bytes, n: int, down: int) -> bytes:
     """The key of column ``key`` cut down to its first ``n`` cards, ``down`` of them face down."""
-    return _HEADS[n << 3 | down] + key[_KEY_CARDS : _KEY_CARDS + n]
+    return b"".join((_HEADS[n << 3 | down], key[_KEY_CARDS : _KEY_CARDS + n]))
 
 
 def _key_grown(key: bytes, down: int, cards: bytes) -> bytes:
     """The key of column ``key`` with ``cards`` (a byte each) put on top, ``down`` face down."""
-    return _HEADS[(len(key) - _KEY_CARDS + len(cards)) << 3 | down] + key[_KEY_CARDS:] + cards
+    return b"".join((_HEADS[(len(key) - _KEY_CARDS + len(cards)) << 3 | down], key[_KEY_CARDS:], cards))
 
 
 def _red(card: int) -> bool:

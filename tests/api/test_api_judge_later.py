@@ -164,7 +164,7 @@ def test_a_new_name_taken_meanwhile_is_stored_again_as_that_player(app, later, l
     name as that player."""
     from api.platform.db import session
     from api.platform.models import Player, Record
-    from api.records import submit as records
+    from api.records import store as records
 
     with app.app_context():
         if session().get_bind().dialect.name != "postgresql":

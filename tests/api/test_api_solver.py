@@ -483,7 +483,7 @@ def test_a_hint_has_an_id_to_poll_and_is_stored(client, monkeypatch):
     assert body["poll"] == f"{API}/hints/{body['id']}"
     polled = poll_hint(client, body["poll"])
     assert polled.status_code == 200 and polled.get_json() == body
-    monkeypatch.setattr(api.solver.hints, "hint_code", lambda *a, **k: pytest.fail("searched again"))
+    monkeypatch.setattr(api.solver.hints, "hint_played", lambda *a, **k: pytest.fail("searched again"))
     again = hint(client, WINNABLE_YUKON, [{"from": "T7", "card": "TS", "to": "T2"}])  # the same canonical log
     assert again.status_code == 200 and again.get_json() == body
 
@@ -592,7 +592,7 @@ def test_a_search_stopped_at_the_soft_time_limit_is_stored_unknown(app, client, 
         raise SoftTimeLimitExceeded()
 
     monkeypatch.setattr(api.solver.searches, "solve_code", too_long)
-    monkeypatch.setattr(api.solver.hints, "hint_code", too_long)
+    monkeypatch.setattr(api.solver.hints, "hint_played", too_long)
     body = solvability(client, WINNABLE_YUKON).get_json()
     assert (body["status"], body["search"]) == ("unknown", None)
     assert body["reason"] == "the search went past its time limit on the worker (budget 60 s)"

@@ -131,3 +131,23 @@ def test_a_short_soak_of_the_real_layout_keeps_every_invariant(tmp_path, capsys)
     assert figures["drained_after"] is not None
     receipts = [json.loads(line) for line in (tmp_path / "kept" / "deliveries.jsonl").read_text().splitlines()]
     assert len(receipts) >= acknowledged and all(r["valid"] for r in receipts)
+
+
+def test_the_worker_memory_summary_names_the_line_that_grew(tmp_path):
+    """``--trace-worker``: a process's snapshots compared from the warm-up's to its last, by line."""
+    import tracemalloc
+
+    from bench.soak.memory import summary
+
+    kept = []
+    tracemalloc.start()
+    try:
+        for count in range(3):
+            kept.append(bytearray(200_000 * count))  # (grows between snapshots: the line below)
+            tracemalloc.take_snapshot().dump(str(tmp_path / f"4242-{count:04d}.snapshot"))
+    finally:
+        tracemalloc.stop()
+    text = summary(tmp_path, skip=1)
+    assert text.startswith("process 4242: traced") and "+0.40 MB in 1 min" in text
+    assert "test_soak.py" in text.splitlines()[1]
+    assert summary(tmp_path, skip=2) == "process 4242: 3 snapshots, too few to compare"
