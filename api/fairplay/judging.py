@@ -60,7 +60,7 @@ from api.fairplay.flags import (
     is_pending,
     judgement,
 )
-from api.platform import metrics
+from api.platform import events, metrics
 from api.platform.columns import UTCDateTime, dialect_insert
 from api.platform.db import DollarStatement, packed_values
 from api.platform.models import (
@@ -514,7 +514,8 @@ def review_queue(session: Session, after: int = 0, limit: int = REVIEW_PAGE) -> 
 def log_hint(session: Session, player: Player, code: str, actions: int, game: Game,
              action: str | None) -> bool:
     """Store a hint given (who, which deal, when, at the position of ``game``, which action, and
-    the position that action reaches: a known line of the deal). True if it handed out an action."""
+    the position that action reaches: a known line of the deal, announced as ``line_learned``).
+    True if it handed out an action."""
     reached = None
     if action is not None:
         ahead = game.copy()
@@ -523,6 +524,8 @@ def log_hint(session: Session, player: Player, code: str, actions: int, game: Ga
     session.add(Hint(player_id=player.id, code=code, at=datetime.now(UTC), actions=actions,
                      position=str(game.position), action=action, reached=reached))
     session.commit()
+    if reached is not None:
+        events.line_learned.send(None, code=code)
     return reached is not None
 
 

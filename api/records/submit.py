@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session
 from api.challenges.windows import AttemptUsed, attempt_values
 from api.fairplay import evidence
 from api.fairplay import judging as fairplay
-from api.platform import metrics
+from api.fairplay.flags import Finding
+from api.platform import events, metrics
 from api.platform.models import Record
 from api.players.accounts import Claim
 from api.records import deal_lock
@@ -104,32 +105,97 @@ def replayed(code: GameCode, body: dict[str, Any], submitted_by: str | None,
     return values, positions, evidence.index_keys(line)
 
 
+class JudgedNow:
+    """``FAIRPLAY_JUDGE=submission``: the line is judged here, against what the database knows
+    of the deal when the record is stored; the record takes its boards at once."""
+
+    pending = False
+    settles = False  # (the player is read with the deal)
+
+    def __init__(self, positions: frozenset[int], bands: list[int]) -> None:
+        self.positions, self.bands = positions, bands
+
+    def read(self, session: Session, values: dict[str, Any], claim: Claim) -> fairplay.DealRead:
+        return fairplay.read_deal(session, values["code"], claim, self.positions, self.bands,
+                                  values["received_at"], values["log_hash"])
+
+    def line_findings(self, values: dict[str, Any], read: fairplay.DealRead) -> list[Finding]:
+        return evidence.judge_line(values["code"], self.positions, read.known)
+
+    def stored(self, session: Session, stored: dict[str, Any] | Record, values: dict[str, Any]) -> None:
+        """A stored record's event (written in its transaction) and count."""
+        webhooks.emit(session, "record.created", lambda: record_json(stored))
+        session.commit()
+        metrics.record_stored(values["variant"], values["ranked"], values["flags"])
+
+
+class JudgedLater:
+    """``FAIRPLAY_JUDGE=worker``: the times are judged here, the line on the worker tier
+    (:func:`api.fairplay.judging.judge_pending`); the record is stored unranked, flagged
+    ``pending``, without its boards. A claimed name's player is settled by the statement that
+    stores it (one round trip), unless it is a challenge attempt's, read first
+    (:func:`api.fairplay.judging.read_player`): its attempt is read by player."""
+
+    pending = True
+
+    def __init__(self, claim: Claim, body: dict[str, Any]) -> None:
+        self.settles = claim.known is None and body.get("attempt") is None
+
+    def read(self, session: Session, values: dict[str, Any], claim: Claim) -> fairplay.DealRead:
+        if self.settles:
+            values.update(player=claim.name, player_id=None, vouched_by=None)
+            return fairplay.UNREAD
+        return fairplay.read_player(session, claim)
+
+    def line_findings(self, values: dict[str, Any], read: fairplay.DealRead) -> list[Finding]:
+        return []
+
+    def stored(self, session: Session, stored: dict[str, Any] | Record, values: dict[str, Any]) -> None:
+        """Nothing yet: its event is sent once it is judged."""
+        session.commit()
+
+
+Judging = JudgedNow | JudgedLater
+
+
 def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any], submitted_by: str | None,
            times_required: bool, judge_later: bool = False) -> Submitted:
-    """Replay a submitted game, judge it on its effective line and its times, and store it once.
-
-    On PostgreSQL that is two round trips: one statement reads what the game is judged by
-    (the deal's evidence and version, and the player the claimed name reads as:
-    :func:`api.fairplay.judging.read_deal`), one stores it with everything that follows, if the deal's
-    version is unchanged (:func:`insert_record`); in autocommit (:func:`begin`) that is its
-    commit. Of near-equal games sent at once, the first stored is the original: the others
-    find the deal changed and are judged again, holding the deal then
-    (:func:`api.records.deal_lock.hold_deal`). Raises :class:`Refused`.
-
-    ``judge_later`` (``FAIRPLAY_JUDGE=worker``): the game's times are judged here, its line on the
-    worker tier (:func:`api.fairplay.judging.judge_pending`); it is stored unranked, flagged ``pending``,
-    without its boards, in one statement that also settles a claimed name's player (a challenge
-    attempt's player is read first: :func:`api.fairplay.judging.read_player`)."""
+    """Replay a submitted game, judge it on its effective line and its times, and store it once
+    (:func:`judge_and_store`); announce it (``record_submitted``). Raises :class:`Refused`.
+    ``judge_later``: ``FAIRPLAY_JUDGE=worker`` (:class:`JudgedLater`), else :class:`JudgedNow`."""
     if not body["moves"]:
         raise EmptyLog("the log has no action: there is no game to store")
     times = body.get("times")
     check_times(times, len(body["moves"]))
     values, positions, bands = replayed(code, body, submitted_by, judge_later)
-    actions = values["canonical"].split()
-    time_findings = evidence.judge_times(times, body.get("elapsed_ms"), len(actions), times_required)
-    # judged later, a claimed name's player is settled in the store's own statement (one round trip);
-    # a challenge attempt needs its player before (its attempt is read by player)
-    store_settles = judge_later and claim.known is None and body.get("attempt") is None
+    mode: Judging = JudgedLater(claim, body) if judge_later else JudgedNow(positions, bands)
+    time_findings = evidence.judge_times(times, body.get("elapsed_ms"), len(values["canonical"].split()),
+                                         times_required)
+    stored, new, read = judge_and_store(session, claim, body, values, bands, time_findings, mode)
+    if new:
+        mode.stored(session, stored, values)
+    else:
+        session.commit()
+    done = Submitted(stored, new, new and values["ranked"] and not read.known.solver_lines, new and mode.pending)
+    if new:
+        events.record_submitted.send(None, code=values["code"], pending=done.pending,
+                                     ranked_unsearched=done.ranked_unsearched)
+    return done
+
+
+def judge_and_store(session: Session, claim: Claim, body: dict[str, Any], values: dict[str, Any], bands: list[int],
+                    time_findings: list[Finding], mode: Judging
+                    ) -> tuple[dict[str, Any] | Record, bool, fairplay.DealRead]:
+    """Judge a replayed game and store it: the stored record, whether it is new, and what it was judged by.
+
+    On PostgreSQL that is two round trips: one statement reads what the game is judged by
+    (the deal's evidence and version, and the player the claimed name reads as:
+    :func:`api.fairplay.judging.read_deal`), one stores it with everything that follows, if the deal's
+    version is unchanged (:func:`api.records.store.insert_record`); in autocommit (:func:`begin`) that
+    is its commit. Of near-equal games sent at once, the first stored is the original: the others
+    find the deal changed and are judged again, holding the deal then
+    (:func:`api.records.deal_lock.hold_deal`), at most :data:`JUDGEMENTS` times."""
+    times = body.get("times")
     for judgement in range(JUDGEMENTS):
         if judgement:  # another record of the deal was stored since this one's read
             try:
@@ -137,25 +203,18 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
             except deal_lock.DealBusy:
                 raise Busy(values["code"]) from None
         deal_lock.lock_deal(session)
-        if store_settles:  # the claimed name's player is read by the statement that stores the record
-            read = fairplay.UNREAD
-            values.update(player=claim.name, player_id=None, vouched_by=None)
-        else:
-            read = (fairplay.read_player(session, claim) if judge_later
-                    else fairplay.read_deal(session, values["code"], claim, positions, bands, values["received_at"],
-                                            values["log_hash"]))
-            player = settle_player(values, claim, read.named)
-        if body.get("attempt") is not None:  # a challenge attempt's game (AttemptError, AttemptUsed)
+        read = mode.read(session, values, claim)
+        player = None if mode.settles else settle_player(values, claim, read.named)
+        if player is not None and body.get("attempt") is not None:  # an attempt's game (AttemptError, AttemptUsed)
             values.update(attempt_values(session, body["attempt"], player, values["code"], values["log_hash"],
                                          values["received_at"]))
-        findings = (([] if judge_later else evidence.judge_line(values["code"], positions, read.known))
-                    + time_findings
+        findings = (mode.line_findings(values, read) + time_findings
                     + evidence.judge_server_time(values["server_elapsed_ms"], body.get("elapsed_ms"), times))
-        values.update(fairplay.columns(findings, times, pending=judge_later))
+        values.update(fairplay.columns(findings, times, pending=mode.pending))
         try:
-            stored, new = store_record(session, values, bands, read.version, upkeep=not judge_later,
-                                       claim=claim if store_settles else None, times=times)
-            break
+            stored, new = store_record(session, values, bands, read.version, upkeep=not mode.pending,
+                                       claim=claim if mode.settles else None, times=times)
+            return stored, new, read
         except Stale:
             continue
         except IntegrityError:  # a concurrent record of the same attempt came first (its unique index)
@@ -163,14 +222,7 @@ def submit(session: Session, claim: Claim, code: GameCode, body: dict[str, Any],
                 raise
             session.rollback()
             raise AttemptUsed(values["attempt_id"], None) from None
-    else:
-        raise Busy(values["code"])
-    if new and not judge_later:  # (a pending record's event is sent once it is judged)
-        webhooks.emit(session, "record.created", lambda: record_json(stored))
-    session.commit()
-    if new and not judge_later:
-        metrics.record_stored(values["variant"], values["ranked"], values["flags"])
-    return Submitted(stored, new, new and values["ranked"] and not read.known.solver_lines, new and judge_later)
+    raise Busy(values["code"])
 
 
 def begin(session: Session) -> None:

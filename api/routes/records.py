@@ -12,7 +12,7 @@ from sqlalchemy import literal, select, tuple_
 from api.boards import reads as boards
 from api.challenges.windows import AttemptError, AttemptUsed
 from api.fairplay.judging import decide, judged_later
-from api.platform import db, events
+from api.platform import db
 from api.platform.auth import authenticate
 from api.platform.models import ApiKey, Record
 from api.platform.problems import Problem, invalid_field, rejected_log
@@ -57,9 +57,6 @@ def submit_record() -> tuple[dict, int, dict[str, str]]:
         raise Problem(409, str(error), "attempt-used") from None
     except AttemptError as error:
         raise invalid_field("attempt", str(error)) from None
-    if done.new:  # (the submission's own event, until records.submit sends it)
-        events.record_submitted.send(None, code=str(code), pending=done.pending,
-                                     ranked_unsearched=done.ranked_unsearched)
     answer = record_json(done.record)
     return answer, 201 if done.new else 200, {"Location": url_for("records.get_record", record_id=answer["id"])}
 

@@ -22,7 +22,7 @@ from limits import parse_many
 from sqlalchemy.orm import Session
 
 from api.fairplay.judging import disclose, log_hint
-from api.platform import db, events
+from api.platform import db
 from api.platform.auth import authenticate, bearer_token
 from api.platform.limits import client_key, get_limiter, search_client
 from api.platform.models import HintAnswer, HintRequest, Player
@@ -113,8 +113,7 @@ def hint_answer(row: HintAnswer, player: Player, game: Game | None,
             "Retry-After": str(solver.hints.retry_after), "Location": poll}
     if game is None:
         game = play(parse_code(code), log_text).game
-    if log_hint(db.session(), player, code, after_actions, game, answer.get("hint")):
-        events.line_learned.send(None, code=code)  # a hint's position is a new known line of the deal
+    log_hint(db.session(), player, code, after_actions, game, answer.get("hint"))
     return {"continued": False, **answer, "id": token, "poll": poll}, 200, {}  # (answers kept from before: a search)
 
 
