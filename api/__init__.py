@@ -20,6 +20,7 @@ from api import commands, routes, tasks
 from api.boards import upkeep  # noqa: F401 (its ORM hooks keep the boards)
 from api.pages import cards as page_cards  # noqa: F401 (adds views to page_views.bp)
 from api.pages import challenges as page_challenges  # noqa: F401 (adds views to page_views.bp)
+from api.pages import check as page_check  # noqa: F401 (adds views to page_views.bp)
 from api.pages import players as page_players  # noqa: F401 (adds views to page_views.bp)
 from api.pages import views as page_views
 from api.platform import db, events, limits, logs, problems

@@ -24,9 +24,11 @@ from api.boards import reads as boards
 from api.challenges import days as challenge_days
 from api.challenges import windows as challenges
 from api.pages import sharecard
+from api.pages.board import board_view, position_at
 from api.pages.challenges import challenge_title, record_challenge, record_time, sealing_challenge, visitor
 from api.pages.framecache import Picture
-from api.pages.views import VARIANT_TITLES, _, board_view, bp, position_at, share_card
+from api.pages.views import VARIANT_TITLES, bp, share_card
+from api.pages.words import _
 from api.platform import db
 from api.platform.models import Challenge, Record
 from api.platform.problems import Problem

@@ -31,19 +31,17 @@ from api.pages.views import (
     VARIANT_TITLES,
     VARIANTS,
     WITHHELD_RECORD_PAGES,
-    _,
     bp,
     cached_frames,
     cached_viewer,
     clock_text,
     conditional,
-    day_text,
     error_page,
-    moment_text,
     page_url,
     render,
     requested_step,
 )
+from api.pages.words import _, day_text, moment_text
 from api.platform import db
 from api.platform.models import Challenge, Record
 from api.platform.problems import Problem

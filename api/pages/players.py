@@ -20,7 +20,8 @@ from sqlalchemy import select
 from api.boards import reads as boards
 from api.challenges import days as challenge_days
 from api.fairplay.flags import page_values
-from api.pages.views import FLAG_TEXTS, VARIANTS, _, bp, error_page, render
+from api.pages.views import FLAG_TEXTS, VARIANTS, bp, error_page, render
+from api.pages.words import _
 from api.platform import db
 from api.platform.models import Record
 from api.players import stats

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-from collections import deque
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC
 from typing import Any
 
-from babel.dates import format_date, format_datetime, format_skeleton, format_time, get_datetime_format
+from babel.dates import format_datetime
 from flask import Blueprint, Flask, current_app, g, redirect, render_template, request, url_for
 from flask.wrappers import Response
 from markupsafe import Markup
@@ -31,64 +30,33 @@ from markupsafe import Markup
 from api.boards import reads as boards
 from api.fairplay.flags import FLAGS, page_values
 from api.pages import assets, sharecard
+from api.pages.board import SCRIPT_TEXTS, board_labels, board_view, describe_log, frames, log_page, position_at
 from api.pages.framecache import FrameCache, Picture, accepts_gzip, pack
-from api.pages.i18n import LANGUAGE_NAMES, card_name, card_names, gettext, page_language, rule_sentence
-from api.platform import db, metrics
+from api.pages.i18n import LANGUAGE_NAMES, card_names, page_language
+from api.pages.words import _, card_face, card_short, day_text, games_in_words, month_text, week_text
+from api.platform import db
 from api.platform.marks import N_
 from api.platform.models import Record
 from api.platform.problems import Problem
 from api.records.times import unpack_times
-from api.routes import PREFIX, json_body
+from api.routes import PREFIX
 from api.routes.leaderboard import standing_entries, with_records, withheld_codes
-from engine import Card, Game, GameCode, InvalidActionError, InvalidCodeError, Position
-from engine.actions import Draw, Move, Undo, log_items, parse_action
-from engine.cards import SUIT_CHARS, SUIT_SYMBOLS
+from engine import Game, GameCode, InvalidCodeError
 from engine.codes import RULES as RULE_LETTERS
 from engine.codes import VERSION as CODE_VERSION
-from engine.rules import RULE_SETS, UNDO_DEPTH
-from engine.rules.registry import GAMES, game_titles
-from verifier import replay
+from engine.rules import RULE_SETS
+from engine.rules.registry import GAMES
 
 bp = Blueprint("pages", __name__)
 
 #: the variants, in the order of the home page's standings
 VARIANTS = tuple((rule_set.variant, rule_set.title) for rule_set in RULE_SETS)  # titles: msgids (api.pages.i18n)
 VARIANT_TITLES = dict(VARIANTS)
-#: the actions one page of a log lists, and so the steps one window of the viewer's frames covers:
-#: what a request renders stays this size whatever the log's length
-LOG_PAGE = 200
 #: the rows of a leaderboard on a page
 LEADERBOARD_ROWS = 10
 EXAMPLE_CODE = "YU1-C-AAAAAAB"
 #: a year: the cache lifetime of a static file under its hashed name
 IMMUTABLE = "public, max-age=31536000, immutable"
-
-#: what the page scripts say, translated on the server and handed to them as JSON
-SCRIPT_TEXTS = {
-    "column": N_("column {number}: {cards}"),
-    "column_empty": N_("column {number}: empty"),
-    "face_down": N_("face-down card"),
-    "foundation": N_("foundation {number}: {card}"),
-    "foundation_empty": N_("foundation {number}: empty"),
-    "stock": N_("stock, cards left: {count}"),
-    "waste": N_("waste: {card} on top, cards: {count}"),
-    "waste_empty": N_("waste: empty"),
-    "step_start": N_("Start position. Score {score}, moves {moves}."),
-    "step": N_("Action {step} of {total}: {action}. Score {score}, moves {moves}."),
-    "step_won": N_("The game is won."),
-    "load_failed": N_("The replay could not be loaded. Reload the page to try again."),
-    "log_range": N_("Actions {first}–{last} of {total}"),
-    "replay_too_long": N_("This log is too long for the replay viewer."),
-    "play": N_("Play"),
-    "pause": N_("Pause"),
-    "copied": N_("Copied."),
-    "copy_failed": N_("Could not copy: select the text and copy it yourself."),
-    "local_time": N_("{time} (your time)"),
-    "countdown": N_("Next challenge in {left} ({time} UTC)"),
-    "countdown_done": N_("The next challenge is ready: reload the page."),
-    "left_days": N_("{days} d {hours} h"),
-    "left_hours": N_("{hours} h {minutes} min"),
-}
 
 #: why a game code is not one, by the part of it that is wrong (``InvalidCodeError.part``)
 CODE_PROBLEMS = {
@@ -108,41 +76,6 @@ def _choose_language() -> None:
     g.lang = page_language()
     #: the language the ``lang`` parameter chose, which links and forms carry on (else ``None``)
     g.explicit_lang = g.lang if request.args.get("lang", "").strip().lower() == g.lang else None
-
-
-def _(message: str, **params: Any) -> str:
-    """``message`` in the page's language (plain text: Jinja escapes it)."""
-    return gettext(g.lang, message, **params)
-
-
-def day_text(day: date) -> str:
-    """A day in the page's language: ``Dec 4, 2026``, ``2026. 12. 4.``, ``4.12.2026`` (pages show
-    it in ``<time class="nowrap">``: ``macros.day``, so that it stays on one line)."""
-    return format_date(day, "medium", locale=g.lang)
-
-
-def month_text(day: date) -> str:
-    """The month of ``day`` in the page's language: ``December 2026``, ``2026년 12월``, ``joulukuu 2026``."""
-    return format_skeleton("yMMMM", day, locale=g.lang)
-
-
-def week_text(day: date) -> str:
-    """A week's first day, short, in the page's language: ``12/4``, ``12. 4.``, ``4.12.``."""
-    return format_skeleton("Md", day, locale=g.lang)
-
-
-def moment_text(moment: datetime) -> str:
-    """A moment in UTC to the minute, in the page's language: ``Dec 5, 2026, 12:00 AM``,
-    ``2026. 12. 5. 오전 12:00``, ``5.12.2026 klo 0.00`` (the page adds "UTC")."""
-    moment = moment.astimezone(UTC)
-    return str(get_datetime_format("medium", locale=g.lang)).format(
-        format_time(moment, "short", tzinfo=UTC, locale=g.lang), format_date(moment, "medium", locale=g.lang))
-
-
-def games_in_words() -> str:
-    """The registry's games in the page's language, in a sentence: ``Yukon and Forty Thieves``."""
-    names = [_(title) for title in game_titles()]
-    return _("{games} and {last}", games=", ".join(names[:-1]), last=names[-1]) if len(names) > 1 else names[0]
 
 
 def page_url(endpoint: str, **values: Any) -> str:
@@ -176,18 +109,6 @@ def _template_helpers() -> dict[str, Any]:
             "card_short": card_short, "card_url": card_url, "card_size": sharecard.SIZE,
             "longest_bucket": longest_bucket, "games_in_words": games_in_words, "first_variant": VARIANTS[0][0],
             "day_text": day_text, "month_text": month_text, "week_text": week_text}
-
-
-def card_face(text: str) -> dict[str, str]:
-    """How a card is drawn: rank (``10``), suit symbol, colour and name (its ``title``)."""
-    card = Card.from_text(text)
-    return {"rank": card.symbol[:-1], "symbol": SUIT_SYMBOLS[card.suit], "colour": "red" if card.red else "black",
-            "name": card_name(g.lang, card)}
-
-
-def card_short(text: str) -> str:
-    """A card as players write it: ``10♦``."""
-    return Card.from_text(text).symbol
 
 
 @bp.after_request
@@ -293,169 +214,6 @@ def static_file(filename: str) -> Response:
         response.set_data(asset.body)
     response.make_conditional(request)
     return response
-
-
-# -- the board, as the templates and the scripts draw it -----------------------
-
-def board_view(position: Position) -> dict[str, Any]:
-    """What a board shows: each column's face-down count and face-up cards, each
-    foundation's suit, top card and size, the stock's size and the waste's top
-    card (``None`` for games without stock and waste)."""
-    rules = position.rules
-    has_stock = rules.has_stock
-    return {
-        "columns": [{"down": down, "up": [str(card) for card in column[down:]]}
-                    for column, down in zip(position.columns, position.down)],
-        "foundations": [{"suit": SUIT_CHARS[suit], "symbol": SUIT_SYMBOLS[suit],
-                         "top": str(pile[-1]) if pile else None, "count": len(pile)}
-                        for suit, pile in zip(rules.foundation_suits, position.foundations)],
-        "stock": len(position.stock) if has_stock else None,
-        "waste": {"top": str(position.waste[-1]) if position.waste else None, "count": len(position.waste)}
-        if has_stock else None,
-    }
-
-
-def board_labels(lang: str, view: dict[str, Any]) -> dict[str, Any]:
-    """The text alternatives of a board's piles, such as ``column 1: ace of diamonds,
-    three of spades`` (``static/js/board.js`` builds the same from the same words)."""
-    face_down = gettext(lang, SCRIPT_TEXTS["face_down"])
-    columns = []
-    for number, column in enumerate(view["columns"], 1):
-        cards = [face_down] * column["down"] + [card_name(lang, card) for card in column["up"]]
-        columns.append(gettext(lang, SCRIPT_TEXTS["column"], number=number, cards=", ".join(cards)) if cards
-                       else gettext(lang, SCRIPT_TEXTS["column_empty"], number=number))
-    foundations = [gettext(lang, SCRIPT_TEXTS["foundation"], number=number, card=card_name(lang, pile["top"]))
-                   if pile["top"] else gettext(lang, SCRIPT_TEXTS["foundation_empty"], number=number)
-                   for number, pile in enumerate(view["foundations"], 1)]
-    stock = waste = None
-    if view["stock"] is not None:
-        stock = gettext(lang, SCRIPT_TEXTS["stock"], count=view["stock"])
-        top = view["waste"]["top"]
-        waste = (gettext(lang, SCRIPT_TEXTS["waste"], card=card_name(lang, top), count=view["waste"]["count"])
-                 if top else gettext(lang, SCRIPT_TEXTS["waste_empty"]))
-    return {"columns": columns, "foundations": foundations, "stock": stock, "waste": waste}
-
-
-def frame(game: Game, step: dict[str, Any] | None, time: int | None) -> dict[str, Any]:
-    """The position ``game`` is at, after the action ``step`` describes (``None``: the deal) and
-    played at ``time`` (ms from the game's start, when times were sent)."""
-    position = game.position
-    described = step or {"text": None, "label": None, "from": None, "to": None, "card": None}
-    return {"action": described["text"], "label": described["label"], "from": described["from"],
-            "to": described["to"], "card": described["card"], "time": time, "score": position.score,
-            "moves": position.moves, "takebacks": position.takebacks, "won": game.is_won,
-            "board": board_view(position)}
-
-
-def log_page(step: int, total: int) -> tuple[int, int]:
-    """The first and last action of the page of the log that shows ``step`` (step 0: the first
-    page): pages of ``LOG_PAGE`` actions, 1–200, 201–400, …"""
-    first = max(0, step - 1) // LOG_PAGE * LOG_PAGE + 1
-    return first, min(total, first + LOG_PAGE - 1)
-
-
-def frames(code: GameCode, log: Any, limit: int, step: int = 0, times: list[int] | None = None) -> dict[str, Any]:
-    """The window of positions of ``log`` on ``code``'s deal that holds ``step``: from the one
-    before its page of the log to its last action (:func:`log_page`), each with its action in
-    words. The log is played up to the first action that is not valid notation or breaks a
-    rule, which is reported in ``error`` (its sentence in the page's language); ``total`` is the
-    number of actions played, ``previous``/``next`` the steps that open the neighbouring
-    windows (``None`` at either end). More than ``limit`` actions: 422."""
-    items = log_items(log)
-    if len(items) > limit:
-        raise Problem(422, f"moves: the log has {len(items)} actions; the replay viewer shows at most {limit}",
-                      "validation-error", errors=[{"field": "moves", "message": f"more than {limit} actions"}])
-    verdict = replay(code, log)  # the whole log (the engine is fast), for its length and its first error
-    actions, failed = verdict.canonical, verdict.error
-    error = None if failed is None else {
-        "index": failed.index, "action": failed.action, "rule": failed.rule, "kind": failed.kind,
-        "message": failed.message if failed.kind == "syntax" else rule_sentence(g.lang, failed.key, failed.params,
-                                                                                failed.message)}
-    total = len(actions)
-    first, last = log_page(max(0, min(total, step)), total)
-    game = position_at(code, actions, first - 1)
-    before = max(1, first - 1)  # the window's first position is after the previous page's last action
-    described = describe_log(actions, before, last)
-    out = [frame(game, described[0] if first > 1 else None, times[first - 2] if times and first > 1 else None)]
-    for number in range(first, last + 1):
-        game.push(parse_action(actions[number - 1]))
-        out.append(frame(game, described[number - before], times[number - 1] if times else None))
-    return {"code": str(code), "variant": code.variant, "total": total, "start": first - 1, "frames": out,
-            "previous": first - 1 if first > 1 else None, "next": last + 1 if last < total else None,
-            "error": error}
-
-
-def position_at(code: str | GameCode, actions: list[str], step: int) -> Game:
-    """The game after the first ``step`` actions of a legal canonical log (played as the
-    verifier plays a log: far faster than action by action)."""
-    game = Game.from_code(code)
-    game.push_items(actions[:step], [], text_log=True)
-    return game
-
-
-# -- the log, in words ------------------------------------------------------------------
-
-def describe_log(actions: list[str], first: int = 1, last: int | None = None) -> list[dict[str, Any]]:
-    """Actions ``first`` … ``last`` (1-based) of a legal canonical log as a player reads them
-    ("5♥ T3 → T1", "Draw", "Undo (takes back 5♥ T3 → T1)", "A♠ → foundation") with the piles
-    each takes a card from and puts it on, which the viewer highlights (``None`` for nothing
-    moved). The actions before ``first`` are only parsed, for what an undo takes back."""
-    done: deque[Draw | Move] = deque(maxlen=UNDO_DEPTH)  # what an undo would take back, as the engine keeps it
-    steps = []
-    for number, text in enumerate(actions[:last], 1):
-        action = parse_action(text)
-        if isinstance(action, Undo):
-            undone = done.pop() if done else None
-            if number >= first:
-                steps.append({"text": text, **describe_undo(undone)})
-        else:
-            done.append(action)
-            if number >= first:
-                steps.append({"text": text, **describe_action(action)})
-    return steps
-
-
-def describe_action(action: Draw | Move) -> dict[str, Any]:
-    if isinstance(action, Draw):
-        return {"label": _("Draw"), "from": "S", "to": "W", "card": None}
-    return describe_move(action)
-
-
-def describe_undo(undone: Draw | Move | None) -> dict[str, Any]:
-    if undone is None:
-        return {"label": _("Undo"), "from": None, "to": None, "card": None}
-    taken_back = describe_action(undone)
-    return {"label": _("Undo (takes back {action})", action=taken_back["label"]),
-            "from": taken_back["to"], "to": taken_back["from"], "card": taken_back["card"]}
-
-
-def describe_move(move: Move) -> dict[str, Any]:
-    card = move.card.symbol if move.card is not None else ""
-    source, target = move.source_name, move.target_name
-    if move.source == "F":
-        label = _("Take-back: {card} {source} → {target}", card=card, source=source, target=target)
-    elif move.source == "W":
-        label = (_("{card} from the waste → foundation", card=card) if move.target == "F"
-                 else _("{card} from the waste → {target}", card=card, target=target))
-    elif move.target == "F":
-        label = _("{card} {source} → foundation", card=card, source=source)
-    else:
-        label = f"{card} {source} → {target}"
-    return {"label": label, "from": source, "to": target, "card": str(move.card) if move.card else None}
-
-
-def action_error(error: Any) -> dict[str, str]:
-    """An action that could not be played, in the page's language: what went wrong in a
-    sentence; the rule id only as a detail."""
-    if error.kind == "syntax":
-        head = _("Action {number} ({action}) is not a move the app knows.", number=error.index + 1,
-                 action=error.action)
-        sentence = _("Write actions such as T2:TD>T5, T7>F, W>T4, S (draw) or U (undo).")
-    else:
-        head = _("Action {number} ({action}) breaks a rule.", number=error.index + 1, action=error.action)
-        sentence = rule_sentence(g.lang, error.key, error.params, error.message)
-    return {"head": head, "sentence": sentence, "rule": error.rule if error.kind == "rule" else None,
-            "action": error.action}
 
 
 # -- the pages ------------------------------------------------------------------
@@ -737,86 +495,4 @@ def init_app(app: Flask) -> None:
         app.extensions["api.frames"] = FrameCache(app.config["FRAMES_CACHE_BYTES"])
     app.register_blueprint(bp)
 
-
-@bp.post("/frames.json")
-def log_frames() -> dict[str, Any]:
-    """The window of positions of a posted ``{"code", "moves", "step"}`` (the checker's replay)
-    that holds ``step`` (0 when left out), for logs of at most ``FRAMES_MAX_ACTIONS`` actions:
-    the log is replayed on every request, and one window of positions is made."""
-    body = json_body()
-    if not isinstance(body, dict) or not isinstance(body.get("code"), str) \
-            or not isinstance(body.get("moves"), (str, list)):
-        raise Problem(422, "body: expected {\"code\": a game code, \"moves\": a log as text or an array}",
-                      "validation-error", errors=[{"field": "body", "message": "expected code and moves"}])
-    step = body.get("step", 0)
-    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-        raise Problem(422, "step: expected a whole number from 0", "validation-error",
-                      errors=[{"field": "step", "message": "expected a whole number from 0"}])
-    try:
-        code = GameCode.from_text(body["code"])
-    except InvalidCodeError as exc:
-        raise Problem(422, f"code: {exc.message}", "invalid-code",
-                      errors=[{"field": "code", "message": exc.message, "part": exc.part}]) from None
-    try:
-        return frames(code, body["moves"], current_app.config["FRAMES_MAX_ACTIONS"], step)
-    except InvalidActionError as exc:  # an item that is neither text nor an action object
-        raise Problem(422, f"moves: {exc.message}", "validation-error",
-                      errors=[{"field": "moves", "message": exc.message}]) from None
-
-
-class _FieldError(Exception):
-    """A checker field that is missing or wrong, and why (in the page's language)."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field, self.message = field, message
-
-
-@bp.route("/check", methods=["GET", "POST"])
-def check() -> tuple[str, int]:
-    """The checker: a plain form. With a code and a log (query or form fields) the page shows
-    the verdict, the legal part's log and its last position, and the action that failed."""
-    code_text = request.values.get("code", "").strip()
-    moves = request.values.get("moves", "")
-    context: dict[str, Any] = {"code": code_text, "moves": moves, "example": EXAMPLE_CODE, "verdict": None,
-                               "field_error": None, "error_field": None}
-    status = 200
-    asked = "code" in request.values or "moves" in request.values
-    if asked:
-        try:
-            context.update(check_log(code_text, moves))
-        except _FieldError as exc:
-            context.update(field_error=exc.message, error_field=exc.field)
-            status = 422
-    share = url_for("pages.check", code=code_text, moves=moves, _external=True,
-                    **({"lang": g.explicit_lang} if g.explicit_lang else {})) if asked else request.url
-    title = _("Check a log")
-    if context["verdict"] is not None:
-        title = _("Check of {code}", code=context["verdict"].code)
-    return render("check.html", status, title=title, share_url=share,
-                  page_scripts=["js/check.js"] if context["verdict"] is not None else [],
-                  description=_("Paste a game code and a move log: the verifier replays it action by action."),
-                  **context)
-
-
-def check_log(code_text: str, moves: str) -> dict[str, Any]:
-    """The checker's verdict on ``moves`` played on ``code_text``, and what the page shows of it."""
-    if not code_text:
-        raise _FieldError("code", _("Enter a game code such as {example}.", example=EXAMPLE_CODE))
-    try:
-        code = GameCode.from_text(code_text)
-    except InvalidCodeError as exc:
-        raise _FieldError("code", _("{code} is not a game code: {reason}", code=code_text,
-                                    reason=code_problem(exc))) from None
-    if not moves.strip():
-        raise _FieldError("moves", _("Paste a move log."))
-    limit = current_app.config["MAX_LOG_ACTIONS"]
-    if len(log_items(moves)) > limit:
-        raise _FieldError("moves", _("The log has more than {limit} actions.", limit=limit))
-    verdict = replay(code, moves)
-    metrics.verified(verdict)
-    total = len(verdict.canonical)
-    # the viewer opens at the last legal position (or the step asked for), with that page of the log
-    return {"verdict": verdict, "failure": action_error(verdict.error) if verdict.error else None,
-            "v": viewer_state(code, verdict.canonical, requested_step(total, total), None, total)}
 

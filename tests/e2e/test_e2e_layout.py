@@ -14,8 +14,8 @@ from urllib.parse import quote, unquote
 import pytest
 from babel.messages.pofile import read_po
 
+from api.pages.board import board_labels
 from api.pages.i18n import catalog_path
-from api.pages.views import board_labels
 from tests.e2e.e2e_helpers import LONG_NAME
 
 WIDTHS = {390: 844, 768: 1024, 1366: 900}

@@ -10,8 +10,8 @@ from urllib.parse import unquote
 
 import pytest
 
+from api.pages.board import board_labels, board_view
 from api.pages.i18n import card_name, rule_message
-from api.pages.views import board_labels, board_view
 from engine import Game
 from tests.e2e.e2e_helpers import MARKUP_NAME
 from verifier import replay

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from api.pages.views import LOG_PAGE, board_labels, clock_text
+from api.pages.board import LOG_PAGE, board_labels
+from api.pages.views import clock_text
 from tests.e2e.conftest import timed_times
 from tests.e2e.test_e2e_layout import ILLEGAL_CHECK, LANGS, WIDTHS, viewer_ready, with_lang
 

@@ -11,6 +11,7 @@ from unittest import mock
 
 import pytest
 
+from api.pages import board
 from api.pages import views as pages
 from tests.play import play_greedy
 
@@ -23,7 +24,7 @@ def record_id(submit):
 
 
 def test_a_records_frames_are_computed_once_then_served_from_the_cache(client, record_id):
-    with mock.patch.object(pages, "frames", wraps=pages.frames) as computed:
+    with mock.patch.object(pages, "frames", wraps=board.frames) as computed:
         first = client.get(f"/records/{record_id}/frames.json")
         again = client.get(f"/records/{record_id}/frames.json")
     assert computed.call_count == 1

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from html_tree import parse
 
-from api.pages.views import SCRIPT_TEXTS
+from api.pages.board import SCRIPT_TEXTS
 from engine import Card, Game, parse_action
 from tests.play import play_greedy
 from verifier import deal_json, replay
@@ -467,7 +467,7 @@ def test_each_step_has_its_own_url_and_the_server_draws_it(client, submit):
         assert viewer.find("dd", data_counter="step").text == f"{step} / {len(actions)}"
         assert viewer.find("dd", data_counter="score").text == str(frames[step]["score"])
         columns = [c.attrs["aria-label"] for c in viewer.find_all("div", class_="column")]
-        from api.pages.views import board_labels
+        from api.pages.board import board_labels
         assert columns == board_labels("en", frames[step]["board"])["columns"]
         current = viewer.find_all("a", aria_current="step")
         assert [a.attrs["data-step"] for a in current] == ([str(step)] if step else [])
@@ -487,7 +487,7 @@ def test_each_step_has_its_own_url_and_the_server_draws_it(client, submit):
 def test_the_log_reads_like_a_game(log, expected):
     from flask import Flask, g
 
-    from api.pages.views import describe_log
+    from api.pages.board import describe_log
     app = Flask(__name__)
     with app.test_request_context("/"):
         g.lang = "en"

@@ -13,7 +13,8 @@ import pytest
 from html_tree import parse
 
 from api.pages import views as pages
-from api.pages.views import LOG_PAGE, clock_text, describe_log
+from api.pages.board import LOG_PAGE, describe_log
+from api.pages.views import clock_text
 from engine import Game, parse_action
 from tests.play import play_greedy
 
@@ -250,7 +251,8 @@ def test_the_moved_card_and_what_it_carried_glow_on_the_servers_board(client, su
 
 
 def test_a_board_tells_the_css_how_long_its_longest_column_is(client):
-    from api.pages.views import LONGEST_BUCKETS, board_view, longest_bucket
+    from api.pages.board import board_view
+    from api.pages.views import LONGEST_BUCKETS, longest_bucket
 
     view = board_view(Game.from_code("YU1-C-AAAAAAB").position)
     assert longest_bucket(view) == 12  # 6 face-down and 5 face-up cards
