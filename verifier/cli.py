@@ -143,7 +143,7 @@ def build_parser(solver: bool = True) -> argparse.ArgumentParser:
     eng.add_argument("--expect", choices=(COMPILED, PURE, "auto"),
                      help="exit with status 1 unless this build runs (auto: pure if SOLITAIRE_PURE is set)")
     eng.set_defaults(func=cmd_engine)
-    if solver:
+    if solver:  # (imported on first use: a replay's cold start loads no solver; no cycle)
         from .solving import register
 
         register(sub)  # solve, hint

@@ -28,7 +28,7 @@ from babel.support import Translations
 from flask import after_this_request, has_request_context, request
 
 from api.platform.marks import N_
-from engine import Card
+from engine import DECK, Card
 from engine.messages import MESSAGES
 from engine.rules import RULE_SETS
 from engine.rules.registry import titles
@@ -170,6 +170,4 @@ def card_name(lang: str, card: Card | str) -> str:
 @cache
 def card_names(lang: str) -> dict[str, str]:
     """Every card's text (``TD``) → its name in ``lang``."""
-    from engine import DECK
-
     return {str(card): card_name(lang, card) for card in DECK}
