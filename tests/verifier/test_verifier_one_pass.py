@@ -10,6 +10,8 @@ from __future__ import annotations
 import random
 
 import pytest
+
+pytest.importorskip("hypothesis", reason="the property tests need hypothesis (the test extra)")
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
