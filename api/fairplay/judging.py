@@ -1,11 +1,12 @@
-"""Fair play: the flags (declared once, in :data:`FLAGS`), the evidence on a record from
-what the database knows of its deal, its re-evaluation when the service learns a new
-line of the deal, the review queue and its decisions, and the hint log.
+"""Fair play's judgement: what the database knows of a deal (one read), a record's
+fair-play columns from its evidence, a pending record's judgement on the worker tier, the
+re-evaluation when the service learns a new line of the deal, the review queue and its
+decisions, and the hint log.
 
-A record is *ranked* (counts on the boards) when it carries no flag. The evidence is
-computed on the game's effective line (:mod:`api.fairplay.evidence`), never on the text of the
-log: see ``docs/fair-play.md`` for the threat model and the thresholds
-(:data:`api.fairplay.evidence.THRESHOLDS`).
+The flags are declared in :mod:`api.fairplay.flags`; a record is *ranked* (counts on the
+boards) when it carries none. The evidence is computed on the game's effective line
+(:mod:`api.fairplay.evidence`), never on the text of the log: see ``docs/fair-play.md`` for
+the threat model and the thresholds (:data:`api.fairplay.evidence.THRESHOLDS`).
 
 A flag that sends a record to review gives it the status ``review``; an admin decides
 (``visible`` clears the review flags, ``hidden`` confirms them).

@@ -1,9 +1,7 @@
-"""Records: a record's identity (:func:`log_hash`), its column values from a verified
-replay (:func:`new_record`), storing it once with the upkeep of its boards
-(:func:`store_record`), and a submission as one service function (:func:`submit`:
-replay, evidence, store, in one transaction), which raises domain errors
-(:class:`Refused`) that the views turn into HTTP. Used by the ``/records`` views, the
-backup and re-verification."""
+"""A submission as one service function (:func:`submit`): replay the log once, judge the
+game by one of the two judging modes (:class:`JudgedNow`, :class:`JudgedLater`), store it
+once (:mod:`api.records.store`) and announce it. It raises domain errors
+(:class:`Refused`) that ``api.routes.errors`` answers as problems."""
 
 from __future__ import annotations
 
