@@ -122,7 +122,10 @@ def test_a_short_soak_of_the_real_layout_keeps_every_invariant(tmp_path, capsys)
     findings = {f["name"]: f for f in figures["findings"]}
     # (memory growth is judged on long runs: half a minute of a warming process is no leak)
     kept = {name: f for name, f in findings.items() if "MB/min" not in name}
-    assert len(kept) >= 4 and all(f["ok"] for f in kept.values()), findings
+    assert set(kept) == {"every acknowledged record stored exactly once",
+                         "each record.created delivered exactly once, signature valid",
+                         "nothing left pending after the drain"}, findings
+    assert all(f["ok"] for f in kept.values()), findings
     assert code == 0 or not all(f["ok"] for f in findings.values()), out[-3000:]
     # (a busy machine may fall behind: a record not sent then is an error, not a broken promise)
     records = figures["rows"]["POST /records"]
