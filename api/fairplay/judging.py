@@ -34,7 +34,6 @@ from sqlalchemy import (
     func,
     literal_column,
     null,
-    or_,
     select,
     union_all,
 )
@@ -424,15 +423,16 @@ def _judge_again(record: Record, findings: list[Finding]) -> bool:
 
 def in_a_top(session: Session, code: str, top: int) -> bool:
     """Whether an eligible record of the deal is in the first ``top`` places of one of its boards
-    (deal, variant, challenge). An entry's place is one more than the entries with a lower
-    ``sort_key`` on its board, so it is within ``top`` when no board has a ``top``-th entry
-    or its key is not below that entry's: one correlated read of at most ``top`` index rows
-    a board (``ix_board_entries_order``), however long the board."""
+    (deal, variant, challenge) that holds at least ``top`` entries: a board with fewer is not yet
+    contested, so a new deal's first record, alone on its deal's board, does not count. An
+    entry's place is one more than the entries with a lower ``sort_key`` on its board, so it is
+    within ``top`` when its key is not below the board's ``top``-th entry's: one correlated read
+    of at most ``top`` index rows a board (``ix_board_entries_order``), however long the board."""
     other = aliased(BoardEntry)
     last = (select(other.sort_key).where(other.board == BoardEntry.board).order_by(other.sort_key)
-            .offset(top - 1).limit(1).correlate(BoardEntry).scalar_subquery())  # the top-th key, if any
+            .offset(top - 1).limit(1).correlate(BoardEntry).scalar_subquery())  # the top-th key (NULL: none)
     statement = (select(BoardEntry.record_id).join(Record, Record.id == BoardEntry.record_id)
-                 .where(Record.code == code, or_(last.is_(None), BoardEntry.sort_key <= last))
+                 .where(Record.code == code, BoardEntry.sort_key <= last)
                  .limit(1))
     return session.execute(statement).first() is not None
 

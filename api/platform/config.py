@@ -365,7 +365,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("FAIRPLAY_TIMES_REQUIRED", "1", parse_bool,
             "a record without per-action times is unranked (flag `untimed`); off: untimed records rank"),
     Setting("FAIRPLAY_SOLVE_TOP", "10", parse_optional_positive_int,
-            "a record entering the top N of a board has its deal solved on the worker tier, so that its "
+            "a record entering the top N of a board holding at least N entries (a contested board: a "
+            "variant's, a challenge's, a popular deal's) has its deal solved on the worker tier, so that its "
             "evidence includes the service's own line (empty: never)"),
     Setting("FAIRPLAY_JUDGE", "submission", parse_judge_place,
             "where a new record's game is judged: `submission` (in its request: the answer says whether it "

@@ -295,8 +295,9 @@ def test_an_offline_solvers_line_is_unranked_once_the_service_finds_it(fair, mak
 
 def test_a_record_entering_a_top_10_has_its_deal_solved_and_judged(make_empty_app):
     """With FAIRPLAY_SOLVE_TOP (on by default) a high record's deal is searched by the worker tier
-    (here eager), so the offline line is caught without anyone asking for the deal's answer."""
-    app = make_empty_app(**ON, FAIRPLAY_SOLVE_TOP=10)
+    (here eager), so the offline line is caught without anyone asking for the deal's answer. (An
+    empty service: each board holds only the record, so it takes place 1 of a top 1.)"""
+    app = make_empty_app(**ON, FAIRPLAY_SOLVE_TOP=1)
     client = app.test_client()
     code = CODES[0]
     record = submit(client, token_of(client, "offline"), code, solver_line(code))
@@ -394,11 +395,12 @@ def test_the_operators_command_judges_every_deal_again_and_imports_get_their_lin
 
 
 def test_on_the_worker_tier_a_high_records_deal_is_solved_and_the_record_judged_again(tier):
-    """The web tier sends the re-evaluation to the bulk queue; a worker finds the record in a top 10,
-    asks the solver (searches queue), stores the line, and judges the deal again: unranked."""
+    """The web tier sends the re-evaluation to the bulk queue; a worker finds the record in a top,
+    asks the solver (searches queue), stores the line, and judges the deal again: unranked. (An
+    empty service: each board holds only the record, so it takes place 1 of a top 1.)"""
     import time
 
-    settings = {**ON, "SOLVER_BUDGET_NODES": NODES, "FAIRPLAY_SOLVE_TOP": 10}
+    settings = {**ON, "SOLVER_BUDGET_NODES": NODES, "FAIRPLAY_SOLVE_TOP": 1}
     app = tier.app(**settings)
     tier.worker(**settings)
     client = app.test_client()

@@ -50,7 +50,7 @@ def test_a_new_record_asks_for_no_judgement_of_its_deals_records(make_empty_app,
         return original(session, code, copies)
 
     monkeypatch.setattr(fairplay, "reevaluate_deal", spy)
-    app = make_empty_app(**ON, FAIRPLAY_SOLVE_TOP=10)
+    app = make_empty_app(**ON, FAIRPLAY_SOLVE_TOP=1)  # (its boards hold only the record: place 1 of 1)
     client = app.test_client()
     code = CODES[0]
     record = submit(client, token_of(client, "offline"), code, solver_line(code))

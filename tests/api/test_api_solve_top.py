@@ -80,6 +80,28 @@ def test_a_place_counts_the_entries_ahead_on_the_same_board_only(app):
         assert in_a_top(session, POPULATED[2], 10) is False  # no entry at all
 
 
+def test_a_board_with_fewer_entries_than_the_top_is_not_contested(app):
+    """A new deal's first record is first on its deal's board, but a board of one entry is no top 10:
+    the deal's board counts once it holds ten entries, and then each of the ten is in it."""
+    with app.extensions["api.platform.db"].sessions() as session:
+        RecordFactory._meta.sqlalchemy_session = session
+        try:
+            lone = RecordFactory(game_code=WINNABLE, player="lone", ranked=False)
+            other = RecordFactory(game_code="YU1-C-AAAAAAG", player="other", ranked=False)
+        finally:
+            RecordFactory._meta.sqlalchemy_session = None
+        entry(session, "test:deal", lone.id, 5, "lone")
+        session.commit()
+        assert (in_a_top(session, WINNABLE, 1), in_a_top(session, WINNABLE, 2)) == (True, False)
+        for index in range(8):  # nine entries, the lone one ahead of them all
+            entry(session, "test:deal", other.id, 6 + index, f"after-{index}")
+        session.commit()
+        assert (in_a_top(session, WINNABLE, 9), in_a_top(session, WINNABLE, 10)) == (True, False)
+        entry(session, "test:deal", other.id, 100, "tenth")
+        session.commit()
+        assert in_a_top(session, WINNABLE, 10) is True
+
+
 def human_times(count):
     """Times a person could have: gaps of 0.6 to 1.5 s."""
     times, now = [], 0
@@ -101,7 +123,8 @@ def test_a_record_entering_a_top_10_of_a_populated_board_has_its_deal_searched(a
     """Many records on several deals (4 deals, 15 players each, one variant board of 60): a
     new winning record of a deal nobody searched (an offline solver's line) enters the top 10
     of its boards, and the worker tier (here eager) searches the deal, which catches it. A
-    record that takes no place (unranked: sent without times) does not have its deal searched."""
+    record that takes no place (unranked: sent without times) does not have its deal searched, nor
+    does a lost game on a new deal, first only on its deal's board of one."""
     populate(app)
     fair = make_app(FAIRPLAY_SOLVE_TOP=10, FAIRPLAY_TIMES_REQUIRED=True)  # the same database, populated
     client = fair.test_client()
@@ -123,6 +146,16 @@ def test_a_record_entering_a_top_10_of_a_populated_board_has_its_deal_searched(a
     with fair.extensions["api.platform.db"].sessions() as session:
         assert in_a_top(session, unranked, 10) is False
         assert session.scalar(select(Solvability.id).where(Solvability.code == unranked)) is None
+    # a ranked game on a new deal, first on its deal's board of one, below the variant board's top 10:
+    # no board it is on is contested, and its deal is not searched
+    lost = "YU1-C-AAAAAAJ"
+    opening = first_actions(lost, 5)
+    response = client.post(f"{API}/records", json={"code": lost, "moves": opening, "times": human_times(5)},
+                           headers={"Authorization": f"Bearer {other}"})
+    assert response.status_code == 201 and response.get_json()["ranked"] is True, response.get_json()
+    with fair.extensions["api.platform.db"].sessions() as session:
+        assert in_a_top(session, lost, 1) is True and in_a_top(session, lost, 10) is False
+        assert session.scalar(select(Solvability.id).where(Solvability.code == lost)) is None
 
 
 # -- the service's own places ---------------------------------------------------------
