@@ -175,5 +175,19 @@ def record_submitted(sender: Any, code: str, pending: bool, ranked_unsearched: b
     solve = bool(app.config["FAIRPLAY_SOLVE_TOP"])
     if pending:
         evidence_learned(app, code, solve=solve, pending_only=True)
-    elif ranked_unsearched and solve:
+    elif ranked_unsearched and solve and in_a_top_now(app, code):
         evidence_learned(app, code, solve=True, pending_only=True)
+
+
+def in_a_top_now(app: Flask, code: str) -> bool:
+    """Whether a record of the deal is in a contested top now, read where the record was stored:
+    most new records are not, and then they cost the worker tier no task (the worker reads it
+    again before it asks for a search). A failed read asks, as before: the worker decides."""
+    if not app.config["SOLVER_ENABLED"]:
+        return False
+    try:
+        with app.extensions["api.platform.db"].sessions() as session:
+            return fairplay.in_a_top(session, code, app.config["FAIRPLAY_SOLVE_TOP"])
+    except Exception:
+        log.exception("fair play: whether a record of %s is in a top could not be read here", code)
+        return True

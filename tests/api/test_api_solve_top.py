@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import select
 
 import api.solver.queue
+import api.tasks.fairplay as fairplay_tasks
 from api.boards import upkeep
 from api.fairplay.judging import in_a_top
 from api.platform.models import BoardEntry, Solvability
@@ -119,12 +120,17 @@ def first_actions(code, count):
     return log
 
 
-def test_a_record_entering_a_top_10_of_a_populated_board_has_its_deal_searched(app, make_app):
+def test_a_record_entering_a_top_10_of_a_populated_board_has_its_deal_searched(app, make_app, monkeypatch):
     """Many records on several deals (4 deals, 15 players each, one variant board of 60): a
     new winning record of a deal nobody searched (an offline solver's line) enters the top 10
     of its boards, and the worker tier (here eager) searches the deal, which catches it. A
     record that takes no place (unranked: sent without times) does not have its deal searched, nor
-    does a lost game on a new deal, first only on its deal's board of one."""
+    does a lost game on a new deal, first only on its deal's board of one: neither asks the
+    worker tier for anything (the web reads the place itself)."""
+    asked = []
+    ask = fairplay_tasks.evidence_learned
+    monkeypatch.setattr(fairplay_tasks, "evidence_learned", lambda app, code, **how: (asked.append(code),
+                                                                                       ask(app, code, **how)))
     populate(app)
     fair = make_app(FAIRPLAY_SOLVE_TOP=10, FAIRPLAY_TIMES_REQUIRED=True)  # the same database, populated
     client = fair.test_client()
@@ -135,6 +141,7 @@ def test_a_record_entering_a_top_10_of_a_populated_board_has_its_deal_searched(a
     assert response.status_code == 201, response.get_json()
     with fair.extensions["api.platform.db"].sessions() as session:
         assert session.scalar(select(Solvability.status).where(Solvability.code == WINNABLE)) == "winnable"
+    assert asked[:1] == [WINNABLE]
     # the line was the solver's own: once the deal is searched, the record is judged again and unranked
     record = client.get(f"{API}/records/{response.get_json()['id']}").get_json()
     assert record["ranked"] is False and [f["flag"] for f in record["flags"]] == ["solver-like"]
@@ -156,6 +163,7 @@ def test_a_record_entering_a_top_10_of_a_populated_board_has_its_deal_searched(a
     with fair.extensions["api.platform.db"].sessions() as session:
         assert in_a_top(session, lost, 1) is True and in_a_top(session, lost, 10) is False
         assert session.scalar(select(Solvability.id).where(Solvability.code == lost)) is None
+    assert unranked not in asked and lost not in asked
 
 
 # -- the service's own places ---------------------------------------------------------
