@@ -18,6 +18,7 @@ this module speaks no HTTP, so services import it.
 from __future__ import annotations
 
 import atexit
+import glob
 import ipaddress
 import logging
 import os
@@ -157,11 +158,28 @@ class _ThisProcess:
         yield from REGISTRY.collect()
 
 
+class _WrittenFiles(multiprocess.MultiProcessCollector):
+    """Every process's values, but for files of 0 bytes: a process creating its file (it is
+    sized after it is made), or one killed in that moment, whose file stays empty. Read, they
+    fail the whole scrape (prometheus/client_python#1199); they hold no value yet."""
+
+    def collect(self) -> Iterable[Any]:
+        files = [path for path in glob.glob(os.path.join(self._path, "*.db")) if _written(path)]
+        return self.merge(files, accumulate=True)
+
+
+def _written(path: str) -> bool:
+    try:
+        return os.path.getsize(path) > 0
+    except OSError:  # (gone since the listing: its process ended)
+        return False
+
+
 def registry(extra: Iterable[Any] = ()) -> CollectorRegistry:
     """What a scrape reads: every process's values in multiprocess mode, else this process's."""
     out = CollectorRegistry()
     if os.environ.get(MULTIPROC_DIR):
-        multiprocess.MultiProcessCollector(out)
+        _WrittenFiles(out)
     else:
         out.register(_ThisProcess())
     for collector in (EngineBuild(), *extra):

@@ -9,8 +9,11 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import struct
 import time
 import urllib.request
+
+import pytest
 
 from api.platform import metrics
 
@@ -172,6 +175,24 @@ def test_a_worker_with_a_metrics_port_and_no_directory_makes_its_own(tier, monke
     assert scraped[done] == 1
     assert scraped["solitaire_db_pool_size"] >= 2 * 5  # both pool processes' engines (written to the directory)
     assert worker.process.poll() is None
+
+
+def test_a_scrape_skips_a_file_a_process_is_still_creating(tmp_path, monkeypatch):
+    """A process's file exists at 0 bytes before it is sized (and stays so if the process is
+    killed then): the library's own collector fails the whole scrape on it
+    (prometheus/client_python#1199); the service's reads every other file."""
+    from prometheus_client import CollectorRegistry, Counter, generate_latest, values
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    monkeypatch.setenv(metrics.MULTIPROC_DIR, str(tmp_path))
+    monkeypatch.setattr(values, "ValueClass", values.MultiProcessValue(lambda: 4242))
+    Counter("soak_written", "a counter of a process that wrote", registry=None).inc(3)
+    (tmp_path / "counter_4243.db").write_bytes(b"")  # a process creating its file
+    plain = CollectorRegistry()
+    MultiProcessCollector(plain, path=str(tmp_path))
+    with pytest.raises(struct.error):
+        generate_latest(plain)
+    assert "soak_written_total 3.0" in generate_latest(metrics.registry()).decode()
 
 
 def test_random_methods_and_unmatched_paths_keep_the_series_bounded(make_app):
