@@ -51,19 +51,24 @@ def entry(session, board, record_id, key, player):
                            takebacks=0))
 
 
+def unranked_pair(session, first, second):
+    """A record of WINNABLE by ``first`` and one of another deal by ``second``, unranked: the
+    boards' upkeep gives them no entry, and the test writes theirs."""
+    RecordFactory._meta.sqlalchemy_session = session
+    try:
+        return (RecordFactory(game_code=WINNABLE, player=first, ranked=False),
+                RecordFactory(game_code="YU1-C-AAAAAAG", player=second, ranked=False))
+    finally:
+        RecordFactory._meta.sqlalchemy_session = None
+
+
 def test_a_place_counts_the_entries_ahead_on_the_same_board_only(app):
     """Entries written directly on one board: deal X's best entry has 10 entries ahead of it
     (two of them tied), so it is 11th: in a top 11, not in a top 10; other boards' entries, ahead
     or not, do not count; an entry tied with the 10th shares its place."""
     populate(app, codes=POPULATED[:2])  # other boards, full of better entries
     with app.extensions["api.platform.db"].sessions() as session:
-        RecordFactory._meta.sqlalchemy_session = session
-        try:
-            # (unranked: the boards' upkeep gives them no entry; the test writes theirs)
-            x = RecordFactory(game_code=WINNABLE, player="x", ranked=False)
-            y = RecordFactory(game_code="YU1-C-AAAAAAG", player="y", ranked=False)
-        finally:
-            RecordFactory._meta.sqlalchemy_session = None
+        x, y = unranked_pair(session, "x", "y")
         keys = [1, 2, 3, 3, 5, 6, 7, 8, 9, 10]
         for index, key in enumerate(keys):
             entry(session, "test:board", y.id, key, f"ahead-{index}")
@@ -85,12 +90,7 @@ def test_a_board_with_fewer_entries_than_the_top_is_not_contested(app):
     """A new deal's first record is first on its deal's board, but a board of one entry is no top 10:
     the deal's board counts once it holds ten entries, and then each of the ten is in it."""
     with app.extensions["api.platform.db"].sessions() as session:
-        RecordFactory._meta.sqlalchemy_session = session
-        try:
-            lone = RecordFactory(game_code=WINNABLE, player="lone", ranked=False)
-            other = RecordFactory(game_code="YU1-C-AAAAAAG", player="other", ranked=False)
-        finally:
-            RecordFactory._meta.sqlalchemy_session = None
+        lone, other = unranked_pair(session, "lone", "other")
         entry(session, "test:deal", lone.id, 5, "lone")
         session.commit()
         assert (in_a_top(session, WINNABLE, 1), in_a_top(session, WINNABLE, 2)) == (True, False)
