@@ -27,6 +27,7 @@ from sqlalchemy import (
     LargeBinary,
     String,
     Text,
+    any_,
     bindparam,
     case,
     cast,
@@ -111,10 +112,15 @@ HINT_ROWS = 5000
 
 def _in_packed(column: Any, name: str, postgres: bool) -> Any:
     """``column`` is one of the 64-bit values of ``:name``: on PostgreSQL the bytes of
-    :func:`api.fairplay.evidence.pack` (:func:`api.platform.db.packed_values`), elsewhere a list."""
+    :func:`api.fairplay.evidence.pack` (:func:`api.platform.db.packed_values`), elsewhere a list.
+    On PostgreSQL the values are made an array first (``= ANY(ARRAY(…))``): the planner then
+    looks each one up in the column's index, however large the table; as ``IN (SELECT …)``,
+    without statistics (a restored backup, a new service's tables growing between autovacuum's
+    runs) it guessed a thousand values and scanned the whole table
+    (``tests/api/test_api_deal_read_plan.py``)."""
     if not postgres:
         return column.in_(bindparam(name, expanding=True))
-    return column.in_(select(packed_values(name)))
+    return column == any_(func.array(select(packed_values(name)).scalar_subquery()))
 
 
 def _known_statement(with_candidates: bool, by_name: bool, postgres: bool) -> Any:
