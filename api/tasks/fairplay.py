@@ -180,14 +180,17 @@ def record_submitted(sender: Any, code: str, pending: bool, ranked_unsearched: b
 
 
 def in_a_top_now(app: Flask, code: str) -> bool:
-    """Whether a record of the deal is in a contested top now, read where the record was stored:
-    most new records are not, and then they cost the worker tier no task (the worker reads it
-    again before it asks for a search). A failed read asks, as before: the worker decides."""
+    """Whether a deal no search has looked at has a record in a contested top now, read where
+    the record was stored: most new records are not, and then they cost the worker tier no task
+    (the worker reads it again before it asks for a search). A deal searched once (its answer
+    may hold no line: undecided, unwinnable) is not read again: its boards' tops grow with its
+    records. A failed read asks, as before: the worker decides."""
     if not app.config["SOLVER_ENABLED"]:
         return False
     try:
         with app.extensions["api.platform.db"].sessions() as session:
-            return fairplay.in_a_top(session, code, app.config["FAIRPLAY_SOLVE_TOP"])
+            return not fairplay.is_searched(session, code) and \
+                fairplay.in_a_top(session, code, app.config["FAIRPLAY_SOLVE_TOP"])
     except Exception:
         log.exception("fair play: whether a record of %s is in a top could not be read here", code)
         return True

@@ -164,6 +164,12 @@ def test_a_record_entering_a_top_10_of_a_populated_board_has_its_deal_searched(a
         assert in_a_top(session, lost, 1) is True and in_a_top(session, lost, 10) is False
         assert session.scalar(select(Solvability.id).where(Solvability.code == lost)) is None
     assert unranked not in asked and lost not in asked
+    # a deal searched once is not read for its tops again (they grow with its records)
+    read = []
+    monkeypatch.setattr(fairplay_tasks.fairplay, "in_a_top", lambda *args: read.append(args) or True)
+    with fair.app_context():
+        assert fairplay_tasks.in_a_top_now(fair, WINNABLE) is False and read == []
+        assert fairplay_tasks.in_a_top_now(fair, lost) is True and len(read) == 1
 
 
 # -- the service's own places ---------------------------------------------------------
