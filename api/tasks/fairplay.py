@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from flask import Flask, current_app, has_app_context
+from sqlalchemy.orm import Session
 
 from api.fairplay import judging as fairplay
 from api.solver.searches import Query
@@ -54,9 +55,7 @@ def _reevaluate_one(app: Flask, code: str, solve: bool, pending_only: bool = Fal
         changed = fairplay.judge_pending(session, code)
         if not pending_only:  # (a solver line or a hint learned: only known-line findings can be new)
             changed += fairplay.reevaluate_deal(session, code, copies=False)
-        top = app.config["FAIRPLAY_SOLVE_TOP"]
-        if solve and top and app.config["SOLVER_ENABLED"] and not fairplay.is_searched(session, code) \
-                and fairplay.in_a_top(session, code, top):
+        if solve and wants_search(app, session, code):
             return changed, _ask_solver(app, session, code)
         return changed, False
 
@@ -179,18 +178,24 @@ def record_submitted(sender: Any, code: str, pending: bool, ranked_unsearched: b
         evidence_learned(app, code, solve=True, pending_only=True)
 
 
+def wants_search(app: Flask, session: Session, code: str) -> bool:
+    """Whether fair play has the deal searched: the solver runs, no search has looked at the deal
+    (an answer may hold no line: undecided, unwinnable), and a record of it is in a contested
+    top (``FAIRPLAY_SOLVE_TOP``). The web reads it before it asks, the worker before it searches."""
+    top = app.config["FAIRPLAY_SOLVE_TOP"]
+    return bool(top and app.config["SOLVER_ENABLED"]) and not fairplay.is_searched(session, code) \
+        and fairplay.in_a_top(session, code, top)
+
+
 def in_a_top_now(app: Flask, code: str) -> bool:
     """Whether a deal no search has looked at has a record in a contested top now, read where
     the record was stored: most new records are not, and then they cost the worker tier no task
     (the worker reads it again before it asks for a search). A deal searched once (its answer
     may hold no line: undecided, unwinnable) is not read again: its boards' tops grow with its
     records. A failed read asks, as before: the worker decides."""
-    if not app.config["SOLVER_ENABLED"]:
-        return False
     try:
         with app.extensions["api.platform.db"].sessions() as session:
-            return not fairplay.is_searched(session, code) and \
-                fairplay.in_a_top(session, code, app.config["FAIRPLAY_SOLVE_TOP"])
+            return wants_search(app, session, code)
     except Exception:
         log.exception("fair play: whether a record of %s is in a top could not be read here", code)
         return True

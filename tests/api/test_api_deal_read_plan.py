@@ -62,8 +62,8 @@ def test_the_deal_read_looks_its_candidates_up_in_the_index(empty_database_url):
             types = [TYPES[type(value)] for value in positional]
             # (by the simple protocol: the statement's $n are PREPARE's parameters, not this query's)
             raw.pgconn.exec_(f"PREPARE deal_read ({', '.join(types)}) AS {sql}".encode())
-            values = ", ".join(Literal(value).as_string(raw) for value in positional)  # (EXPLAIN takes no $n)
-            cursor.execute(f"EXPLAIN EXECUTE deal_read({values})")
+            literals = ", ".join(Literal(value).as_string(raw) for value in positional)  # (EXPLAIN takes no $n)
+            cursor.execute(f"EXPLAIN EXECUTE deal_read({literals})")
             plan = "\n".join(line for (line,) in cursor.fetchall())
     app.extensions["api.platform.db"].dispose()
     assert "line_bands" in plan and "Seq Scan on line_bands" not in plan, plan
