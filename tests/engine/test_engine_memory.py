@@ -1,7 +1,10 @@
 """The engine frees what it makes, in either build: the solver's keys and the layout hashes'
 pile bytes are built by joining bytes, since a compiled ``bytes + bytes`` (mypyc 1.20) keeps a
-reference to its left operand and so never frees it (the worker tier grew by 100 MB a minute).
-Each loop below runs thousands of times; the objects alive afterwards are counted.
+reference to its left operand and so never frees it (the worker tier grew by 100 MB a minute);
+and its exceptions stay Python (``engine/build.py``'s ``NOT_COMPILED``), since a compiled class
+derived from ``Exception`` is never freed (a shortening meets thousands of illegal actions: the
+hints' processes grew by 9 MB a minute). Each loop below runs many times; the objects alive
+afterwards are counted.
 
 The count is of the whole interpreter's blocks, so it is taken in a fresh interpreter of its
 own: in the suite's process, another test's threads (a pool, a dispatcher) allocate meanwhile."""
@@ -60,6 +63,25 @@ def layout_hashes() -> dict[str, int]:
     return {"replay_hashed": grown(replay_hashed, 200)}
 
 
+def errors_and_shortening() -> dict[str, int]:
+    from engine import Game, IllegalActionError, InvalidActionError
+    from engine.solver import solve
+
+    game = Game.from_code("YU1-C-AAAAABC")
+
+    def refused() -> None:
+        for text in ("zz", "1-8", "F1-2"):  # bad syntax, then broken rules
+            try:
+                game.copy().push_text(text)
+            except (InvalidActionError, IllegalActionError):
+                pass
+
+    def shortened() -> None:  # a winning line, shortened: most of its trials break a rule
+        assert solve(game.position, budget_seconds=None, max_nodes=5000).status == "winnable"
+
+    return {"refused": grown(refused), "shortened": grown(shortened, 5)}
+
+
 def in_a_fresh_interpreter(measure: str) -> dict[str, int]:
     script = f"import json; from tests.engine.test_engine_memory import {measure}; print(json.dumps({measure}()))"
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -74,3 +96,8 @@ def test_the_solvers_keys_are_freed():
 def test_the_layout_hashes_free_their_piles():
     growth = in_a_fresh_interpreter("layout_hashes")
     assert growth["replay_hashed"] < SLACK, growth
+
+
+def test_refused_actions_and_shortened_lines_are_freed():
+    growth = in_a_fresh_interpreter("errors_and_shortening")
+    assert growth["refused"] < SLACK and growth["shortened"] < SLACK, growth
