@@ -20,8 +20,9 @@ from types import ModuleType
 # (os.path rather than pathlib, and no importlib.abc: this runs in every process's start)
 HERE = os.path.dirname(os.path.abspath(__file__))
 #: the modules setup.py leaves as Python in either build: this one, the package, the solver's
-#: interface, and the exceptions (mypyc 1.20 compiles a class derived from Exception into one
-#: whose instances are never freed: every illegal action a replay or a shortening met stayed)
+#: interface, and the exceptions (mypyc 1.20 compiles a class derived from Exception with
+#: attributes into one whose attributes are never freed, python/mypy#21716: every illegal action
+#: a replay or a shortening met stayed; fixed by python/mypy#21719, after 1.20.2)
 NOT_COMPILED = ("__init__.py", "build.py", "errors.py", "solver/state.py")
 #: compiled modules this much older than their source are stale (an install writes both at once)
 STALE_AFTER_SECONDS = 2.0
