@@ -30,6 +30,10 @@ REVERIFY_SOFT_LIMIT, REVERIFY_HARD_LIMIT = 600, 660
 PREPARE_EVERY, REFILL_EVERY, WEBHOOK_SWEEP_EVERY, JUDGE_SWEEP_EVERY = 3600.0, 300.0, 60.0, 60.0
 #: a record still waiting for its judgement this long after it was received is judged by the sweep (its ask was lost)
 JUDGE_SWEEP_AFTER = 60.0
+#: a webhook delivery due this long ago that no worker took is sent again by the sweep (its task was
+#: lost); one due for less may be waiting in the queue behind others, and sending it again would
+#: only lengthen the queue (a webhook worker behind at 30/s got 9 % of its tasks twice)
+WEBHOOK_SWEEP_AFTER = 60.0
 #: what preparing the challenges of two days (12 windows, a few searches each) and one
 #: refill round may take on a worker: both end (hard limit) before the beat sends the next
 PREPARE_SOFT_LIMIT, PREPARE_HARD_LIMIT = 1500, 1560

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import timedelta
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from flask import current_app, has_app_context
 
-from api.tasks.schedule import PRUNE_SOFT_LIMIT, SWEEP_SOFT_LIMIT, WEBHOOK_PRUNE
+from api.tasks.schedule import PRUNE_SOFT_LIMIT, SWEEP_SOFT_LIMIT, WEBHOOK_PRUNE, WEBHOOK_SWEEP_AFTER
 from api.tasks.worker import flask_app
 from api.webhooks import delivery as webhooks
 
@@ -24,10 +25,11 @@ def deliver_webhook(delivery_id: int) -> str:
 
 
 def webhook_sweep() -> dict[str, int]:
-    """Announce closed challenges and send the webhook deliveries that are due and unheld."""
+    """Announce closed challenges and send again the webhook deliveries due for
+    :data:`WEBHOOK_SWEEP_AFTER` seconds that no worker holds (their tasks were lost)."""
     app = flask_app()
     with app.app_context():
-        return webhooks.sweep(app)
+        return webhooks.sweep(app, lost_after=timedelta(seconds=WEBHOOK_SWEEP_AFTER))
 
 
 def webhook_prune() -> dict[str, int]:

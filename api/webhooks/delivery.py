@@ -10,8 +10,8 @@ was rolled back, and none is lost for one that was committed).
 Deliveries go out from the worker tier, never from a request: after the commit a
 task is sent for each (``api.deliver_webhook`` on a queue of its own,
 ``<prefix>.webhooks``, so that a slow receiver holds no process that judges records
-or prepares challenges); the beat's sweep sends again any that are due and not held
-(a lost task, a broker that was down), and announces the challenges whose window
+or prepares challenges); the beat's sweep sends again any that are due for a minute and not
+held (a lost task, a broker that was down), and announces the challenges whose window
 closed; its prune deletes what ended after ``WEBHOOK_KEEP_SECONDS``. In the
 embedded mode (no broker) a background thread of the web process delivers instead.
 
@@ -309,8 +309,10 @@ SWEEP_BATCH = 500
 ANNOUNCE_WITHIN = timedelta(days=2)
 
 
-def sweep(app: App) -> dict[str, int]:
-    """Announce closed challenges, and send the due deliveries no worker holds."""
+def sweep(app: App, lost_after: timedelta = timedelta(0)) -> dict[str, int]:
+    """Announce closed challenges, and send the deliveries due for ``lost_after`` or longer that
+    no worker holds (the beat's sweep waits a while: a delivery due a moment ago may be in the
+    queue; ``webhooks sweep`` on the command line sends everything due)."""
     database = app.extensions["api.platform.db"]
     now = datetime.now(UTC)
     with database.sessions() as session:
@@ -318,7 +320,7 @@ def sweep(app: App) -> dict[str, int]:
         session.commit()
         due = session.scalars(
             select(WebhookDelivery.id)
-            .where(WebhookDelivery.status == "pending", WebhookDelivery.next_attempt_at <= now,
+            .where(WebhookDelivery.status == "pending", WebhookDelivery.next_attempt_at <= now - lost_after,
                    (WebhookDelivery.claimed_until.is_(None)) | (WebhookDelivery.claimed_until < now))
             .order_by(WebhookDelivery.next_attempt_at).limit(SWEEP_BATCH)).all()
     dispatch(app, due)

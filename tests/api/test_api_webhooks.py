@@ -17,6 +17,7 @@ import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from api.platform.models import Challenge, WebhookDelivery
+from api.tasks.schedule import WEBHOOK_SWEEP_AFTER
 from api.webhooks import delivery as webhooks
 from api.webhooks import endpoints, targets
 from tests.conftest import bearer
@@ -584,3 +585,20 @@ def test_the_contract_lists_exactly_the_event_types_declared():
     from tests.api.test_api_contract import spec
 
     assert tuple(spec()["components"]["schemas"]["WebhookEvent"]["enum"]) == webhooks.EVENTS
+
+
+def test_the_beats_sweep_sends_again_only_what_was_due_a_minute_ago(hook_app, receiver, monkeypatch):
+    """A delivery due a moment ago may be waiting in the queue: the beat's sweep leaves it; one due
+    for a minute that no worker took was lost, and is sent again; the command line sends both."""
+    made = register(hook_app.test_client(), admin_key(hook_app), receiver.url, "record.created")
+    waiting, lost = a_delivery(hook_app, made["id"]), a_delivery(hook_app, made["id"])
+    with hook_app.extensions["api.platform.db"].sessions() as session:
+        overdue = datetime.now(UTC) - timedelta(seconds=WEBHOOK_SWEEP_AFTER + 1)
+        session.get(WebhookDelivery, lost).next_attempt_at = overdue
+        session.commit()
+    sent: list[int] = []
+    monkeypatch.setattr(webhooks, "dispatch", lambda app, ids, delay=0.0: sent.extend(ids))
+    assert webhooks.sweep(hook_app, lost_after=timedelta(seconds=WEBHOOK_SWEEP_AFTER))["sent"] == 1
+    assert sent == [lost]
+    sent.clear()
+    assert webhooks.sweep(hook_app)["sent"] == 2 and sorted(sent) == sorted([waiting, lost])
