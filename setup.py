@@ -41,17 +41,32 @@ class OptionalBuildExt(build_ext):
         return super().get_outputs() if self.extensions else []
 
 
-def engine_sources() -> list[str]:
-    """The engine's modules but those ``engine/build.py`` leaves as Python (its ``NOT_COMPILED``)."""
+def not_compiled() -> set[Path]:
+    """The engine's modules ``engine/build.py`` leaves as Python (its ``NOT_COMPILED``)."""
     engine = HERE / "engine"
     tree = ast.parse((engine / "build.py").read_text(encoding="utf-8"))
     [declared] = [node.value for node in tree.body
                   if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "NOT_COMPILED"]
-    skip = {engine / name for name in ast.literal_eval(declared)}
-    return sorted(str(path.relative_to(HERE)) for path in engine.rglob("*.py") if path not in skip)
+    return {engine / name for name in ast.literal_eval(declared)}
+
+
+def engine_sources() -> list[str]:
+    """The engine's modules but those left as Python."""
+    skip = not_compiled()
+    return sorted(str(path.relative_to(HERE)) for path in (HERE / "engine").rglob("*.py") if path not in skip)
+
+
+def remove_left_over_twins() -> None:
+    """The compiled modules an earlier in-place build (``pip install -e .``) left beside modules
+    that are now kept as Python: Python would load them before the source."""
+    for source in not_compiled():
+        for twin in source.parent.glob(f"{source.stem}.*.so"):
+            note(f"removing {twin.relative_to(HERE)}: {source.name} is no longer compiled")
+            twin.unlink()
 
 
 def extensions() -> list[object]:
+    remove_left_over_twins()
     if os.environ.get("SOLITAIRE_PURE", "") not in ("", "0"):
         note("SOLITAIRE_PURE is set: installing the pure-Python engine")
         return []
