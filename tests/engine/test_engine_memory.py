@@ -1,21 +1,29 @@
 """The engine frees what it makes, in either build: the solver's keys and the layout hashes'
 pile bytes are built by joining bytes, since a compiled ``bytes + bytes`` (mypyc 1.20) keeps a
 reference to its left operand and so never frees it (the worker tier grew by 100 MB a minute);
-and its exceptions stay Python (``engine/build.py``'s ``NOT_COMPILED``), since a compiled class
-derived from ``Exception`` is never freed (a shortening meets thousands of illegal actions: the
-hints' processes grew by 9 MB a minute). Each loop below runs many times; the objects alive
-afterwards are counted.
+and its exceptions stay Python (``engine/build.py``'s ``NOT_COMPILED``), since the attributes of a
+compiled class derived from ``Exception`` are never freed (python/mypy#21716; a shortening meets
+hundreds of illegal actions: the hints' processes grew by 9 MB a minute). Each loop below runs
+many times; the objects alive afterwards are counted.
 
 The count is of the whole interpreter's blocks, so it is taken in a fresh interpreter of its
 own: in the suite's process, another test's threads (a pool, a dispatcher) allocate meanwhile."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+from engine import Game, IllegalActionError, InvalidActionError
+from engine.layouts import Layouts
+from engine.solver import solve
+from engine.solver.forty import FortyState
+from engine.solver.yukon import YukonState
+from tests.engine.test_engine_layouts import random_game
 
 LOOPS = 5000
 #: a few blocks come and go with the interpreter's own caches
@@ -34,10 +42,6 @@ def grown(step, loops: int = LOOPS) -> int:
 
 
 def solver_steps() -> dict[str, int]:
-    from engine import Game
-    from engine.solver.forty import FortyState
-    from engine.solver.yukon import YukonState
-
     forty = FortyState(Game.from_code("FT1-N-AAAAABC").position)
     yukon = YukonState(Game.from_code("YU1-C-AAAAABC").position, relaxed=False)
     steps = {"forty.key": forty.key, "forty.encode": forty.encode, "forty.estimate": forty.estimate,
@@ -46,10 +50,6 @@ def solver_steps() -> dict[str, int]:
 
 
 def layout_hashes() -> dict[str, int]:
-    from engine import Game
-    from engine.layouts import Layouts
-    from tests.engine.test_engine_layouts import random_game
-
     code = "YU1-C-AAAAABC"
     actions = random_game(code, 7, 120)
 
@@ -64,17 +64,12 @@ def layout_hashes() -> dict[str, int]:
 
 
 def errors_and_shortening() -> dict[str, int]:
-    from engine import Game, IllegalActionError, InvalidActionError
-    from engine.solver import solve
-
     game = Game.from_code("YU1-C-AAAAABC")
 
     def refused() -> None:
         for text in ("zz", "1-8", "F1-2"):  # bad syntax, then broken rules
-            try:
+            with contextlib.suppress(InvalidActionError, IllegalActionError):
                 game.copy().push_text(text)
-            except (InvalidActionError, IllegalActionError):
-                pass
 
     def shortened() -> None:  # a winning line, shortened: most of its trials break a rule
         assert solve(game.position, budget_seconds=None, max_nodes=5000).status == "winnable"
