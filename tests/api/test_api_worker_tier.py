@@ -384,7 +384,7 @@ def test_a_fresh_service_prepares_todays_challenges_before_anything_else(tier):
     from datetime import datetime
 
     from api import tasks
-    from api.challenges.windows import window
+    from api.challenges.windows import candidates, derivation_key, window
     from api.platform.models import Challenge
 
     app = tier.app(TRUSTED_PROXIES=1, SOLVER_BUDGET_NODES=100_000, CHALLENGE_NODES=20000)
@@ -395,14 +395,29 @@ def test_a_fresh_service_prepares_todays_challenges_before_anything_else(tier):
     tasks.prepare_at_start(app.extensions["api.celery"])
     tier.worker(CHALLENGE_NODES=20000)
     today = window("daily", datetime.now(UTC))[0]
+    with app.extensions["api.platform.db"].sessions() as session:
+        key = derivation_key(session, None)
+    tried = {variant: [str(code) for code in candidates(variant, "daily", today.date(),
+                                                        app.config["CHALLENGE_CANDIDATES"], key)]
+             for variant in engine.BY_VARIANT}
+
+    def unprepared() -> set[str]:
+        """The variants whose daily is neither stored nor given up (every candidate searched, none
+        proved winnable: the key is random per database, and a Forty Thieves day now and then has none)."""
+        stored = {c.variant for c in rows(app, Challenge) if c.kind == "daily" and c.starts_at == today}
+        status = {row.code: row.status for row in rows(app, Solvability)}
+        return {variant for variant, codes_tried in tried.items() if variant not in stored
+                and not all(status.get(code) not in (None, "pending", "winnable") for code in codes_tried)}
+
     deadline = time.monotonic() + 3 * WAIT_SECONDS
-    while len(dailies := [c for c in rows(app, Challenge) if c.kind == "daily" and c.starts_at == today]) < 3:
+    while unprepared():
         assert time.monotonic() < deadline, "today's daily challenges were not prepared"
         time.sleep(0.5)
     searched = [row for row in rows(app, Solvability) if row.code in codes]
     assert [row.status for row in searched] == ["pending"] * 4, [(row.code, row.status) for row in searched]
-    assert sorted(c.variant for c in dailies) == sorted(engine.BY_VARIANT)
-    for variant in engine.BY_VARIANT:
+    dailies = {c.variant for c in rows(app, Challenge) if c.kind == "daily" and c.starts_at == today}
+    assert "yukon-classic" in dailies and dailies <= set(engine.BY_VARIANT)
+    for variant in dailies:
         served = client.get(f"{API}/challenges/daily?variant={variant}")
         assert served.status_code == 200 and served.get_json()["code"] is None
 
