@@ -167,6 +167,19 @@ def rows(app, model):
         return list(session.scalars(select(model).order_by(model.id)))
 
 
+def candidate_answers(app, variant: str, kind: str, day) -> list[str | None]:
+    """The solver's answers (None: not searched) for the candidates of a challenge window. They
+    come from the database's own random key: within 20,000 positions a Forty Thieves deal is
+    seldom won, and now and then none of a window's 16 is, so the window is left unprepared."""
+    from api.challenges.windows import candidates, derivation_key
+
+    with app.extensions["api.platform.db"].sessions() as session:
+        key = derivation_key(session, None)
+    searched = {row.code: row.status for row in rows(app, Solvability)}
+    count = app.config["CHALLENGE_CANDIDATES"]
+    return [searched.get(str(code)) for code in candidates(variant, kind, day, count, key)]
+
+
 def test_a_rabbitmq_broker_works_too(empty_database_url):
     require_broker(RABBITMQ_URL, "RabbitMQ")
     tier = Tier(empty_database_url, broker_url=RABBITMQ_URL)
@@ -355,7 +368,7 @@ def test_an_unprepared_challenge_window_sends_its_preparation_once_and_is_served
         time.sleep(0.5)
     from datetime import datetime
 
-    from api.challenges.windows import candidates, derivation_key, plan, window
+    from api.challenges.windows import plan, window
 
     today = datetime.now(UTC).date()
     windows = {(variant, kind, window(kind, moment)[0]) for variant, kind, moment in plan(today, 1)}
@@ -363,14 +376,8 @@ def test_an_unprepared_challenge_window_sends_its_preparation_once_and_is_served
     prepared = {(c.variant, c.kind, c.starts_at) for c in rows(app, Challenge)}
     assert prepared <= windows
     # a window without a challenge is one whose every candidate the budget could not prove winnable
-    # (the candidates come from the database's own random key: within 20,000 positions a Forty
-    # Thieves deal is seldom won, and now and then none of a window's 16 is)
-    searched = {row.code: row.status for row in rows(app, Solvability)}
-    with app.extensions["api.platform.db"].sessions() as session:
-        key = derivation_key(session, None)
-    count = app.config["CHALLENGE_CANDIDATES"]
     for variant, kind, start in windows - prepared:
-        tried = [searched.get(str(code)) for code in candidates(variant, kind, start.date(), count, key)]
+        tried = candidate_answers(app, variant, kind, start.date())
         assert None not in tried and "winnable" not in tried, (variant, kind, start, tried)
     assert ("yukon-classic", "daily", window("daily", datetime.now(UTC))[0]) in prepared
 
@@ -384,7 +391,7 @@ def test_a_fresh_service_prepares_todays_challenges_before_anything_else(tier):
     from datetime import datetime
 
     from api import tasks
-    from api.challenges.windows import candidates, derivation_key, window
+    from api.challenges.windows import window
     from api.platform.models import Challenge
 
     app = tier.app(TRUSTED_PROXIES=1, SOLVER_BUDGET_NODES=100_000, CHALLENGE_NODES=20000)
@@ -395,19 +402,14 @@ def test_a_fresh_service_prepares_todays_challenges_before_anything_else(tier):
     tasks.prepare_at_start(app.extensions["api.celery"])
     tier.worker(CHALLENGE_NODES=20000)
     today = window("daily", datetime.now(UTC))[0]
-    with app.extensions["api.platform.db"].sessions() as session:
-        key = derivation_key(session, None)
-    tried = {variant: [str(code) for code in candidates(variant, "daily", today.date(),
-                                                        app.config["CHALLENGE_CANDIDATES"], key)]
-             for variant in engine.BY_VARIANT}
 
     def unprepared() -> set[str]:
         """The variants whose daily is neither stored nor given up (every candidate searched, none
-        proved winnable: the key is random per database, and a Forty Thieves day now and then has none)."""
+        proved winnable)."""
         stored = {c.variant for c in rows(app, Challenge) if c.kind == "daily" and c.starts_at == today}
-        status = {row.code: row.status for row in rows(app, Solvability)}
-        return {variant for variant, codes_tried in tried.items() if variant not in stored
-                and not all(status.get(code) not in (None, "pending", "winnable") for code in codes_tried)}
+        return {variant for variant in engine.BY_VARIANT if variant not in stored and not all(
+            answer not in (None, "pending", "winnable") for answer in candidate_answers(app, variant, "daily",
+                                                                                      today.date()))}
 
     deadline = time.monotonic() + 3 * WAIT_SECONDS
     while unprepared():
